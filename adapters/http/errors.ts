@@ -1,0 +1,96 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { PetRuleViolation } from '../../domain/index.ts';
+import { InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+
+/** Every error code the service answers with, and the HTTP status it always comes with. */
+export const ERROR_STATUS = {
+  unauthorized: 401,
+  invalid_query: 400,
+  invalid_path: 400,
+  invalid_body: 400,
+  invalid_header: 400,
+  malformed_json: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  headers_too_large: 431,
+  request_timeout: 408,
+  not_found: 404,
+  method_not_allowed: 405,
+  illegal_transition: 409,
+  version_mismatch: 412,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  unavailable: 503,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly status: number;
+}
+
+/** An answer that is an error: thrown anywhere in the chain, rendered by `renderErrors`. */
+export class HttpProblem extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'HttpProblem';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+
+  get body(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { code, message, status: ERROR_STATUS[code] };
+}
+
+/**
+ * First in the chain: turns every failure into `{code, message, status}` as JSON.
+ * Koa's own `onerror` would strip the headers already set (Deprecation, WWW-Authenticate) and answer text.
+ */
+export function renderErrors(logger: Logger) {
+  return async function renderErrorsMiddleware(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.body === undefined && ctx.status === 404) throw new HttpProblem('not_found', `no resource at ${ctx.path}`);
+    } catch (error) {
+      const problem = toProblem(error);
+      if (problem.status >= 500) {
+        ctx.state.error = error;
+        logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
+      }
+      ctx.status = problem.status;
+      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+      ctx.body = problem.body;
+    }
+  };
+}
+
+/** What any thrown value means for the client. Unknown failures become a bare 500: no detail leaves the process. */
+export function toProblem(error: unknown): HttpProblem {
+  if (error instanceof HttpProblem) return error;
+  if (error instanceof PetRuleViolation) return new HttpProblem('invalid_body', error.message);
+  if (error instanceof InvalidPetQuery) return new HttpProblem('invalid_query', error.message);
+  if (error instanceof PetNotFound) return new HttpProblem('not_found', error.message);
+  if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': '1' });
+  if (error instanceof StreamVersionConflict) return new HttpProblem('unavailable', 'a concurrent write got there first; try again', { 'Retry-After': '0' });
+  const status = (error as { status?: unknown; expose?: unknown }).status;
+  if (typeof status === 'number') {
+    if (status === 413) return new HttpProblem('payload_too_large', 'the request body is larger than 64 KiB');
+    if (status === 415) return new HttpProblem('unsupported_media_type', 'the request body encoding is not supported');
+    if (status === 400) return new HttpProblem('invalid_body', 'the request body could not be read');
+  }
+  return new HttpProblem('internal', 'the service failed to answer this request');
+}

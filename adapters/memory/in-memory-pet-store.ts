@@ -1,0 +1,82 @@
+import type { Pet, PetEvent } from '../../domain/index.ts';
+import { projectPet, StreamVersionConflict } from '../../application/index.ts';
+import type {
+  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, PetCatalog, PetIds, PetQuery, PetRow,
+  PetStorePorts, StoredEvent, StreamRead,
+} from '../../application/index.ts';
+
+/** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
+export interface InMemoryPetStore extends PetStorePorts {
+  /** Every event in log order. */
+  readonly log: readonly StoredEvent[];
+}
+
+export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemoryPetStore {
+  const log: StoredEvent[] = [];
+  const streams = new Map<string, StoredEvent[]>();
+  const rows = new Map<number, PetRow>();
+  const sortedIds: number[] = [];
+  let lastId = 0;
+
+  const eventStore: EventStore = {
+    async readStream(streamId: string): Promise<StreamRead> {
+      const events = streams.get(streamId) ?? [];
+      return { version: events.length, events: [...events] };
+    },
+    async append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: EventMetadata): Promise<AppendResult> {
+      const stream = streams.get(streamId) ?? [];
+      const actual = stream.length;
+      if ((expected === 'no_stream' && actual !== 0) || (expected !== 'no_stream' && expected !== actual)) {
+        throw new StreamVersionConflict(streamId, expected, actual);
+      }
+      const stored = events.map((event, index): StoredEvent => ({
+        position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata,
+      }));
+      const petId = events[0]?.data.id;
+      if (petId !== undefined) {
+        const row = projectPet(rows.get(petId), events, actual + events.length);
+        if (!rows.has(petId)) insertSorted(sortedIds, petId);
+        rows.set(petId, row);
+      }
+      log.push(...stored);
+      stream.push(...stored);
+      streams.set(streamId, stream);
+      return { version: stream.length };
+    },
+  };
+
+  const catalog: PetCatalog = {
+    async list({ status, limit }: PetQuery): Promise<Pet[]> {
+      const page: Pet[] = [];
+      for (const id of sortedIds) {
+        const pet = rows.get(id)!.pet;
+        if (status !== undefined && pet.status !== status) continue;
+        page.push(pet);
+        if (page.length === limit) break;
+      }
+      return page;
+    },
+    async get(id: number): Promise<Pet | undefined> {
+      return rows.get(id)?.pet;
+    },
+  };
+
+  const petIds: PetIds = {
+    async next() {
+      return ++lastId;
+    },
+  };
+
+  return { eventStore, catalog, petIds, clock: options.clock ?? { now: () => new Date() }, log };
+}
+
+function insertSorted(ids: number[], id: number): void {
+  let low = 0;
+  let high = ids.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (ids[middle]! < id) low = middle + 1;
+    else high = middle;
+  }
+  ids.splice(low, 0, id);
+}

@@ -1,0 +1,73 @@
+import { Migrator } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+
+/** Ordered schema changes. Names sort in the order they apply; never edit one that has shipped. */
+export const migrations: Record<string, Migration> = {
+  '0001_events_pets_sequences_api_keys': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('events')
+        // AUTOINCREMENT: a position is never reused, even after the newest row is deleted.
+        .addColumn('position', 'integer', (column) => column.primaryKey().autoIncrement())
+        .addColumn('stream_id', 'text', (column) => column.notNull())
+        .addColumn('stream_version', 'integer', (column) => column.notNull())
+        .addColumn('type', 'text', (column) => column.notNull())
+        .addColumn('data', 'text', (column) => column.notNull())
+        .addColumn('metadata', 'text', (column) => column.notNull())
+        .addColumn('recorded_at', 'text', (column) => column.notNull())
+        .addUniqueConstraint('events_stream_version_unique', ['stream_id', 'stream_version'])
+        .execute();
+
+      await db.schema
+        .createTable('pets')
+        .addColumn('id', 'integer', (column) => column.primaryKey())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('category_id', 'integer', (column) => column.notNull())
+        .addColumn('status', 'text')
+        .addColumn('version', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('updated_at', 'text', (column) => column.notNull())
+        .execute();
+      // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the unfiltered listing walks the primary key.
+      await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
+
+      await db.schema
+        .createTable('sequences')
+        .addColumn('name', 'text', (column) => column.primaryKey())
+        .addColumn('value', 'integer', (column) => column.notNull())
+        .execute();
+      await db.insertInto('sequences').values({ name: 'pet_id', value: 0 }).execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+        .addColumn('key_hash', 'text', (column) => column.notNull().unique())
+        .addColumn('label', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Kysely's Migrator over our migrations, recording progress in its usual tables. */
+export function createMigrator(db: Kysely<any>): Migrator {
+  return new Migrator({ db, provider });
+}
+
+/** Fails with the migration's own error when any migration fails. */
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const { error, results } = await createMigrator(db).migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    throw new Error(`migration ${failed ?? '(setup)'} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const all = await createMigrator(db).getMigrations();
+  return all.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+}
+

@@ -1,0 +1,41 @@
+import type { Generated } from 'kysely';
+
+export interface EventsTable {
+  position: Generated<number>;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: string;
+}
+
+export interface PetsTable {
+  id: number;
+  name: string;
+  category_id: number;
+  status: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SequencesTable {
+  name: string;
+  value: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  key_hash: string;
+  label: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface PetStoreDatabase {
+  events: EventsTable;
+  pets: PetsTable;
+  sequences: SequencesTable;
+  api_keys: ApiKeysTable;
+}

@@ -1,0 +1,56 @@
+import type { Kysely } from 'kysely';
+import { generateApiKey, sha256Hex } from '../api-keys.ts';
+import type { ApiKeyTable } from '../api-keys.ts';
+import type { PetStoreDatabase } from './schema.ts';
+
+export interface ApiKeyRecord {
+  readonly id: number;
+  readonly label: string;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+export interface ManagedApiKeys extends ApiKeyTable {
+  /** Stores the new key's hash and returns the key: the only time it is ever seen. */
+  create(label: string, now: Date): Promise<{ id: number; key: string }>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** False when no live key has that id. */
+  revoke(id: number, now: Date): Promise<boolean>;
+  count(): Promise<number>;
+}
+
+/** The key table: hashes only. */
+export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKeys {
+  return {
+    async activeKeyHashes() {
+      const rows = await db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute();
+      return new Map(rows.map((row) => [row.key_hash, row.id]));
+    },
+    async create(label, now) {
+      const key = generateApiKey();
+      const row = await db
+        .insertInto('api_keys')
+        .values({ key_hash: sha256Hex(key), label, created_at: now.toISOString(), revoked_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { id: row.id, key };
+    },
+    async list() {
+      const rows = await db.selectFrom('api_keys').select(['id', 'label', 'created_at', 'revoked_at']).orderBy('id').execute();
+      return rows.map((row) => ({ id: row.id, label: row.label, createdAt: row.created_at, revokedAt: row.revoked_at }));
+    },
+    async revoke(id, now) {
+      const result = await db
+        .updateTable('api_keys')
+        .set({ revoked_at: now.toISOString() })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+    async count() {
+      const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}

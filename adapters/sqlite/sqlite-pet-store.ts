@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
+import { projectPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import type {
+  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, PetCatalog, PetIds, PetQuery, PetStorePorts,
+  StoredEvent, StreamRead,
+} from '../../application/index.ts';
+import { openSqlite } from './open-sqlite.ts';
+import type { PetStoreDatabase } from './schema.ts';
+
+export interface SqlitePetStore extends PetStorePorts {
+  readonly db: Kysely<PetStoreDatabase>;
+  close(): Promise<void>;
+}
+
+export async function openSqlitePetStore(path: string, options: { clock?: Clock } = {}): Promise<SqlitePetStore> {
+  const { db } = await openSqlite(path);
+  return {
+    db,
+    eventStore: createSqliteEventStore(db),
+    catalog: createSqlitePetCatalog(db),
+    petIds: createSqlitePetIds(db),
+    clock: options.clock ?? { now: () => new Date() },
+    close: () => db.destroy(),
+  };
+}
+
+export function createSqliteEventStore(db: Kysely<PetStoreDatabase>): EventStore {
+  return {
+    async readStream(streamId: string): Promise<StreamRead> {
+      const rows = await translateErrors(() =>
+        db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
+      );
+      const events = rows.map((row): StoredEvent => ({
+        position: row.position,
+        streamId: row.stream_id,
+        streamVersion: row.stream_version,
+        event: { type: row.type, data: JSON.parse(row.data) } as PetEvent,
+        metadata: JSON.parse(row.metadata) as EventMetadata,
+      }));
+      return { version: events.at(-1)?.streamVersion ?? 0, events };
+    },
+
+    async append(streamId, expected, events, metadata): Promise<AppendResult> {
+      return translateErrors(() =>
+        db.transaction().execute(async (trx) => {
+          const actual = await streamVersion(trx, streamId);
+          assertExpectedVersion(streamId, expected, actual);
+          const metadataText = JSON.stringify(metadata);
+          await trx
+            .insertInto('events')
+            .values(events.map((event, index) => ({
+              stream_id: streamId,
+              stream_version: actual + index + 1,
+              type: event.type,
+              data: JSON.stringify(event.data),
+              metadata: metadataText,
+              recorded_at: metadata.recordedAt,
+            })))
+            .execute();
+          const version = actual + events.length;
+          await projectIntoPets(trx, events, version, metadata.recordedAt);
+          return { version };
+        }),
+      );
+    },
+  };
+}
+
+async function streamVersion(trx: Transaction<PetStoreDatabase>, streamId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('events')
+    .select(sql<number | null>`max(stream_version)`.as('version'))
+    .where('stream_id', '=', streamId)
+    .executeTakeFirst();
+  return row?.version ?? 0;
+}
+
+function assertExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
+  const matches = expected === 'no_stream' ? actual === 0 : expected === actual;
+  if (!matches) throw new StreamVersionConflict(streamId, expected, actual);
+}
+
+/** The inline projection: same transaction as the append, so a reader never sees one without the other. */
+async function projectIntoPets(trx: Transaction<PetStoreDatabase>, events: readonly PetEvent[], version: number, at: string): Promise<void> {
+  const petId = events[0]?.data.id;
+  if (petId === undefined) return;
+  const existing = await trx.selectFrom('pets').selectAll().where('id', '=', petId).executeTakeFirst();
+  const row = projectPet(existing && { pet: petFromRow(existing), version: existing.version }, events, version);
+  const values = {
+    name: row.pet.name,
+    category_id: row.pet.categoryId,
+    status: row.pet.status ?? null,
+    version: row.version,
+    updated_at: at,
+  };
+  if (existing) await trx.updateTable('pets').set(values).where('id', '=', petId).execute();
+  else await trx.insertInto('pets').values({ id: petId, ...values, created_at: at }).execute();
+}
+
+export function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog {
+  return {
+    async list({ status, limit }: PetQuery): Promise<Pet[]> {
+      let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
+      if (status !== undefined) query = query.where('status', '=', status);
+      const rows = await translateErrors(() => query.orderBy('id').limit(limit).execute());
+      return rows.map(petFromRow);
+    },
+    async get(id: number): Promise<Pet | undefined> {
+      const row = await translateErrors(() =>
+        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']).where('id', '=', id).executeTakeFirst(),
+      );
+      return row && petFromRow(row);
+    },
+  };
+}
+
+export function createSqlitePetIds(db: Kysely<PetStoreDatabase>): PetIds {
+  return {
+    async next(): Promise<number> {
+      const row = await translateErrors(() =>
+        db.transaction().execute((trx) =>
+          trx
+            .updateTable('sequences')
+            .set((eb) => ({ value: eb('value', '+', 1) }))
+            .where('name', '=', 'pet_id')
+            .returning('value')
+            .executeTakeFirstOrThrow(),
+        ),
+      );
+      return row.value;
+    },
+  };
+}
+
+function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
+  // Key order id, name, categoryId, status: the order clients see in JSON.
+  return row.status === null
+    ? { id: row.id, name: row.name, categoryId: row.category_id }
+    : { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus };
+}
+
+/** SQLite's own failures, in the application's words. */
+async function translateErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+        throw new StoreUnavailable('the database is busy; try again', { cause: error });
+      }
+      if (code === 'SQLITE_CONSTRAINT_UNIQUE' && String((error as Error).message).includes('events.stream_id')) {
+        throw new StreamVersionConflict('unknown', 'no_stream', -1);
+      }
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,19 @@
+import { evolve, initialState } from '../domain/index.ts';
+import type { Pet, PetEvent, PetState } from '../domain/index.ts';
+
+/** One row of the `pets` read model: the pet plus the stream version it reflects. */
+export interface PetRow {
+  readonly pet: Pet;
+  readonly version: number;
+}
+
+/**
+ * The inline projection: folds newly appended events into the current row.
+ * Every store runs this inside the append's transaction, so reads see writes at once.
+ */
+export function projectPet(current: PetRow | undefined, events: readonly PetEvent[], versionAfter: number): PetRow {
+  let state: PetState = current ? { kind: 'present', pet: current.pet } : initialState();
+  for (const event of events) state = evolve(state, event);
+  if (state.kind !== 'present') throw new Error('projection reached a pet that does not exist');
+  return { pet: state.pet, version: versionAfter };
+}

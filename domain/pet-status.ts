@@ -1,0 +1,7 @@
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export function isPetStatus(value: unknown): value is PetStatus {
+  return typeof value === 'string' && (PET_STATUSES as readonly string[]).includes(value);
+}
