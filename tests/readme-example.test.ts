@@ -1,0 +1,29 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { NODE_TS_ARGS } from './support/processes.ts';
+
+const root = resolve(import.meta.dirname, '..');
+
+describe('README', () => {
+  it('the headless example runs as written and prints what its comments say', async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Using the use cases headless'));
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(example, 'the README has a ts block in its headless section');
+    // Inside the package, so that `petstore/...` resolves to this checkout.
+    const folder = join(root, 'tests', 'artifacts');
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, 'readme-example.ts');
+    writeFileSync(file, example);
+    const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, file], { cwd: root });
+    const lines = stdout.trim().split('\n');
+    assert.match(lines[0]!, /\{ id: 1, name: 'Rex', categoryId: 1, status: 'available' \}/);
+    assert.match(stdout, /name: 'Rex'/);
+    assert.doesNotMatch(stdout.split('[ \'PetAdded\'')[0]!, /name: 'Tom'/, 'Tom has no status, so the available listing leaves him out');
+    assert.match(stdout, /\[ 'PetAdded', 'PetAdded' \]/);
+  });
+});

@@ -1,0 +1,119 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { addPet, getPet, listPets, StreamVersionConflict } from '../../application/index.ts';
+import type { EventMetadata } from '../../application/index.ts';
+import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { migrations } from '../../adapters/sqlite/migrations.ts';
+import { NODE_TS_ARGS } from '../support/processes.ts';
+
+const run = promisify(execFile);
+const metadata: EventMetadata = { schemaVersion: 1, recordedAt: '2026-11-22T00:00:00.000Z', requestId: 'r', apiKeyId: 'k' };
+
+describe('SQLite pet store', () => {
+  let directory: string;
+  let store: SqlitePetStore;
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-sqlite-'));
+    store = await openSqlitePetStore(join(directory, 'store.db'));
+  });
+  after(async () => {
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('runs WAL with durable commits (synchronous=FULL) and a busy timeout', async () => {
+    const pragma = async (name: string) => (await sql.raw<Record<string, unknown>>(`pragma ${name}`).execute(store.db)).rows[0]!;
+    assert.deepEqual(await pragma('journal_mode'), { journal_mode: 'wal' });
+    assert.deepEqual(await pragma('synchronous'), { synchronous: 2 });
+    assert.ok(Number(Object.values(await pragma('busy_timeout'))[0]) >= 1000);
+  });
+
+  it('appends to a new stream only when it expects no stream', async () => {
+    const event = { type: 'PetAdded', data: { id: 1001, name: 'A', categoryId: 1 } } as const;
+    assert.deepEqual(await store.eventStore.append('pet-1001', 'no_stream', [event], metadata), { version: 1 });
+    await assert.rejects(store.eventStore.append('pet-1001', 'no_stream', [event], metadata), StreamVersionConflict);
+    await assert.rejects(store.eventStore.append('pet-1002', 1, [event], metadata), StreamVersionConflict);
+  });
+
+  it('a rejected append writes neither the event nor the read model', async () => {
+    const before = await store.eventStore.readStream('pet-1001');
+    const changed = { type: 'PetAdded', data: { id: 1001, name: 'changed', categoryId: 9 } } as const;
+    await assert.rejects(store.eventStore.append('pet-1001', 'no_stream', [changed], metadata), StreamVersionConflict);
+    assert.deepEqual(await store.eventStore.readStream('pet-1001'), before);
+    assert.equal((await store.catalog.get(1001))?.name, 'A');
+  });
+
+  it('reads a stream back in version order with its metadata', async () => {
+    const read = await store.eventStore.readStream('pet-1001');
+    assert.equal(read.version, 1);
+    assert.equal(read.events.length, 1);
+    assert.deepEqual(read.events[0]!.event, { type: 'PetAdded', data: { id: 1001, name: 'A', categoryId: 1 } });
+    assert.deepEqual(read.events[0]!.metadata, metadata);
+    assert.deepEqual(await store.eventStore.readStream('pet-none'), { version: 0, events: [] });
+  });
+
+  it('projects each append into the pets read model in the same transaction', async () => {
+    const pet = await addPet(store, { name: 'Rex', categoryId: 2, status: 'pending' });
+    assert.deepEqual(await getPet(store, pet.id), pet);
+    assert.ok((await listPets(store, { status: 'pending', limit: 100 })).some((listed) => listed.id === pet.id));
+    const row = await store.db.selectFrom('pets').selectAll().where('id', '=', pet.id).executeTakeFirstOrThrow();
+    assert.equal(row.version, 1);
+  });
+
+  it('hands out increasing, unique ids from the sequence', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, () => store.petIds.next()));
+    assert.equal(new Set(ids).size, 20);
+    const next = await store.petIds.next();
+    assert.ok(ids.every((id) => id < next));
+  });
+
+  it('keeps names with SQL metacharacters, emoji and RTL text exactly', async () => {
+    for (const name of ["Robert'); DROP TABLE pets;--", '🐕‍🦺 Rex', 'שלום', '%_\\']) {
+      const pet = await addPet(store, { name, categoryId: 1 });
+      assert.equal((await getPet(store, pet.id)).name, name);
+    }
+  });
+
+  it('serves the filtered listing from the (status, id) index', async () => {
+    const plan = await sql.raw<{ detail: string }>("explain query plan select id from pets where status = 'available' order by id limit 20").execute(store.db);
+    const details = plan.rows.map((row) => row.detail).join(' | ');
+    assert.match(details, /USING (COVERING )?INDEX pets_status_id/);
+    assert.doesNotMatch(details, /TEMP B-TREE/);
+  });
+
+  it('records every migration once when reopened', async () => {
+    const again = await openSqlitePetStore(join(directory, 'store.db'));
+    const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(again.db);
+    await again.close();
+    assert.deepEqual(applied.rows.map((row) => row.name), Object.keys(migrations).sort());
+  });
+});
+
+describe('SQLite pet store, three processes starting at once on a new file', () => {
+  it('migrates once and every process can write', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
+    const file = join(directory, 'new.db');
+    const child = resolve(import.meta.dirname, 'fixtures', 'open-and-add-pet.ts');
+    try {
+      const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, child, file])));
+      const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
+      assert.deepEqual(pets.map((pet) => pet.id).sort(), [1, 2, 3]);
+      const store = await openSqlitePetStore(file);
+      const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(store.db);
+      const listed = await listPets(store);
+      await store.close();
+      assert.equal(applied.rows.length, Object.keys(migrations).length);
+      assert.equal(listed.length, 3);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
