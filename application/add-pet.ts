@@ -1,7 +1,8 @@
-import { decide, initialState, petStreamId } from '../domain/index.ts';
+import { assertValidNewPet, decide, evolve, initialState, petStreamId } from '../domain/index.ts';
 import type { Pet } from '../domain/index.ts';
-import { CURRENT_SCHEMA_VERSION } from './event-schema.ts';
-import type { PetStorePorts, RequestContext } from './ports.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { IdempotencyKeyReused, IdempotencyKeyTaken } from './errors.ts';
+import type { IdempotencyRecord, PetStorePorts, RequestContext } from './ports.ts';
 
 export interface NewPet {
   readonly name: unknown;
@@ -9,14 +10,62 @@ export interface NewPet {
   readonly status?: unknown;
 }
 
-/** Adds a pet. Throws `PetRuleViolation` when the new pet breaks an invariant. */
-export async function addPet(ports: PetStorePorts, newPet: NewPet, context: RequestContext = {}): Promise<Pet> {
+export interface AddPetOptions {
+  /** With a key, the same request again returns the first answer and creates nothing. */
+  readonly idempotencyKey?: string;
+}
+
+/** How long an idempotency key is remembered. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Adds a pet. Throws `PetRuleViolation` when it breaks an invariant, `IdempotencyKeyReused` when the
+ * key was first used with a different request.
+ */
+export async function addPet(
+  ports: PetStorePorts,
+  newPet: NewPet,
+  context: RequestContext = {},
+  options: AddPetOptions = {},
+): Promise<Pet> {
+  const { idempotencyKey } = options;
+  const scope = context.apiKeyId ?? '';
+  const fingerprint = canonicalJson(newPet);
+  if (idempotencyKey !== undefined) {
+    const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
+    if (replay) return replay;
+  }
+  assertValidNewPet(newPet); // before taking an id, so refused requests leave no gaps
   const id = await ports.petIds.next();
   const events = decide({ type: 'AddPet', data: { ...newPet, id } }, initialState());
-  await ports.eventStore.append(petStreamId(id), 'no_stream', events, {
-    schemaVersion: CURRENT_SCHEMA_VERSION.PetAdded,
-    recordedAt: ports.clock.now().toISOString(),
-    ...context,
-  });
-  return events[0]!.data;
+  const added = events.reduce(evolve, initialState());
+  if (added.kind !== 'present') throw new Error('AddPet produced no pet');
+  const now = ports.clock.now();
+  const remember: IdempotencyRecord | undefined = idempotencyKey === undefined
+    ? undefined
+    : { scope, key: idempotencyKey, fingerprint, pet: added.pet, expiresAt: new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString() };
+  try {
+    await ports.eventStore.append(
+      petStreamId(id),
+      'no_stream',
+      events,
+      { recordedAt: now.toISOString(), ...context },
+      remember ? { remember } : {},
+    );
+  } catch (error) {
+    // A concurrent request with the same key committed first: answer as it did.
+    if (error instanceof IdempotencyKeyTaken && idempotencyKey !== undefined) {
+      const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
+      if (replay) return replay;
+    }
+    throw error;
+  }
+  return added.pet;
+}
+
+async function replayIfRemembered(ports: PetStorePorts, scope: string, key: string, fingerprint: string): Promise<Pet | undefined> {
+  const record = await ports.idempotencyKeys.find(scope, key, ports.clock.now());
+  if (!record) return undefined;
+  if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
+  return record.pet;
 }

@@ -41,3 +41,43 @@ export class StoreUnavailable extends Error {
     this.name = 'StoreUnavailable';
   }
 }
+
+/** The pet moved on since the version the caller named (If-Match). */
+export class VersionMismatch extends Error {
+  readonly expected: readonly number[] | '*';
+  readonly actual: number;
+
+  constructor(expected: readonly number[] | '*', actual: number) {
+    super(`the pet is at version ${actual}, not ${expected === '*' ? 'any' : expected.join(' or ')}`);
+    this.name = 'VersionMismatch';
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** An idempotency key came back with a different request than the one it first created. */
+export class IdempotencyKeyReused extends Error {
+  readonly key: string;
+
+  constructor(key: string) {
+    super(`the Idempotency-Key ${JSON.stringify(key)} was already used with a different request`);
+    this.name = 'IdempotencyKeyReused';
+    this.key = key;
+  }
+}
+
+/** A store saw the idempotency key stored already (a concurrent request with it won). */
+export class IdempotencyKeyTaken extends Error {
+  constructor(scope: string, key: string) {
+    super(`idempotency key ${JSON.stringify(key)} of ${scope} is already stored`);
+    this.name = 'IdempotencyKeyTaken';
+  }
+}
+
+/** Concurrent writers kept moving the pet; the caller may try again. */
+export class TooMuchContention extends Error {
+  constructor(streamId: string, attempts: number) {
+    super(`stream ${streamId} kept changing during ${attempts} attempts`);
+    this.name = 'TooMuchContention';
+  }
+}

@@ -1,11 +1,9 @@
 import { evolve, initialState } from '../domain/index.ts';
-import type { Pet, PetEvent, PetState } from '../domain/index.ts';
+import type { PetEvent, PetState } from '../domain/index.ts';
+import type { VersionedPet } from './ports.ts';
 
 /** One row of the `pets` read model: the pet plus the stream version it reflects. */
-export interface PetRow {
-  readonly pet: Pet;
-  readonly version: number;
-}
+export type PetRow = VersionedPet;
 
 /**
  * The inline projection: folds newly appended events into the current row.

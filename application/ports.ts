@@ -9,11 +9,16 @@ export interface RequestContext {
   readonly apiKeyId?: string;
 }
 
-export interface EventMetadata {
-  readonly schemaVersion: number;
+/** What the writer says about an append; the same for every event in it. */
+export interface AppendMetadata {
   readonly recordedAt: string;
   readonly requestId?: string;
   readonly apiKeyId?: string;
+}
+
+/** Stored with each event: the append's metadata plus the shape version the event was written in. */
+export interface EventMetadata extends AppendMetadata {
+  readonly schemaVersion: number;
 }
 
 export interface StoredEvent {
@@ -35,13 +40,43 @@ export interface AppendResult {
   readonly version: number;
 }
 
+/** A remembered creation: the same key and request from the same caller get the same answer. */
+export interface IdempotencyRecord {
+  /** Whose key it is: keys of different callers never collide. */
+  readonly scope: string;
+  readonly key: string;
+  /** The request as canonical JSON: a later request with the key must match it. */
+  readonly fingerprint: string;
+  readonly pet: Pet;
+  readonly expiresAt: string;
+}
+
+export interface AppendOptions {
+  /** Stored in the same transaction as the events; fails with `IdempotencyKeyTaken` when already stored. */
+  readonly remember?: IdempotencyRecord;
+}
+
 export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /**
-   * Appends atomically and updates the read model in the same transaction.
+   * Appends atomically and updates the read model in the same transaction. Each event is stored with
+   * its type's current schema version (`CURRENT_SCHEMA_VERSION`).
    * Rejects with `StreamVersionConflict` when the stream is not at `expected`.
    */
-  append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: EventMetadata): Promise<AppendResult>;
+  append(
+    streamId: string,
+    expected: ExpectedVersion,
+    events: readonly PetEvent[],
+    metadata: AppendMetadata,
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
+  /** Up to `limit` events after `afterPosition`, in position order. */
+  readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;
+}
+
+export interface IdempotencyKeys {
+  /** The live (unexpired at `now`) record for that scope and key. */
+  find(scope: string, key: string, now: Date): Promise<IdempotencyRecord | undefined>;
 }
 
 export interface PetQuery {
@@ -52,7 +87,13 @@ export interface PetQuery {
 /** The read model the listing and the lookup are served from. */
 export interface PetCatalog {
   list(query: PetQuery): Promise<Pet[]>;
-  get(id: number): Promise<Pet | undefined>;
+  get(id: number): Promise<VersionedPet | undefined>;
+}
+
+/** A pet and the version of its stream it reflects (what an ETag names). */
+export interface VersionedPet {
+  readonly pet: Pet;
+  readonly version: number;
 }
 
 export interface PetIds {
@@ -69,5 +110,6 @@ export interface PetStorePorts {
   readonly eventStore: EventStore;
   readonly catalog: PetCatalog;
   readonly petIds: PetIds;
+  readonly idempotencyKeys: IdempotencyKeys;
   readonly clock: Clock;
 }

@@ -26,6 +26,13 @@ export function assertValidCategoryId(categoryId: unknown): asserts categoryId i
   }
 }
 
+/** Every rule a new pet must meet; `decide` applies the same, this lets a caller check before taking an id. */
+export function assertValidNewPet(data: { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }): void {
+  assertValidName(data.name);
+  assertValidCategoryId(data.categoryId);
+  if (data.status !== undefined) assertValidStatus(data.status);
+}
+
 export function assertValidStatus(status: unknown): asserts status is PetStatus {
   if (!isPetStatus(status)) {
     throw new PetRuleViolation('status', `status must be one of ${PET_STATUSES.join(', ')}`);

@@ -10,3 +10,16 @@ export class PetRuleViolation extends Error {
     this.field = field;
   }
 }
+
+/** A status change the status rules do not allow (e.g. anything out of `sold`). */
+export class IllegalStatusTransition extends Error {
+  readonly from: string;
+  readonly to: string;
+
+  constructor(from: string, to: string) {
+    super(`a pet cannot change from ${from} to ${to}`);
+    this.name = 'IllegalStatusTransition';
+    this.from = from;
+    this.to = to;
+  }
+}

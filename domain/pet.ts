@@ -1,7 +1,9 @@
 import type { PetStatus } from './pet-status.ts';
-import { assertValidCategoryId, assertValidName, assertValidStatus } from './pet-invariants.ts';
+import { assertValidNewPet, assertValidStatus } from './pet-invariants.ts';
+import { IllegalStatusTransition } from './pet-rule-violation.ts';
+import { isAllowedTransition } from './status-rules.ts';
 
-/** The Pet as clients see it. `status` is absent when the pet was created without one. */
+/** The Pet as clients see it. `status` is absent when the pet has none. */
 export interface Pet {
   readonly id: number;
   readonly name: string;
@@ -9,12 +11,19 @@ export interface Pet {
   readonly status?: PetStatus;
 }
 
+/** A pet came into the catalogue. `status: null` records that it was given none. */
 export type PetAdded = {
   readonly type: 'PetAdded';
-  readonly data: Pet;
+  readonly data: { readonly id: number; readonly name: string; readonly categoryId: number; readonly status: PetStatus | null };
 };
 
-export type PetEvent = PetAdded;
+/** A pet's status changed; `from: null` when it had none. */
+export type PetStatusChanged = {
+  readonly type: 'PetStatusChanged';
+  readonly data: { readonly id: number; readonly from: PetStatus | null; readonly to: PetStatus };
+};
+
+export type PetEvent = PetAdded | PetStatusChanged;
 
 export type AddPet = {
   readonly type: 'AddPet';
@@ -22,7 +31,12 @@ export type AddPet = {
   readonly data: { readonly id: number; readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown };
 };
 
-export type PetCommand = AddPet;
+export type ChangePetStatus = {
+  readonly type: 'ChangePetStatus';
+  readonly data: { readonly id: number; readonly status: unknown };
+};
+
+export type PetCommand = AddPet | ChangePetStatus;
 
 export type PetState =
   | { readonly kind: 'absent' }
@@ -32,7 +46,7 @@ export function initialState(): PetState {
   return { kind: 'absent' };
 }
 
-/** Thrown by `decide` when a command does not fit the pet's current state. */
+/** Thrown by `decide` when a command does not fit whether the pet exists. */
 export class PetStateConflict extends Error {
   constructor(message: string) {
     super(message);
@@ -44,24 +58,37 @@ export function decide(command: PetCommand, state: PetState): PetEvent[] {
   switch (command.type) {
     case 'AddPet': {
       if (state.kind === 'present') throw new PetStateConflict(`pet ${state.pet.id} already exists`);
-      const { id, name, categoryId, status } = command.data;
-      assertValidName(name);
-      assertValidCategoryId(categoryId);
-      if (status !== undefined) assertValidStatus(status);
-      const pet: Pet = status === undefined ? { id, name, categoryId } : { id, name, categoryId, status };
-      return [{ type: 'PetAdded', data: pet }];
+      assertValidNewPet(command.data);
+      const { id, name, categoryId, status } = command.data as { id: number; name: string; categoryId: number; status?: PetStatus };
+      return [{ type: 'PetAdded', data: { id, name, categoryId, status: status ?? null } }];
+    }
+    case 'ChangePetStatus': {
+      if (state.kind === 'absent') throw new PetStateConflict(`pet ${command.data.id} does not exist`);
+      const { status } = command.data;
+      assertValidStatus(status);
+      const from = state.pet.status;
+      if (from === status) return [];
+      if (!isAllowedTransition(from, status)) throw new IllegalStatusTransition(from ?? 'no status', status);
+      return [{ type: 'PetStatusChanged', data: { id: state.pet.id, from: from ?? null, to: status } }];
     }
     default:
-      return unreachable(command.type);
+      return unreachable(command);
   }
 }
 
 export function evolve(state: PetState, event: PetEvent): PetState {
   switch (event.type) {
-    case 'PetAdded':
-      return { kind: 'present', pet: event.data };
+    case 'PetAdded': {
+      const { id, name, categoryId, status } = event.data;
+      return { kind: 'present', pet: status === null ? { id, name, categoryId } : { id, name, categoryId, status } };
+    }
+    case 'PetStatusChanged': {
+      if (state.kind === 'absent') return state;
+      const { id, name, categoryId } = state.pet;
+      return { kind: 'present', pet: { id, name, categoryId, status: event.data.to } };
+    }
     default:
-      return unreachable(event.type);
+      return unreachable(event);
   }
 }
 
@@ -70,5 +97,5 @@ export function petStreamId(id: number): string {
 }
 
 function unreachable(value: never): never {
-  throw new Error(`unhandled case: ${String(value)}`);
+  throw new Error(`unhandled case: ${JSON.stringify(value)}`);
 }

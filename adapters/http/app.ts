@@ -1,6 +1,5 @@
 import Koa from 'koa';
-import type Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
@@ -15,25 +14,38 @@ export interface HttpAppOptions {
   readonly logger: Logger;
 }
 
+export interface HttpApp {
+  readonly app: Koa;
+  /** The methods a path answers to (empty for an unknown path). */
+  methodsAllowedAt(path: string): string[];
+}
+
 /** The Koa application: request log (outermost, so it sees the final status), error rendering, routes. */
-export function createHttpApp(options: HttpAppOptions): Koa {
+export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
   const router = createPetRouter(options);
+  const methodsAllowedAt = (path: string) => [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
   app.use(logRequests(options.logger));
   app.use(renderErrors(options.logger));
+  app.use(requireHost);
   app.use(router.routes());
-  app.use(async (ctx) => rejectUnrouted(ctx, router));
-  return app;
+  app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
+  return { app, methodsAllowedAt };
+}
+
+/** HTTP/1.1 requires a Host header (RFC 9112 §3.2); Node was told not to refuse it so we can answer in our shape. */
+async function requireHost(ctx: Context, next: Next): Promise<void> {
+  if (ctx.req.httpVersion === '1.1' && !ctx.get('host')) throw new HttpProblem('invalid_header', 'the Host header is required');
+  await next();
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */
-function rejectUnrouted(ctx: Context, router: Router): never {
-  const matched = router.match(ctx.path, ctx.method).path;
-  const allowed = new Set(matched.flatMap((layer) => layer.methods));
-  if (allowed.size > 0) {
-    const allow = [...allowed].join(', ');
+function rejectUnrouted(ctx: Context, methodsAllowedAt: (path: string) => string[]): never {
+  const allowed = methodsAllowedAt(ctx.path);
+  if (allowed.length > 0) {
+    const allow = allowed.join(', ');
     throw new HttpProblem('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, { Allow: allow });
   }
   throw new HttpProblem('not_found', `no resource at ${ctx.path}`);

@@ -1,7 +1,9 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import { PetRuleViolation } from '../../domain/index.ts';
-import { InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
+import {
+  IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch,
+} from '../../application/index.ts';
 
 /** Every error code the service answers with, and the HTTP status it always comes with. */
 export const ERROR_STATUS = {
@@ -84,6 +86,10 @@ export function toProblem(error: unknown): HttpProblem {
   if (error instanceof PetRuleViolation) return new HttpProblem('invalid_body', error.message);
   if (error instanceof InvalidPetQuery) return new HttpProblem('invalid_query', error.message);
   if (error instanceof PetNotFound) return new HttpProblem('not_found', error.message);
+  if (error instanceof IllegalStatusTransition) return new HttpProblem('illegal_transition', error.message);
+  if (error instanceof VersionMismatch) return new HttpProblem('version_mismatch', error.message);
+  if (error instanceof IdempotencyKeyReused) return new HttpProblem('idempotency_key_reused', error.message);
+  if (error instanceof TooMuchContention) return new HttpProblem('unavailable', 'the pet kept changing; try again', { 'Retry-After': '0' });
   if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': '1' });
   if (error instanceof StreamVersionConflict) return new HttpProblem('unavailable', 'a concurrent write got there first; try again', { 'Retry-After': '0' });
   const status = (error as { status?: unknown; expose?: unknown }).status;

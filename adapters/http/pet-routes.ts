@@ -1,11 +1,13 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { addPet, getPet, listPets, PetNotFound } from '../../application/index.ts';
+import { addPet, changePetStatus, getPet, listPets, PetNotFound } from '../../application/index.ts';
 import type { PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
 import { markDeprecated } from './deprecation.ts';
+import { requireJsonBody } from './json-body.ts';
 import { parseListQuery } from './list-query.ts';
-import { readNewPet, requireJsonBody } from './new-pet-body.ts';
+import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
 import { requireApiKey } from './require-api-key.ts';
 
@@ -16,7 +18,7 @@ export interface PetRoutesOptions {
   readonly publicBaseUrl: () => string;
 }
 
-/** The pet operations under /v1. Each checks the key first, then path, query and body, in that order. */
+/** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
 export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOptions): Router {
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
@@ -28,20 +30,52 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
   });
 
   router.post('createPet', '/v1/pets', authenticated, requireJsonBody(['application/json']), async (ctx) => {
-    const pet = await addPet(ports, readNewPet(ctx), requestContext(ctx));
+    const idempotencyKey = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+    const pet = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
     ctx.status = 201;
     ctx.set('Location', `${publicBaseUrl()}/pets/${pet.id}`);
     ctx.body = pet;
   });
 
   router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), authenticated, async (ctx) => {
-    const text = ctx.params.petId!;
-    const id = parsePetId(text);
-    if (id === undefined) throw new PetNotFound(text);
-    ctx.body = await getPet(ports, id);
+    const { pet, version } = await getPet(ports, petIdFromPath(ctx));
+    ctx.set('ETag', etagFor(version));
+    ctx.body = pet;
   });
 
+  // Experimental: not in interface 1.0.0.
+  router.patch(
+    'changePetStatus',
+    '/v1/pets/:petId',
+    authenticated,
+    async (ctx, next) => {
+      petIdFromPath(ctx);
+      parseIfMatch(ctx.headers['if-match']);
+      await next();
+    },
+    requireJsonBody(['application/json', 'application/merge-patch+json']),
+    async (ctx) => {
+      const ifVersion = parseIfMatch(ctx.headers['if-match']);
+      const { status } = readStatusPatch(ctx);
+      const changed = await changePetStatus(
+        ports,
+        ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
+        requestContext(ctx),
+      );
+      ctx.set('ETag', etagFor(changed.version));
+      ctx.body = changed.pet;
+    },
+  );
+
   return router;
+}
+
+/** The path's pet id; ids that cannot name a pet are 404 here, before any lookup. */
+function petIdFromPath(ctx: Context): number {
+  const text = ctx.params.petId!;
+  const id = parsePetId(text);
+  if (id === undefined) throw new PetNotFound(text);
+  return id;
 }
 
 function requestContext(ctx: Context): RequestContext {

@@ -12,6 +12,10 @@ export function requireApiKey(verifier: ApiKeyVerifier) {
     if (!header) {
       throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
     }
+    if (!/^bearer(\s|$)/i.test(header)) {
+      // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
+      throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
+    }
     const key = BEARER.exec(header)?.[1];
     const check = key === undefined ? { ok: false as const } : await verifier.verify(key);
     if (!check.ok) {

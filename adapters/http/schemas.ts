@@ -39,7 +39,13 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error', additionalProperties: false },
 );
 
+export const StatusPatchSchema = Type.Object(
+  { status: PetStatusSchema },
+  { $id: 'StatusPatch', additionalProperties: false, description: 'The only field a PATCH may change.' },
+);
+
 export type NewPetBody = Static<typeof NewPetSchema>;
 
 /** Compiled once at load: validation is a plain function call per request. */
 export const NewPetCheck = TypeCompiler.Compile(NewPetSchema);
+export const StatusPatchCheck = TypeCompiler.Compile(StatusPatchSchema);

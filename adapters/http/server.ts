@@ -10,6 +10,8 @@ export interface HttpServerOptions {
   readonly port: number;
   /** How long in-flight requests may take to finish after shutdown starts. */
   readonly shutdownGraceMs?: number;
+  /** The methods a path answers to, so that a method Node's parser refuses can still get 405 on a known path. */
+  readonly methodsAllowedAt?: (path: string) => readonly string[];
 }
 
 export interface RunningHttpServer {
@@ -20,11 +22,14 @@ export interface RunningHttpServer {
 }
 
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
-  const server = createServer(app.callback());
+  // Without a Host header Node would answer 400 itself, with no body; the app answers in the Error shape instead.
+  const server = createServer({ requireHostHeader: false }, app.callback());
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) =>
+    answerClientError(error, socket, options.methodsAllowedAt ?? (() => [])),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -54,20 +59,42 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
 }
 
 /** Requests Node's parser rejects never reach Koa: answer them here in the same Error shape. */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable || (error.code === 'ECONNRESET')) {
+function answerClientError(
+  error: Error & { code?: string; rawPacket?: Buffer },
+  socket: Socket,
+  methodsAllowedAt: (path: string) => readonly string[],
+): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  const [status, reason, code, message] = describeClientError(error.code);
+  const [status, reason, code, message, headers] = error.code === 'HPE_INVALID_METHOD'
+    ? describeUnknownMethod(error.rawPacket, methodsAllowedAt)
+    : describeClientError(error.code);
   const body = JSON.stringify(errorBody(code, message));
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
-function describeClientError(code: string | undefined): [number, string, ErrorCode, string] {
+type ClientErrorAnswer = [number, string, ErrorCode, string, string?];
+
+// A request line with a well-formed method token (RFC 9110 §9.1) that Node's parser does not know.
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[^\s?#]*)(?:\?\S*)? HTTP\/1\.[01]\r?\n/;
+
+/** 405 with Allow on a known path, as for methods Node knows; 404 elsewhere; 400 when not a request line at all. */
+function describeUnknownMethod(rawPacket: Buffer | undefined, methodsAllowedAt: (path: string) => readonly string[]): ClientErrorAnswer {
+  const line = REQUEST_LINE.exec(rawPacket?.toString('latin1') ?? '');
+  if (!line) return describeClientError(undefined);
+  const [, method, path] = line;
+  const allowed = methodsAllowedAt(path!);
+  if (allowed.length === 0) return [404, 'Not Found', 'not_found', `no resource at ${path}`];
+  const allow = allowed.join(', ');
+  return [405, 'Method Not Allowed', 'method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, `Allow: ${allow}\r\n`];
+}
+
+function describeClientError(code: string | undefined): ClientErrorAnswer {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large'];

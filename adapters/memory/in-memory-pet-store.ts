@@ -1,8 +1,8 @@
 import type { Pet, PetEvent } from '../../domain/index.ts';
-import { projectPet, StreamVersionConflict } from '../../application/index.ts';
+import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../application/index.ts';
 import type {
-  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, PetCatalog, PetIds, PetQuery, PetRow,
-  PetStorePorts, StoredEvent, StreamRead,
+  AppendMetadata, AppendOptions, AppendResult, Clock, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord,
+  PetCatalog, PetIds, PetQuery, PetRow, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
@@ -12,25 +12,33 @@ export interface InMemoryPetStore extends PetStorePorts {
 }
 
 export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemoryPetStore {
+  const clock = options.clock ?? { now: () => new Date() };
   const log: StoredEvent[] = [];
   const streams = new Map<string, StoredEvent[]>();
   const rows = new Map<number, PetRow>();
   const sortedIds: number[] = [];
+  const remembered = new Map<string, IdempotencyRecord>();
   let lastId = 0;
+  const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
 
   const eventStore: EventStore = {
     async readStream(streamId: string): Promise<StreamRead> {
       const events = streams.get(streamId) ?? [];
       return { version: events.length, events: [...events] };
     },
-    async append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: EventMetadata): Promise<AppendResult> {
+    async append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions = {}): Promise<AppendResult> {
       const stream = streams.get(streamId) ?? [];
       const actual = stream.length;
       if ((expected === 'no_stream' && actual !== 0) || (expected !== 'no_stream' && expected !== actual)) {
         throw new StreamVersionConflict(streamId, expected, actual);
       }
+      const { remember } = options;
+      if (remember) {
+        const existing = remembered.get(rememberedKey(remember.scope, remember.key));
+        if (existing && existing.expiresAt > clock.now().toISOString()) throw new IdempotencyKeyTaken(remember.scope, remember.key);
+      }
       const stored = events.map((event, index): StoredEvent => ({
-        position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata,
+        position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata: metadataFor(event, metadata),
       }));
       const petId = events[0]?.data.id;
       if (petId !== undefined) {
@@ -41,7 +49,11 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       log.push(...stored);
       stream.push(...stored);
       streams.set(streamId, stream);
+      if (remember) remembered.set(rememberedKey(remember.scope, remember.key), remember);
       return { version: stream.length };
+    },
+    async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
+      return log.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit);
     },
   };
 
@@ -56,8 +68,8 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       }
       return page;
     },
-    async get(id: number): Promise<Pet | undefined> {
-      return rows.get(id)?.pet;
+    async get(id: number): Promise<VersionedPet | undefined> {
+      return rows.get(id);
     },
   };
 
@@ -67,7 +79,14 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, catalog, petIds, clock: options.clock ?? { now: () => new Date() }, log };
+  const idempotencyKeys: IdempotencyKeys = {
+    async find(scope: string, key: string, now: Date) {
+      const record = remembered.get(rememberedKey(scope, key));
+      return record && record.expiresAt > now.toISOString() ? record : undefined;
+    },
+  };
+
+  return { eventStore, catalog, petIds, idempotencyKeys, clock, log };
 }
 
 function insertSorted(ids: number[], id: number): void {

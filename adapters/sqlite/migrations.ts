@@ -48,6 +48,20 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_idempotency_keys': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('scope', 'text', (column) => column.notNull())
+        .addColumn('idempotency_key', 'text', (column) => column.notNull())
+        .addColumn('fingerprint', 'text', (column) => column.notNull())
+        .addColumn('pet', 'text', (column) => column.notNull())
+        .addColumn('expires_at', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['scope', 'idempotency_key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -33,9 +33,19 @@ export interface ApiKeysTable {
   revoked_at: string | null;
 }
 
+export interface IdempotencyKeysTable {
+  scope: string;
+  idempotency_key: string;
+  fingerprint: string;
+  /** The created pet's JSON, answered again on a replay. */
+  pet: string;
+  expires_at: string;
+}
+
 export interface PetStoreDatabase {
   events: EventsTable;
   pets: PetsTable;
   sequences: SequencesTable;
   api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

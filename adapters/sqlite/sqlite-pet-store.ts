@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
-import { projectPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import { IdempotencyKeyTaken, metadataFor, projectPet, StoreUnavailable, StreamVersionConflict, upcast } from '../../application/index.ts';
 import type {
-  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, PetCatalog, PetIds, PetQuery, PetStorePorts,
-  StoredEvent, StreamRead,
+  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds,
+  PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { openSqlite } from './open-sqlite.ts';
-import type { PetStoreDatabase } from './schema.ts';
+import type { EventsTable, PetStoreDatabase } from './schema.ts';
 
 export interface SqlitePetStore extends PetStorePorts {
   readonly db: Kysely<PetStoreDatabase>;
@@ -16,38 +16,55 @@ export interface SqlitePetStore extends PetStorePorts {
 
 export async function openSqlitePetStore(path: string, options: { clock?: Clock } = {}): Promise<SqlitePetStore> {
   const { db } = await openSqlite(path);
+  const clock = options.clock ?? { now: () => new Date() };
   return {
     db,
-    eventStore: createSqliteEventStore(db),
+    eventStore: createSqliteEventStore(db, clock),
     catalog: createSqlitePetCatalog(db),
     petIds: createSqlitePetIds(db),
-    clock: options.clock ?? { now: () => new Date() },
+    idempotencyKeys: createSqliteIdempotencyKeys(db),
+    clock,
     close: () => db.destroy(),
   };
 }
 
-export function createSqliteEventStore(db: Kysely<PetStoreDatabase>): EventStore {
+type EventRow = Omit<EventsTable, 'position'> & { position: number };
+
+/** A stored row in today's shape, whatever schema version it was written with. */
+export function storedEventFromRow(row: EventRow): StoredEvent {
+  const metadata = JSON.parse(row.metadata) as EventMetadata;
+  return {
+    position: row.position,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    event: upcast(row.type, metadata.schemaVersion, JSON.parse(row.data) as Record<string, unknown>),
+    metadata,
+  };
+}
+
+export function createSqliteEventStore(db: Kysely<PetStoreDatabase>, clock: Clock): EventStore {
   return {
     async readStream(streamId: string): Promise<StreamRead> {
       const rows = await translateErrors(() =>
         db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
       );
-      const events = rows.map((row): StoredEvent => ({
-        position: row.position,
-        streamId: row.stream_id,
-        streamVersion: row.stream_version,
-        event: { type: row.type, data: JSON.parse(row.data) } as PetEvent,
-        metadata: JSON.parse(row.metadata) as EventMetadata,
-      }));
+      const events = rows.map(storedEventFromRow);
       return { version: events.at(-1)?.streamVersion ?? 0, events };
     },
 
-    async append(streamId, expected, events, metadata): Promise<AppendResult> {
+    async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
+      const rows = await translateErrors(() =>
+        db.selectFrom('events').selectAll().where('position', '>', afterPosition).orderBy('position').limit(limit).execute(),
+      );
+      return rows.map(storedEventFromRow);
+    },
+
+    async append(streamId, expected, events, metadata, options = {}): Promise<AppendResult> {
       return translateErrors(() =>
         db.transaction().execute(async (trx) => {
           const actual = await streamVersion(trx, streamId);
           assertExpectedVersion(streamId, expected, actual);
-          const metadataText = JSON.stringify(metadata);
+          if (options.remember) await remember(trx, options.remember, clock.now());
           await trx
             .insertInto('events')
             .values(events.map((event, index) => ({
@@ -55,7 +72,7 @@ export function createSqliteEventStore(db: Kysely<PetStoreDatabase>): EventStore
               stream_version: actual + index + 1,
               type: event.type,
               data: JSON.stringify(event.data),
-              metadata: metadataText,
+              metadata: JSON.stringify(metadataFor(event, metadata)),
               recorded_at: metadata.recordedAt,
             })))
             .execute();
@@ -80,6 +97,22 @@ async function streamVersion(trx: Transaction<PetStoreDatabase>, streamId: strin
 function assertExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
   const matches = expected === 'no_stream' ? actual === 0 : expected === actual;
   if (!matches) throw new StreamVersionConflict(streamId, expected, actual);
+}
+
+/** Stores the idempotency record in the append's transaction, so a crash cannot keep one without the other. */
+async function remember(trx: Transaction<PetStoreDatabase>, record: IdempotencyRecord, now: Date): Promise<void> {
+  await trx
+    .deleteFrom('idempotency_keys')
+    .where('scope', '=', record.scope)
+    .where('idempotency_key', '=', record.key)
+    .where('expires_at', '<=', now.toISOString())
+    .execute();
+  const inserted = await trx
+    .insertInto('idempotency_keys')
+    .values({ scope: record.scope, idempotency_key: record.key, fingerprint: record.fingerprint, pet: JSON.stringify(record.pet), expires_at: record.expiresAt })
+    .onConflict((conflict) => conflict.doNothing())
+    .executeTakeFirst();
+  if (inserted.numInsertedOrUpdatedRows === 0n) throw new IdempotencyKeyTaken(record.scope, record.key);
 }
 
 /** The inline projection: same transaction as the append, so a reader never sees one without the other. */
@@ -107,11 +140,11 @@ export function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog
       const rows = await translateErrors(() => query.orderBy('id').limit(limit).execute());
       return rows.map(petFromRow);
     },
-    async get(id: number): Promise<Pet | undefined> {
+    async get(id: number): Promise<VersionedPet | undefined> {
       const row = await translateErrors(() =>
-        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']).where('id', '=', id).executeTakeFirst(),
+        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status', 'version']).where('id', '=', id).executeTakeFirst(),
       );
-      return row && petFromRow(row);
+      return row && { pet: petFromRow(row), version: row.version };
     },
   };
 }
@@ -134,7 +167,24 @@ export function createSqlitePetIds(db: Kysely<PetStoreDatabase>): PetIds {
   };
 }
 
-function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
+export function createSqliteIdempotencyKeys(db: Kysely<PetStoreDatabase>): IdempotencyKeys {
+  return {
+    async find(scope: string, key: string, now: Date): Promise<IdempotencyRecord | undefined> {
+      const row = await translateErrors(() =>
+        db
+          .selectFrom('idempotency_keys')
+          .selectAll()
+          .where('scope', '=', scope)
+          .where('idempotency_key', '=', key)
+          .where('expires_at', '>', now.toISOString())
+          .executeTakeFirst(),
+      );
+      return row && { scope, key, fingerprint: row.fingerprint, pet: JSON.parse(row.pet) as Pet, expiresAt: row.expires_at };
+    },
+  };
+}
+
+export function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
   // Key order id, name, categoryId, status: the order clients see in JSON.
   return row.status === null
     ? { id: row.id, name: row.name, categoryId: row.category_id }
@@ -147,13 +197,8 @@ async function translateErrors<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-        throw new StoreUnavailable('the database is busy; try again', { cause: error });
-      }
-      if (code === 'SQLITE_CONSTRAINT_UNIQUE' && String((error as Error).message).includes('events.stream_id')) {
-        throw new StreamVersionConflict('unknown', 'no_stream', -1);
-      }
+    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
+      throw new StoreUnavailable('the database is busy; try again', { cause: error });
     }
     throw error;
   }

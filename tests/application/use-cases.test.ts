@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PetRuleViolation } from '../../domain/index.ts';
-import { addPet, getPet, InvalidPetQuery, listPets, PetNotFound } from '../../application/index.ts';
+import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
+import { addPet, changePetStatus, getPet, InvalidPetQuery, listPets, PetNotFound, VersionMismatch } from '../../application/index.ts';
 import { createInMemoryPetStore } from '../../adapters/memory/in-memory-pet-store.ts';
 
 const fixedClock = { now: () => new Date('2026-11-22T10:00:00.000Z') };
@@ -18,8 +18,8 @@ describe('use cases, headless with in-memory adapters', () => {
       position: 1,
       streamId: 'pet-1',
       streamVersion: 1,
-      event: { type: 'PetAdded', data: first },
-      metadata: { schemaVersion: 1, recordedAt: '2026-11-22T10:00:00.000Z', requestId: 'r1', apiKeyId: 'k1' },
+      event: { type: 'PetAdded', data: { ...first, status: null } },
+      metadata: { schemaVersion: 2, recordedAt: '2026-11-22T10:00:00.000Z', requestId: 'r1', apiKeyId: 'k1' },
     });
   });
 
@@ -58,10 +58,41 @@ describe('use cases, headless with in-memory adapters', () => {
     await assert.rejects(listPets(createInMemoryPetStore(), { status: 'lost' as never }), InvalidPetQuery);
   });
 
+  it('changePetStatus follows the status rules and records only real changes', async () => {
+    const store = createInMemoryPetStore();
+    const rex = await addPet(store, { name: 'Rex', categoryId: 1, status: 'available' });
+    assert.deepEqual(await changePetStatus(store, { id: rex.id, status: 'pending' }), { pet: { ...rex, status: 'pending' }, version: 2 });
+    assert.deepEqual(await changePetStatus(store, { id: rex.id, status: 'pending' }), { pet: { ...rex, status: 'pending' }, version: 2 });
+    assert.equal(store.log.length, 2, 'changing to the current status records nothing');
+    await changePetStatus(store, { id: rex.id, status: 'sold' });
+    await assert.rejects(changePetStatus(store, { id: rex.id, status: 'available' }), IllegalStatusTransition);
+    await assert.rejects(changePetStatus(store, { id: 99, status: 'sold' }), PetNotFound);
+  });
+
+  it('changePetStatus with a version applies only at that version', async () => {
+    const store = createInMemoryPetStore();
+    const rex = await addPet(store, { name: 'Rex', categoryId: 1, status: 'available' });
+    await assert.rejects(changePetStatus(store, { id: rex.id, status: 'pending', ifVersion: [2] }), VersionMismatch);
+    assert.equal((await changePetStatus(store, { id: rex.id, status: 'pending', ifVersion: [1] })).version, 2);
+    assert.equal((await changePetStatus(store, { id: rex.id, status: 'sold', ifVersion: '*' })).version, 3);
+  });
+
+  it('changePetStatus without a version retries when another writer moved the pet first', async () => {
+    const store = createInMemoryPetStore();
+    const rex = await addPet(store, { name: 'Rex', categoryId: 1, status: 'available' });
+    // Both read version 1; the second append conflicts, retries, and finds nothing left to change.
+    const results = await Promise.all([
+      changePetStatus(store, { id: rex.id, status: 'pending' }),
+      changePetStatus(store, { id: rex.id, status: 'pending' }),
+    ]);
+    assert.deepEqual(results.map((result) => result.version), [2, 2]);
+    assert.equal(store.log.length, 2);
+  });
+
   it('getPet finds a pet by id and reports a missing one', async () => {
     const store = createInMemoryPetStore();
     const rex = await addPet(store, { name: 'Rex', categoryId: 1 });
-    assert.deepEqual(await getPet(store, rex.id), rex);
+    assert.deepEqual(await getPet(store, rex.id), { pet: rex, version: 1 });
     await assert.rejects(getPet(store, 99), PetNotFound);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, evolve, initialState, PetRuleViolation, PetStateConflict } from '../../domain/index.ts';
-import type { PetCommand, PetEvent, PetState } from '../../domain/index.ts';
+import fc from 'fast-check';
+import { decide, evolve, IllegalStatusTransition, initialState, PET_STATUSES, PetRuleViolation, PetStateConflict } from '../../domain/index.ts';
+import type { PetCommand, PetEvent, PetState, PetStatus } from '../../domain/index.ts';
 
 /** given past events, when a command, then new events (or an error). */
 function given(events: PetEvent[]) {
@@ -24,6 +25,10 @@ function given(events: PetEvent[]) {
   };
 }
 
+const added = (status: PetStatus | null): PetEvent => ({ type: 'PetAdded', data: { id: 7, name: 'Rex', categoryId: 3, status } });
+const changed = (from: PetStatus | null, to: PetStatus): PetEvent => ({ type: 'PetStatusChanged', data: { id: 7, from, to } });
+const changeTo = (status: unknown): PetCommand => ({ type: 'ChangePetStatus', data: { id: 7, status } });
+
 const addRex = (data: Partial<{ name: unknown; categoryId: unknown; status: unknown }> = {}): PetCommand => ({
   type: 'AddPet',
   data: { id: 7, name: 'Rex', categoryId: 3, ...data },
@@ -36,12 +41,12 @@ describe('Pet decider: AddPet', () => {
     ]);
   });
 
-  it('adds a pet without a status, leaving the field out', () => {
-    given([]).when(addRex()).then([{ type: 'PetAdded', data: { id: 7, name: 'Rex', categoryId: 3 } }]);
+  it('adds a pet without a status, recording that it has none', () => {
+    given([]).when(addRex()).then([{ type: 'PetAdded', data: { id: 7, name: 'Rex', categoryId: 3, status: null } }]);
   });
 
   it('refuses to add a pet that already exists', () => {
-    given([{ type: 'PetAdded', data: { id: 7, name: 'Rex', categoryId: 3 } }]).when(addRex()).thenRejects(PetStateConflict);
+    given([added(null)]).when(addRex()).thenRejects(PetStateConflict);
   });
 
   for (const name of ['', '   ', '\t\n', 'a\u0000b', 'tab\there', '\u001f', 'x'.repeat(256), '🐶'.repeat(256), '\ud800', 42, null]) {
@@ -52,8 +57,7 @@ describe('Pet decider: AddPet', () => {
 
   for (const name of ['R', 'x'.repeat(255), '🐶'.repeat(255), 'שלום', "Robert'); DROP TABLE pets;--", ' padded ']) {
     it(`accepts the name ${JSON.stringify(name).slice(0, 40)} exactly`, () => {
-      const [event] = decide(addRex({ name }), initialState());
-      assert.equal(event!.data.name, name);
+      assert.deepEqual(decide(addRex({ name }), initialState()), [{ type: 'PetAdded', data: { id: 7, name, categoryId: 3, status: null } }]);
     });
   }
 
@@ -64,8 +68,9 @@ describe('Pet decider: AddPet', () => {
   }
 
   it('accepts the categoryId 2^53-1', () => {
-    const [event] = decide(addRex({ categoryId: Number.MAX_SAFE_INTEGER }), initialState());
-    assert.equal(event!.data.categoryId, Number.MAX_SAFE_INTEGER);
+    given([]).when(addRex({ categoryId: Number.MAX_SAFE_INTEGER })).then([
+      { type: 'PetAdded', data: { id: 7, name: 'Rex', categoryId: Number.MAX_SAFE_INTEGER, status: null } },
+    ]);
   });
 
   for (const status of ['lost', 'Available', '', null]) {
@@ -75,10 +80,77 @@ describe('Pet decider: AddPet', () => {
   }
 });
 
+// The status rules, written out pair by pair: from (row) → to (column).
+const EXPECTED: Record<string, Record<PetStatus, 'changes' | 'no-op' | 'illegal'>> = {
+  none: { available: 'changes', pending: 'changes', sold: 'changes' },
+  available: { available: 'no-op', pending: 'changes', sold: 'changes' },
+  pending: { available: 'changes', pending: 'no-op', sold: 'changes' },
+  sold: { available: 'illegal', pending: 'illegal', sold: 'no-op' },
+};
+
+describe('Pet decider: ChangePetStatus, every pair of the status table', () => {
+  for (const [fromName, row] of Object.entries(EXPECTED)) {
+    const from = fromName === 'none' ? null : (fromName as PetStatus);
+    for (const to of PET_STATUSES) {
+      const outcome = row[to];
+      it(`${fromName} → ${to}: ${outcome}`, () => {
+        const scenario = given([added(from)]).when(changeTo(to));
+        if (outcome === 'changes') scenario.then([changed(from, to)]);
+        else if (outcome === 'no-op') scenario.then([]);
+        else scenario.thenRejects(IllegalStatusTransition);
+      });
+    }
+  }
+
+  it('names both statuses when it refuses a change', () => {
+    assert.throws(() => decide(changeTo('available'), evolve(initialState(), added('sold'))), /from sold to available/);
+  });
+
+  it('follows the state through earlier changes', () => {
+    given([added('available'), changed('available', 'pending')]).when(changeTo('sold')).then([changed('pending', 'sold')]);
+    given([added('available'), changed('available', 'sold')]).when(changeTo('pending')).thenRejects(IllegalStatusTransition);
+  });
+
+  it('refuses an unknown status as a rule violation', () => {
+    given([added('available')]).when(changeTo('lost')).thenRejects(PetRuleViolation, 'status');
+  });
+
+  it('refuses to change a pet that does not exist', () => {
+    given([]).when(changeTo('sold')).thenRejects(PetStateConflict);
+  });
+
+  it('holds for any sequence of changes: only legal moves are recorded, and nothing leaves sold', () => {
+    const status = fc.constantFrom(...PET_STATUSES);
+    fc.assert(
+      fc.property(fc.option(status, { nil: null }), fc.array(status, { maxLength: 20 }), (start, targets) => {
+        let state = evolve(initialState(), added(start));
+        for (const to of targets) {
+          const before = state.kind === 'present' ? state.pet.status ?? null : null;
+          let events: PetEvent[];
+          try {
+            events = decide(changeTo(to), state);
+          } catch (error) {
+            assert.ok(error instanceof IllegalStatusTransition);
+            assert.equal(before, 'sold');
+            continue;
+          }
+          if (before === to) assert.deepEqual(events, []);
+          else assert.deepEqual(events, [changed(before, to)]);
+          state = events.reduce(evolve, state);
+        }
+      }),
+    );
+  });
+});
+
 describe('Pet evolve', () => {
   it('starts absent and is present after PetAdded', () => {
     assert.deepEqual(initialState(), { kind: 'absent' });
-    const pet = { id: 1, name: 'Rex', categoryId: 2 };
-    assert.deepEqual(evolve(initialState(), { type: 'PetAdded', data: pet }), { kind: 'present', pet });
+    assert.deepEqual(evolve(initialState(), added(null)), { kind: 'present', pet: { id: 7, name: 'Rex', categoryId: 3 } });
+  });
+
+  it('takes the new status from PetStatusChanged', () => {
+    const state = [added('available'), changed('available', 'pending')].reduce(evolve, initialState());
+    assert.deepEqual(state, { kind: 'present', pet: { id: 7, name: 'Rex', categoryId: 3, status: 'pending' } });
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
-/** The three pet operations as SPEC.md describes them, against the real service over HTTP. */
+/** The three pet operations as the interface describes them, against the real service over HTTP. */
 
 interface Pet {
   id: number;
@@ -78,6 +78,13 @@ describe('POST /v1/pets (createPet)', () => {
     const first = await createPet({ name: 'First', categoryId: 1 });
     const second = await createPet({ name: 'Second', categoryId: 1 });
     assert.ok(second.id > first.id, `ids ${first.id} then ${second.id}`);
+  });
+
+  it('gives each of 20 pets created at once its own id', async () => {
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, index) => api.createPet({ name: `Concurrent ${index}`, categoryId: 1 })));
+    assert.deepEqual(responses.map((response) => response.status), responses.map(() => 201));
+    const created = (await Promise.all(responses.map((response) => response.json()))) as Pet[];
+    assert.equal(new Set(ids(created)).size, 20);
   });
 
   it('creates a pet without status whose answer has no status key', async () => {

@@ -1,11 +1,7 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { parse as parseContentType } from 'content-type';
-import { CATEGORY_ID_MAX } from '../../domain/index.ts';
-import type { NewPet } from '../../application/index.ts';
 import { HttpProblem } from './errors.ts';
-import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
-import { NewPetCheck, NewPetSchema } from './schemas.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -18,6 +14,7 @@ const parseJson = koaBody({
   urlencoded: false,
   multipart: false,
   encoding: 'utf-8',
+  jsonTypes: ['application/json', 'application/merge-patch+json'],
   onError(error) {
     throw bodyReadProblem(error);
   },
@@ -41,7 +38,7 @@ export function requireJsonBody(mediaTypes: readonly string[]) {
       throw new HttpProblem('unsupported_media_type', `Content-Type ${JSON.stringify(header)} is not a valid media type`);
     }
     if (!mediaTypes.includes(type)) throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}, got ${type}`);
-    if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
       throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
     }
     await parseJson(ctx, next);
@@ -56,39 +53,24 @@ function bodyReadProblem(error: Error & { status?: number; type?: string }): Htt
   return new HttpProblem('invalid_body', `the request body could not be read: ${error.message}`);
 }
 
-const FIELDS = Object.keys(NewPetSchema.properties);
-
-/** The parsed body as a NewPet, with a 400 that names the field for anything else. */
-export function readNewPet(ctx: Context): NewPet {
+/**
+ * The parsed body as a JSON object with only `allowed` fields, or a 400 that says what is wrong.
+ * Also returns the raw text, for checks that need the number as written.
+ */
+export function readJsonObject(ctx: Context, what: string, allowed: readonly string[]): { body: Record<string, unknown>; raw: string } {
   const body: unknown = ctx.request.body;
   const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
   if (raw.trim() === '') throw new HttpProblem('invalid_body', 'a JSON body is required');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HttpProblem('invalid_body', `the body must be a JSON object (a NewPet), got ${describe(body)}`);
+    throw new HttpProblem('invalid_body', `the body must be a JSON object (${what}), got ${describe(body)}`);
   }
   const record = body as Record<string, unknown>;
-  if (Object.hasOwn(record, 'id')) throw new HttpProblem('invalid_body', 'id must not be sent: the service assigns it');
-  const unknownField = Object.keys(record).find((field) => !FIELDS.includes(field));
+  const unknownField = Object.keys(record).find((field) => !allowed.includes(field));
   if (unknownField !== undefined) {
-    throw new HttpProblem('invalid_body', `unknown field ${JSON.stringify(unknownField)}; a NewPet has ${FIELDS.join(', ')}`);
+    if (unknownField === 'id') throw new HttpProblem('invalid_body', 'id must not be sent: the service assigns it');
+    throw new HttpProblem('invalid_body', `unknown field ${JSON.stringify(unknownField)}; ${what} has only ${allowed.join(', ')}`);
   }
-  for (const field of ['name', 'categoryId'] as const) {
-    if (!Object.hasOwn(record, field)) throw new HttpProblem('invalid_body', `${field} is required`);
-  }
-  if (typeof record.categoryId === 'number') assertExactCategoryId(raw);
-  if (!NewPetCheck.Check(record)) {
-    const first = NewPetCheck.Errors(record).First()!;
-    throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
-  }
-  return record;
-}
-
-function assertExactCategoryId(raw: string): void {
-  const text = topLevelNumberText(raw, 'categoryId');
-  const value = text === undefined ? undefined : exactInteger(text);
-  if (value === undefined || value < 1n || value > BigInt(CATEGORY_ID_MAX)) {
-    throw new HttpProblem('invalid_body', `categoryId must be an integer from 1 to ${CATEGORY_ID_MAX}, got ${text}`);
-  }
+  return { body: record, raw };
 }
 
 function describe(value: unknown): string {

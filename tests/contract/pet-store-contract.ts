@@ -1,0 +1,178 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PetEvent, PetStatus } from '../../domain/index.ts';
+import { addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPets, StreamVersionConflict } from '../../application/index.ts';
+import type { AppendMetadata, PetStorePorts } from '../../application/index.ts';
+
+export interface ContractSubject {
+  readonly ports: PetStorePorts;
+  close(): Promise<void>;
+}
+
+const metadata: AppendMetadata = { recordedAt: '2026-11-22T00:00:00.000Z', requestId: 'r', apiKeyId: 'k' };
+const petAdded = (id: number, name = 'A', status: PetStatus | null = null): PetEvent => ({
+  type: 'PetAdded',
+  data: { id, name, categoryId: 1, status },
+});
+
+/**
+ * What every event store and catalogue must do, whatever it is built on. Each adapter's test file calls
+ * this with a factory for a fresh, empty store.
+ */
+export function petStoreContract(name: string, open: () => Promise<ContractSubject>): void {
+  describe(`pet store contract: ${name}`, () => {
+    let subject: ContractSubject;
+    let ports: PetStorePorts;
+    let nextId = 100_000;
+    const freshId = () => ++nextId;
+
+    before(async () => {
+      subject = await open();
+      ports = subject.ports;
+    });
+    after(() => subject.close());
+
+    describe('expected versions', () => {
+      it('creates a stream when it expects no stream', async () => {
+        const id = freshId();
+        assert.deepEqual(await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata), { version: 1 });
+      });
+
+      it('refuses no_stream when the stream exists, and writes nothing', async () => {
+        const id = freshId();
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await assert.rejects(ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id, 'B')], metadata), StreamVersionConflict);
+        const stream = await ports.eventStore.readStream(`pet-${id}`);
+        assert.equal(stream.version, 1);
+        assert.equal((await ports.catalog.get(id))?.pet.name, 'A');
+      });
+
+      it('appends at exactly the current version', async () => {
+        const id = freshId();
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
+        assert.deepEqual(await ports.eventStore.append(`pet-${id}`, 1, [change], metadata), { version: 2 });
+        assert.deepEqual(await ports.catalog.get(id), { pet: { id, name: 'A', categoryId: 1, status: 'pending' }, version: 2 });
+      });
+
+      for (const expected of [0, 2, 5]) {
+        it(`refuses an exact version ${expected} that is not current (1), reporting the actual one`, async () => {
+          const id = freshId();
+          await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+          const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'sold' } };
+          await assert.rejects(ports.eventStore.append(`pet-${id}`, expected, [change], metadata), (error: unknown) => {
+            assert.ok(error instanceof StreamVersionConflict);
+            assert.equal(error.actual, 1);
+            return true;
+          });
+          assert.equal((await ports.catalog.get(id))?.pet.status, undefined);
+        });
+      }
+
+      it('refuses an exact version for a stream that does not exist', async () => {
+        const id = freshId();
+        await assert.rejects(ports.eventStore.append(`pet-${id}`, 1, [petAdded(id)], metadata), StreamVersionConflict);
+        assert.equal(await ports.catalog.get(id), undefined);
+      });
+    });
+
+    describe('reading', () => {
+      it('reads a stream in version order with its metadata, and an unknown stream as version 0', async () => {
+        const id = freshId();
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'available' } };
+        await ports.eventStore.append(`pet-${id}`, 1, [change], metadata);
+        const stream = await ports.eventStore.readStream(`pet-${id}`);
+        assert.equal(stream.version, 2);
+        assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, petAdded(id)], [2, change]]);
+        assert.deepEqual(stream.events.map((stored) => stored.metadata), [
+          { schemaVersion: CURRENT_SCHEMA_VERSION.PetAdded, ...metadata },
+          { schemaVersion: CURRENT_SCHEMA_VERSION.PetStatusChanged, ...metadata },
+        ]);
+        assert.deepEqual(await ports.eventStore.readStream('pet-none'), { version: 0, events: [] });
+      });
+
+      it('reads the whole log in position order, in pages, positions only growing', async () => {
+        const ids = [freshId(), freshId(), freshId()];
+        for (const id of ids) await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const all = [];
+        for (let after = 0; ; ) {
+          const page = await ports.eventStore.readAll(after, 2);
+          if (page.length === 0) break;
+          all.push(...page);
+          after = page.at(-1)!.position;
+        }
+        const positions = all.map((stored) => stored.position);
+        assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
+        assert.equal(new Set(positions).size, positions.length);
+        const lastThree = all.slice(-3).map((stored) => stored.streamId);
+        assert.deepEqual(lastThree, ids.map((id) => `pet-${id}`));
+      });
+    });
+
+    describe('idempotency records', () => {
+      it('stores a record with the append, and refuses the same key again', async () => {
+        const id = freshId();
+        const record = { scope: 'k', key: `key-${id}`, fingerprint: '{"x":1}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' };
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
+        assert.deepEqual(await ports.idempotencyKeys.find('k', record.key, new Date()), record);
+        assert.equal(await ports.idempotencyKeys.find('other', record.key, new Date()), undefined);
+        const second = freshId();
+        await assert.rejects(
+          ports.eventStore.append(`pet-${second}`, 'no_stream', [petAdded(second)], metadata, { remember: { ...record, pet: { ...record.pet, id: second } } }),
+          IdempotencyKeyTaken,
+        );
+        assert.equal(await ports.catalog.get(second), undefined, 'the refused append wrote nothing');
+      });
+
+      it('forgets a record once it expires', async () => {
+        const id = freshId();
+        const record = { scope: 'k', key: `old-${id}`, fingerprint: '{}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2026-01-01T00:00:00.000Z' };
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
+        assert.equal(await ports.idempotencyKeys.find('k', record.key, new Date('2026-01-02T00:00:00.000Z')), undefined);
+      });
+    });
+
+    describe('use cases over this store', () => {
+      it('adds, lists in id order with filters and limits, and gets with a version', async () => {
+        const made = [];
+        for (const status of ['available', 'pending', undefined, 'available'] as const) {
+          made.push(await addPet(ports, status ? { name: `p-${status}`, categoryId: 2, status } : { name: 'p-none', categoryId: 2 }));
+        }
+        const ids = made.map((pet) => pet.id);
+        assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+        const available = (await listPets(ports, { status: 'available', limit: 100 })).map((pet) => pet.id);
+        assert.ok(available.includes(ids[0]!) && available.includes(ids[3]!) && !available.includes(ids[2]!));
+        assert.deepEqual(available, [...available].sort((a, b) => a - b));
+        assert.equal((await listPets(ports, { limit: 1 })).length, 1);
+        assert.deepEqual(await getPet(ports, ids[2]!), { pet: { id: ids[2], name: 'p-none', categoryId: 2 }, version: 1 });
+      });
+
+      it('changes a status, reflected at once in the filtered listing', async () => {
+        const pet = await addPet(ports, { name: 'mover', categoryId: 1, status: 'available' });
+        const changed = await changePetStatus(ports, { id: pet.id, status: 'sold' });
+        assert.deepEqual(changed, { pet: { ...pet, status: 'sold' }, version: 2 });
+        assert.ok((await listPets(ports, { status: 'sold', limit: 100 })).some((listed) => listed.id === pet.id));
+        assert.ok(!(await listPets(ports, { status: 'available', limit: 100 })).some((listed) => listed.id === pet.id));
+      });
+
+      it('replays a creation for the same idempotency key and body, and refuses another body', async () => {
+        const first = await addPet(ports, { name: 'once', categoryId: 1 }, { apiKeyId: 'k1' }, { idempotencyKey: 'same' });
+        const again = await addPet(ports, { categoryId: 1, name: 'once' }, { apiKeyId: 'k1' }, { idempotencyKey: 'same' });
+        assert.deepEqual(again, first);
+        await assert.rejects(addPet(ports, { name: 'twice', categoryId: 1 }, { apiKeyId: 'k1' }, { idempotencyKey: 'same' }), IdempotencyKeyReused);
+        const otherCaller = await addPet(ports, { name: 'once', categoryId: 1 }, { apiKeyId: 'k2' }, { idempotencyKey: 'same' });
+        assert.notEqual(otherCaller.id, first.id);
+      });
+
+      it('creates exactly one pet for concurrent creations with one key', async () => {
+        const before = (await ports.eventStore.readAll(0, 1_000_000)).length;
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => addPet(ports, { name: 'racer', categoryId: 1 }, { apiKeyId: 'k1' }, { idempotencyKey: 'race' })),
+        );
+        assert.equal(new Set(answers.map((pet) => pet.id)).size, 1);
+        assert.equal((await ports.eventStore.readAll(0, 1_000_000)).length, before + 1);
+      });
+    });
+  });
+}

@@ -1,0 +1,17 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { petStoreContract } from './pet-store-contract.ts';
+
+petStoreContract('SQLite', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-contract-'));
+  const store = await openSqlitePetStore(join(directory, 'contract.db'));
+  return {
+    ports: store,
+    async close() {
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+});

@@ -1,0 +1,859 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
+
+/**
+ * One `describe` per row of the README's "Decisions where the interface is silent" that applies to
+ * GET /v1/pets, POST /v1/pets and GET /v1/pets/{petId}. Rows about operations that do not exist yet
+ * (PATCH, idempotency, rate limits, the documents and the probes) are left out.
+ */
+
+interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status?: string;
+}
+
+type RequestInitWithKey = RequestInit & { key?: string | null };
+
+const ERROR_CODES = new Set([
+  'unauthorized', 'invalid_query', 'invalid_path', 'invalid_body', 'invalid_header', 'malformed_json',
+  'unsupported_media_type', 'payload_too_large', 'headers_too_large', 'request_timeout', 'not_found', 'method_not_allowed', 'illegal_transition',
+  'version_mismatch', 'idempotency_key_reused', 'rate_limited', 'unavailable', 'internal',
+]);
+const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 9007199254740991
+const EMOJI = '\u{1F415}'; // 🐕: one code point, two UTF-16 units
+
+let api: TestService;
+
+/** Every answer this file received, so the last rows can check none was a 5xx and every code is known. */
+const answered: { request: string; status: number }[] = [];
+const codesSeen = new Set<string>();
+
+before(async () => {
+  api = await startTestService();
+});
+
+after(async () => {
+  await api.stop();
+});
+
+async function send(path: string, init: RequestInitWithKey = {}): Promise<Response> {
+  const response = await api.request(path, init);
+  answered.push({ request: `${init.method ?? 'GET'} ${path}`, status: response.status });
+  return response;
+}
+
+/** POSTs `text` as it is (no JSON.stringify), so number literals reach the service exactly as written. */
+function postText(text: string, contentType = 'application/json', init: RequestInitWithKey = {}): Promise<Response> {
+  return send('/v1/pets', { ...init, method: 'POST', headers: { 'content-type': contentType, ...(init.headers as Record<string, string>) }, body: text });
+}
+
+function post(body: unknown, init: RequestInitWithKey = {}): Promise<Response> {
+  return postText(JSON.stringify(body), 'application/json', init);
+}
+
+async function expectCreated(response: Response): Promise<Pet> {
+  assert.equal(response.status, 201, `expected 201, got ${response.status}: ${await response.clone().text()}`);
+  return (await response.json()) as Pet;
+}
+
+/** Checks an error answer: its HTTP status, the Error shape (through readError) and its code. */
+async function expectError(response: Response, status: number, code: string): Promise<{ code: string; message: string; status: number }> {
+  assert.equal(response.status, status, `expected ${status} ${code}, got ${response.status}: ${await response.clone().text()}`);
+  const error = await readError(response);
+  codesSeen.add(error.code);
+  assert.equal(error.code, code, `message: ${error.message}`);
+  return error;
+}
+
+async function listAll(query = ''): Promise<Pet[]> {
+  const response = await send(`/v1/pets?limit=100${query}`);
+  assert.equal(response.status, 200);
+  const pets = (await response.json()) as Pet[];
+  assert.ok(pets.length < 100, 'this file must keep fewer than 100 pets for a listing to be the whole catalogue');
+  return pets;
+}
+
+/**
+ * Writes raw bytes to the service (for what fetch refuses to send) and reads the answer until the server
+ * closes, as a Response so readError can check it like any other.
+ */
+function sendRaw(bytes: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(api.service.port, '127.0.0.1');
+    socket.setTimeout(5_000, () => socket.destroy(new Error('no answer within 5 s')));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const headerEnd = received.indexOf('\r\n\r\n');
+      const [statusLine = '', ...headerLines] = received.slice(0, headerEnd).split('\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]);
+      answered.push({ request: `raw ${JSON.stringify(bytes.slice(0, 40))}`, status });
+      if (!Number.isInteger(status)) {
+        reject(new Error(`not an HTTP/1.1 answer: ${JSON.stringify(received.slice(0, 200))}`));
+        return;
+      }
+      const headers = new Headers();
+      for (const line of headerLines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).trim().toLowerCase();
+        // Framing headers describe the raw bytes, not the body handed to the Response.
+        if (name !== 'content-length' && name !== 'transfer-encoding') headers.append(name, line.slice(colon + 1).trim());
+      }
+      resolve(new Response(new TextEncoder().encode(received.slice(headerEnd + 4)), { status, headers }));
+    });
+    socket.write(bytes);
+  });
+}
+
+function rawRequest(method: string, path: string, extraHeaders: readonly string[] = []): string {
+  return [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: Bearer ${TEST_API_KEY}`, 'Connection: close', ...extraHeaders, '', ''].join('\r\n');
+}
+
+describe('decision: `status` omitted on create', () => {
+  it('answers 201 with a Pet that has no status key', async () => {
+    const pet = await expectCreated(await post({ name: 'Statusless', categoryId: 1 }));
+    assert.deepEqual(Object.keys(pet), ['id', 'name', 'categoryId']);
+  });
+
+  it('does not give the pet a default status when it is fetched', async () => {
+    const pet = await expectCreated(await post({ name: 'Statusless fetched', categoryId: 1 }));
+    const response = await send(`/v1/pets/${pet.id}`);
+    assert.equal(response.status, 200);
+    assert.equal(Object.hasOwn((await response.json()) as Pet, 'status'), false);
+  });
+
+  it('matches the pet with no status filter', async () => {
+    const pet = await expectCreated(await post({ name: 'Statusless filtered', categoryId: 1 }));
+    for (const status of ['available', 'pending', 'sold']) {
+      const filtered = await listAll(`&status=${status}`);
+      assert.equal(filtered.some((candidate) => candidate.id === pet.id), false, `status=${status} lists it`);
+    }
+  });
+});
+
+describe('decision: `id` sent on create', () => {
+  it('rejects a body with an id with 400 invalid_body naming id', async () => {
+    const error = await expectError(await post({ id: 424242, name: 'Self-numbered', categoryId: 1 }), 400, 'invalid_body');
+    assert.match(error.message, /\bid\b/);
+  });
+
+  it('rejects an id of null with 400 invalid_body', async () => {
+    await expectError(await post({ id: null, name: 'Null id', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('does not create a pet under the id that was sent', async () => {
+    await post({ id: 424243, name: 'Self-numbered', categoryId: 1 });
+    await expectError(await send('/v1/pets/424243'), 404, 'not_found');
+  });
+});
+
+describe('decision: unknown body fields', () => {
+  it('rejects a categoryID typo with 400 invalid_body whose message names categoryID', async () => {
+    const error = await expectError(await post({ name: 'Typo', categoryID: 1 }), 400, 'invalid_body');
+    assert.match(error.message, /categoryID/);
+  });
+
+  it('rejects an extra field beside the valid ones with 400 whose message names it', async () => {
+    const error = await expectError(await post({ name: 'Extra', categoryId: 1, colour: 'brown' }), 400, 'invalid_body');
+    assert.match(error.message, /colour/);
+  });
+});
+
+describe('decision: `name` (1 to 255 code points, exact, no white-space-only, no control characters)', () => {
+  it('accepts a name of 255 emoji (255 code points, 510 UTF-16 units)', async () => {
+    const name = EMOJI.repeat(255);
+    const pet = await expectCreated(await post({ name, categoryId: 1 }));
+    assert.equal(pet.name, name);
+  });
+
+  it('rejects a name of 256 emoji with 400 invalid_body', async () => {
+    await expectError(await post({ name: EMOJI.repeat(256), categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('accepts a name of 255 ASCII characters', async () => {
+    const name = 'a'.repeat(255);
+    assert.equal((await expectCreated(await post({ name, categoryId: 1 }))).name, name);
+  });
+
+  it('rejects a name of 256 ASCII characters with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'a'.repeat(256), categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects an empty name with 400 invalid_body', async () => {
+    await expectError(await post({ name: '', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name of only white space with 400 invalid_body', async () => {
+    await expectError(await post({ name: ' \u00a0\u3000 ', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name holding U+0001 with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Re\u0001x', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name holding U+0000 with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Re\u0000x', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name holding a line feed (U+000A) with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Re\nx', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name holding U+001F with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Re\u001fx', categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a name holding a lone surrogate with 400 invalid_body', async () => {
+    await expectError(await postText('{"name":"Re\\ud800x","categoryId":1}'), 400, 'invalid_body');
+  });
+
+  it('rejects a name that is not a string with 400 invalid_body', async () => {
+    await expectError(await post({ name: 42, categoryId: 1 }), 400, 'invalid_body');
+  });
+
+  it('rejects a body without name with 400 invalid_body naming name', async () => {
+    const error = await expectError(await post({ categoryId: 1 }), 400, 'invalid_body');
+    assert.match(error.message, /name/);
+  });
+
+  for (const [label, name] of [
+    ['emoji and a ZWJ sequence', `Rex ${EMOJI} \u{1F468}\u200D\u{1F469}\u200D\u{1F467}`],
+    ['right-to-left text', '\u05E8\u05E7\u05E1 \u0627\u0644\u0643\u0644\u0628'],
+    ['SQL metacharacters', "Robert'); DROP TABLE pets;--"],
+    ['leading and trailing spaces', '  Rex  '],
+    ['a decomposed accent (not normalised)', 'Rene\u0301'],
+    ['HTML and quotes', '<b>"Rex"</b> & \\ %'],
+  ] as const) {
+    it(`stores and returns a name with ${label} exactly`, async () => {
+      const created = await expectCreated(await post({ name, categoryId: 1 }));
+      assert.equal(created.name, name);
+      const fetched = await send(`/v1/pets/${created.id}`);
+      assert.equal(((await fetched.json()) as Pet).name, name);
+    });
+  }
+
+  it('keeps the pets table working after a name with SQL metacharacters', async () => {
+    await expectCreated(await post({ name: "x'); DROP TABLE pets;--", categoryId: 1 }));
+    const pets = await listAll();
+    assert.ok(pets.some((pet) => pet.name === "x'); DROP TABLE pets;--"));
+  });
+});
+
+describe('decision: `categoryId` (an integer from 1 to 2^53-1, never rounded)', () => {
+  for (const [label, value] of [
+    ['0', 0],
+    ['-1', -1],
+    ['1.5', 1.5],
+    ['the string "1"', '1'],
+    ['null', null],
+    ['true', true],
+    ['an object', { id: 1 }],
+    ['9007199254740992 (2^53)', 2 ** 53],
+  ] as const) {
+    it(`rejects a categoryId of ${label} with 400 invalid_body`, async () => {
+      await expectError(await post({ name: 'Category', categoryId: value }), 400, 'invalid_body');
+    });
+  }
+
+  it('rejects a body without categoryId with 400 invalid_body naming categoryId', async () => {
+    const error = await expectError(await post({ name: 'Category' }), 400, 'invalid_body');
+    assert.match(error.message, /categoryId/);
+  });
+
+  it('accepts a categoryId of 9007199254740991 (2^53-1) and returns it exactly', async () => {
+    const pet = await expectCreated(await post({ name: 'Max category', categoryId: MAX_SAFE }));
+    assert.equal(pet.categoryId, MAX_SAFE);
+  });
+
+  it('accepts a categoryId of 1', async () => {
+    assert.equal((await expectCreated(await post({ name: 'Min category', categoryId: 1 }))).categoryId, 1);
+  });
+
+  for (const literal of ['9007199254740993', '9007199254740990.6', '1.0000000000000001', '1e400', '0e400', '1e-400', '-0']) {
+    it(`rejects the raw number text ${literal} (JSON.parse would round it) with 400 invalid_body`, async () => {
+      await expectError(await postText(`{"name":"Raw","categoryId":${literal}}`), 400, 'invalid_body');
+    });
+  }
+
+  it('accepts the raw number text 1e3 as categoryId 1000', async () => {
+    const pet = await expectCreated(await postText('{"name":"Exponent","categoryId":1e3}'));
+    assert.equal(pet.categoryId, 1000);
+  });
+
+  it('accepts the raw number text 1.0 as categoryId 1', async () => {
+    const pet = await expectCreated(await postText('{"name":"Point zero","categoryId":1.0}'));
+    assert.equal(pet.categoryId, 1);
+  });
+
+  it('checks the text of categoryId itself, not of a same-named key nested deeper', async () => {
+    const pet = await expectCreated(await postText('{"name":"categoryId","categoryId":7}'));
+    assert.equal(pet.categoryId, 7);
+  });
+});
+
+describe('decision: `limit` and `status` query values checked as text', () => {
+  for (const [label, query] of [
+    ['0', 'limit=0'],
+    ['101', 'limit=101'],
+    ['-1', 'limit=-1'],
+    ['1000', 'limit=1000'],
+    ['01 (leading zero)', 'limit=01'],
+    ['+5 (encoded plus sign)', 'limit=%2B5'],
+    ['+5 (a plus that decodes to a space)', 'limit=+5'],
+    ['1e1', 'limit=1e1'],
+    ['0x10', 'limit=0x10'],
+    ['1.5', 'limit=1.5'],
+    ['" 5" (a space)', 'limit=%205'],
+    ['abc', 'limit=abc'],
+    ['empty (limit=)', 'limit='],
+    ['empty (bare limit)', 'limit'],
+    ['repeated (limit=1&limit=2)', 'limit=1&limit=2'],
+    ['repeated with equal values (limit=5&limit=5)', 'limit=5&limit=5'],
+  ] as const) {
+    it(`rejects limit ${label} with 400 invalid_query naming limit`, async () => {
+      const error = await expectError(await send(`/v1/pets?${query}`), 400, 'invalid_query');
+      assert.match(error.message, /limit/);
+    });
+  }
+
+  it('accepts limit=100', async () => {
+    const response = await send('/v1/pets?limit=100');
+    assert.equal(response.status, 200);
+    assert.ok(((await response.json()) as Pet[]).length <= 100);
+  });
+
+  it('accepts limit=1 and returns one pet', async () => {
+    await expectCreated(await post({ name: 'At least one', categoryId: 1 }));
+    const response = await send('/v1/pets?limit=1');
+    assert.equal(response.status, 200);
+    assert.equal(((await response.json()) as Pet[]).length, 1);
+  });
+
+  for (const [label, query] of [
+    ['an unknown status (lost)', 'status=lost'],
+    ['a status in the wrong case (Available)', 'status=Available'],
+    ['a status in upper case (SOLD)', 'status=SOLD'],
+    ['an empty status', 'status='],
+    ['a status with a trailing space', 'status=sold%20'],
+    ['a repeated status (status=sold&status=pending)', 'status=sold&status=pending'],
+    ['a repeated equal status (status=sold&status=sold)', 'status=sold&status=sold'],
+  ] as const) {
+    it(`rejects ${label} with 400 invalid_query naming status`, async () => {
+      const error = await expectError(await send(`/v1/pets?${query}`), 400, 'invalid_query');
+      assert.match(error.message, /status/);
+    });
+  }
+});
+
+describe('decision: unknown query parameters', () => {
+  it('ignores an unknown parameter and answers the same listing as without it', async () => {
+    const plain = await listAll();
+    const response = await send('/v1/pets?limit=100&colour=brown&cursor=abc');
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), plain);
+  });
+
+  it('treats a differently cased parameter name (LIMIT) as unknown, not as limit', async () => {
+    const response = await send('/v1/pets?LIMIT=abc');
+    assert.equal(response.status, 200);
+  });
+});
+
+describe('decision: listing order', () => {
+  it('lists pets in ascending id order', async () => {
+    const listed = (await listAll()).map((pet) => pet.id);
+    assert.deepEqual(listed, [...listed].sort((a, b) => a - b));
+  });
+
+  it('answers the same listing twice in a row', async () => {
+    assert.deepEqual(await listAll(), await listAll());
+  });
+
+  it('answers the same filtered listing twice in a row', async () => {
+    await expectCreated(await post({ name: 'Sold one', categoryId: 1, status: 'sold' }));
+    assert.deepEqual(await listAll('&status=sold'), await listAll('&status=sold'));
+  });
+});
+
+describe('decision: malformed JSON; valid JSON that is not an object', () => {
+  for (const [label, text] of [
+    ['a truncated object', '{"name":"Rex","categoryId":'],
+    ['single-quoted JSON-like text', "{'name':'Rex','categoryId':1}"],
+    ['a trailing comma', '{"name":"Rex","categoryId":1,}'],
+    ['unquoted keys', '{name:"Rex",categoryId:1}'],
+    ['plain words', 'hello'],
+    ['two objects', '{"name":"Rex","categoryId":1}{}'],
+  ] as const) {
+    it(`rejects ${label} with 400 malformed_json`, async () => {
+      await expectError(await postText(text), 400, 'malformed_json');
+    });
+  }
+
+  for (const [label, text] of [
+    ['an array', '[{"name":"Rex","categoryId":1}]'],
+    ['a number', '42'],
+    ['a string', '"Rex"'],
+    ['null', 'null'],
+    ['true', 'true'],
+  ] as const) {
+    it(`rejects ${label} (valid JSON, not an object) with 400 invalid_body`, async () => {
+      await expectError(await postText(text), 400, 'invalid_body');
+    });
+  }
+
+  it('rejects an empty body with 400 invalid_body', async () => {
+    await expectError(await postText(''), 400, 'invalid_body');
+  });
+});
+
+describe('decision: body not `application/json`; a charset other than UTF-8', () => {
+  const valid = '{"name":"Typed","categoryId":1}';
+
+  for (const contentType of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/merge-patch+json',
+    'application/json; charset=iso-8859-1',
+    'application/json; charset=utf-16',
+    'not a media type',
+  ]) {
+    it(`rejects Content-Type ${contentType} with 415 unsupported_media_type`, async () => {
+      await expectError(await postText(valid, contentType), 415, 'unsupported_media_type');
+    });
+  }
+
+  it('rejects a body sent without Content-Type with 415 unsupported_media_type', async () => {
+    const response = await send('/v1/pets', { method: 'POST', body: new Blob([valid]) });
+    await expectError(response, 415, 'unsupported_media_type');
+  });
+
+  for (const contentType of ['application/json; charset=UTF-8', 'application/json; charset=utf-8', 'application/json; charset="utf-8"', 'Application/JSON']) {
+    it(`accepts Content-Type ${contentType}`, async () => {
+      await expectCreated(await postText(valid, contentType));
+    });
+  }
+});
+
+describe('decision: body over 64 KiB', () => {
+  /** A valid NewPet padded with white space to exactly `bytes` bytes. */
+  function paddedBody(bytes: number): string {
+    const head = '{"name":"Padded","categoryId":1';
+    return `${head}${' '.repeat(bytes - head.length - 1)}}`;
+  }
+
+  it('accepts a body of exactly 64 KiB (65536 bytes)', async () => {
+    await expectCreated(await postText(paddedBody(65_536)));
+  });
+
+  it('rejects a body of 65537 bytes with 413 payload_too_large', async () => {
+    await expectError(await postText(paddedBody(65_537)), 413, 'payload_too_large');
+  });
+
+  it('rejects a body of 1 MiB with 413 payload_too_large', async () => {
+    await expectError(await postText(paddedBody(1024 * 1024)), 413, 'payload_too_large');
+  });
+
+  it('rejects a chunked body over 64 KiB (no Content-Length) with 413 payload_too_large', async () => {
+    const body = paddedBody(70_000);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(body));
+        controller.close();
+      },
+    });
+    const response = await send('/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    await expectError(response, 413, 'payload_too_large');
+  });
+});
+
+describe('decision: unknown path', () => {
+  for (const path of ['/v1/pets/', '/V1/pets', '/v1/Pets', '/v1/pets/1/x', '/pets', '/v1', '/', '/v2/pets', '/v1/pets//1']) {
+    it(`answers ${path} with 404 not_found`, async () => {
+      await expectError(await send(path), 404, 'not_found');
+    });
+  }
+
+  it('answers POST /v1/pets/ (trailing slash) with 404 not_found', async () => {
+    await expectError(await send('/v1/pets/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Slash","categoryId":1}' }), 404, 'not_found');
+  });
+
+  for (const method of ['DELETE', 'PUT', 'PATCH', 'PURGE', 'OPTIONS']) {
+    it(`answers ${method} /v1/pets with 405 method_not_allowed and Allow: GET, HEAD, POST`, async () => {
+      const response = await send('/v1/pets', { method });
+      assert.deepEqual(allowed(response.headers.get('allow')), ['GET', 'HEAD', 'POST']);
+      await expectError(response, 405, 'method_not_allowed');
+    });
+  }
+
+  for (const method of ['DELETE', 'PUT', 'POST']) {
+    it(`answers ${method} /v1/pets/{petId} with 405 method_not_allowed and Allow: GET, HEAD, PATCH`, async () => {
+      const response = await send('/v1/pets/1', { method, ...(method === 'GET' ? {} : { headers: { 'content-type': 'application/json' }, body: '{}' }) });
+      assert.deepEqual(allowed(response.headers.get('allow')), ['GET', 'HEAD', 'PATCH']);
+      await expectError(response, 405, 'method_not_allowed');
+    });
+  }
+
+  it('answers TRACE /v1/pets (which fetch refuses to send) with 405 and Allow', async () => {
+    const response = await sendRaw(rawRequest('TRACE', '/v1/pets'));
+    assert.deepEqual(allowed(response.headers.get('allow')), ['GET', 'HEAD', 'POST']);
+    await expectError(response, 405, 'method_not_allowed');
+  });
+
+  it('answers MKCOL /v1/pets (a method @koa/router does not know) with 405 and Allow', async () => {
+    const response = await sendRaw(rawRequest('MKCOL', '/v1/pets'));
+    assert.deepEqual(allowed(response.headers.get('allow')), ['GET', 'HEAD', 'POST']);
+    await expectError(response, 405, 'method_not_allowed');
+  });
+
+  it('answers a request line Node\'s parser rejects (GARBAGE) with 400 and a JSON Error body', async () => {
+    const response = await sendRaw('GARBAGE\r\n\r\n');
+    await expectError(response, 400, 'invalid_header');
+  });
+
+  it('answers a header line without a colon with 400 and a JSON Error body', async () => {
+    const response = await sendRaw('GET /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nNoColonHere\r\n\r\n');
+    await expectError(response, 400, 'invalid_header');
+  });
+
+  it('answers an HTTP/1.1 request without a Host header with 400 and a JSON Error body', async () => {
+    // Node's server refuses it (requireHostHeader) with an empty 400 before Koa or the clientError handler run.
+    const response = await sendRaw('GET /v1/pets HTTP/1.1\r\nConnection: close\r\n\r\n');
+    await expectError(response, 400, 'invalid_header');
+  });
+
+  it('answers headers over Node\'s size limit with a JSON Error body whose code is in the fixed set', async () => {
+    const response = await sendRaw(rawRequest('GET', '/v1/pets', [`X-Padding: ${'a'.repeat(20_000)}`]));
+    assert.ok(response.status >= 400 && response.status < 500, `got ${response.status}`);
+    const error = await readError(response);
+    assert.ok(ERROR_CODES.has(error.code), `code ${error.code} is not in the documented fixed set`);
+  });
+
+  it('answers a method name Node\'s parser does not know (FOO) on a known path with 405 and Allow', async () => {
+    // llhttp refuses unknown method tokens before Koa runs; the clientError handler still answers 405.
+    const response = await sendRaw(rawRequest('FOO', '/v1/pets'));
+    assert.deepEqual(allowed(response.headers.get('allow')), ['GET', 'HEAD', 'POST']);
+    await expectError(response, 405, 'method_not_allowed');
+  });
+
+  it('answers a method name Node\'s parser does not know on an unknown path with 404', async () => {
+    await expectError(await sendRaw(rawRequest('FOO', '/v1/nothing')), 404, 'not_found');
+  });
+
+  it('answers a request with both Content-Length and Transfer-Encoding with 400 and a JSON Error body', async () => {
+    const response = await sendRaw(rawRequest('POST', '/v1/pets', ['Content-Type: application/json', 'Content-Length: 2', 'Transfer-Encoding: chunked']) + '0\r\n\r\n');
+    await expectError(response, 400, 'invalid_header');
+  });
+});
+
+function allowed(header: string | null): string[] {
+  return (header ?? '').split(',').map((method) => method.trim()).filter(Boolean).sort();
+}
+
+describe('decision: who needs a key (the pet operations; documents and probes do not exist yet)', () => {
+  it('answers GET /v1/pets without a key with 401 unauthorized', async () => {
+    await expectError(await send('/v1/pets', { key: null }), 401, 'unauthorized');
+  });
+
+  it('answers POST /v1/pets without a key with 401 unauthorized', async () => {
+    await expectError(await post({ name: 'Keyless', categoryId: 1 }, { key: null }), 401, 'unauthorized');
+  });
+
+  it('answers GET /v1/pets/{petId} without a key with 401 unauthorized', async () => {
+    const pet = await expectCreated(await post({ name: 'Guarded', categoryId: 1 }));
+    await expectError(await send(`/v1/pets/${pet.id}`, { key: null }), 401, 'unauthorized');
+  });
+
+  it('creates nothing for a valid body sent without a key', async () => {
+    const before = await listAll();
+    await post({ name: 'Keyless', categoryId: 1 }, { key: null });
+    assert.deepEqual(await listAll(), before);
+  });
+});
+
+describe('decision: order of checks on a pet operation (the key first)', () => {
+  const wrongKey = 'wrong-key-0123456789abcdef';
+
+  it('answers a bad key with a malformed body with 401', async () => {
+    await expectError(await postText('{"name":', 'application/json', { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key with an invalid body with 401', async () => {
+    await expectError(await post({ id: 1, categoryID: 'x' }, { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key with a text/plain body with 401', async () => {
+    await expectError(await postText('hello', 'text/plain', { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key with a body over 64 KiB with 401', async () => {
+    await expectError(await postText(`{"name":"${'a'.repeat(70_000)}","categoryId":1}`, 'application/json', { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key with a bad query with 401', async () => {
+    await expectError(await send('/v1/pets?limit=0&status=lost', { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a missing key with a bad query with 401', async () => {
+    await expectError(await send('/v1/pets?limit=abc', { key: null }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key on GET /v1/pets/abc with 401', async () => {
+    await expectError(await send('/v1/pets/abc', { key: wrongKey }), 401, 'unauthorized');
+  });
+
+  it('answers a bad key on GET /v1/pets/{petId} for an unknown pet with 401, not 404', async () => {
+    await expectError(await send('/v1/pets/987654321', { key: wrongKey }), 401, 'unauthorized');
+  });
+});
+
+describe('decision: `petId` (decimal digits only; digits naming no pet are 404)', () => {
+  for (const [label, segment] of [
+    ['abc', 'abc'],
+    ['-1', '-1'],
+    ['+1', '+1'],
+    ['0x1', '0x1'],
+    ['1.5', '1.5'],
+    ['1e3', '1e3'],
+    ['" 1" (percent-encoded space)', '%201'],
+    ['"1 " (percent-encoded trailing space)', '1%20'],
+    ['a full-width digit', '%EF%BC%91'],
+  ] as const) {
+    it(`answers petId ${label} with 400 invalid_path`, async () => {
+      await expectError(await send(`/v1/pets/${segment}`), 400, 'invalid_path');
+    });
+  }
+
+  for (const segment of ['0', '007', '9007199254740992', '99999999999999999999', '9007199254740991']) {
+    it(`answers petId ${segment} with 404 not_found`, async () => {
+      await expectError(await send(`/v1/pets/${segment}`), 404, 'not_found');
+    });
+  }
+
+  it('answers petId with a leading zero before an existing id with 404, not the pet', async () => {
+    const pet = await expectCreated(await post({ name: 'Zero padded', categoryId: 1 }));
+    await expectError(await send(`/v1/pets/0${pet.id}`), 404, 'not_found');
+  });
+});
+
+describe('decision: `Bearer` (scheme case-insensitive, key exact)', () => {
+  for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+    it(`accepts the scheme written ${scheme}`, async () => {
+      const response = await send('/v1/pets', { headers: { authorization: `${scheme} ${TEST_API_KEY}` } });
+      assert.equal(response.status, 200);
+    });
+  }
+
+  it('rejects the key in another case with 401', async () => {
+    await expectError(await send('/v1/pets', { key: TEST_API_KEY.toUpperCase() }), 401, 'unauthorized');
+  });
+
+  it('rejects the key with one character more with 401', async () => {
+    await expectError(await send('/v1/pets', { key: `${TEST_API_KEY}0` }), 401, 'unauthorized');
+  });
+
+  it('rejects a prefix of the key with 401', async () => {
+    await expectError(await send('/v1/pets', { key: TEST_API_KEY.slice(0, -1) }), 401, 'unauthorized');
+  });
+
+  it('rejects the key without a scheme with 401', async () => {
+    await expectError(await send('/v1/pets', { headers: { authorization: TEST_API_KEY } }), 401, 'unauthorized');
+  });
+});
+
+describe('decision: missing key / wrong key (WWW-Authenticate per RFC 6750)', () => {
+  it('answers a missing key with 401 and WWW-Authenticate: Bearer exactly', async () => {
+    const response = await send('/v1/pets', { key: null });
+    assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('answers a wrong key with 401 and WWW-Authenticate carrying error="invalid_token"', async () => {
+    const response = await send('/v1/pets', { key: 'wrong-key-0123456789abcdef' });
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer\b/);
+    assert.match(challenge, /error="invalid_token"/);
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('answers Basic credentials with 401 and a Bearer challenge', async () => {
+    const response = await send('/v1/pets', { headers: { authorization: `Basic ${Buffer.from(`user:${TEST_API_KEY}`).toString('base64')}` } });
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer\b/);
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('answers Basic credentials with WWW-Authenticate: Bearer and no error code (RFC 6750 section 3.1)', async () => {
+    // "attempted using an unsupported authentication method": the resource server SHOULD NOT include an error code.
+    const response = await send('/v1/pets', { headers: { authorization: `Basic ${Buffer.from(`user:${TEST_API_KEY}`).toString('base64')}` } });
+    assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('answers "Bearer" with no key after it with 401', async () => {
+    await expectError(await send('/v1/pets', { headers: { authorization: 'Bearer' } }), 401, 'unauthorized');
+  });
+
+  it('never echoes the key that was sent in the error message', async () => {
+    const sent = 'secret-looking-key-0123456789';
+    const error = await expectError(await send('/v1/pets', { key: sent }), 401, 'unauthorized');
+    assert.equal(error.message.includes(sent), false);
+  });
+});
+
+describe('decision: deprecated `GET /pets/{petId}` (Deprecation, Sunset, Link on every answer)', () => {
+  function assertDeprecationHeaders(response: Response): void {
+    assert.equal(response.headers.get('deprecation'), '@1795219200');
+    assert.equal(response.headers.get('sunset'), 'Thu, 05 Dec 2030 00:00:00 GMT');
+    assert.equal(response.headers.get('link'), `<${api.baseUrl}/pets>; rel="successor-version"`);
+  }
+
+  it('marks a 200 answer', async () => {
+    const pet = await expectCreated(await post({ name: 'Deprecated', categoryId: 1 }));
+    const response = await send(`/v1/pets/${pet.id}`);
+    assert.equal(response.status, 200);
+    assertDeprecationHeaders(response);
+  });
+
+  it('marks a 401 answer', async () => {
+    const response = await send('/v1/pets/1', { key: null });
+    assertDeprecationHeaders(response);
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('marks a 404 answer', async () => {
+    const response = await send('/v1/pets/987654321');
+    assertDeprecationHeaders(response);
+    await expectError(response, 404, 'not_found');
+  });
+
+  it('marks a 400 invalid_path answer', async () => {
+    const response = await send('/v1/pets/abc');
+    assertDeprecationHeaders(response);
+    await expectError(response, 400, 'invalid_path');
+  });
+
+  it('marks a HEAD answer', async () => {
+    const response = await send('/v1/pets/987654321', { method: 'HEAD' });
+    assertDeprecationHeaders(response);
+  });
+
+  it('does not mark GET /v1/pets', async () => {
+    const response = await send('/v1/pets');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('deprecation'), null);
+    assert.equal(response.headers.get('sunset'), null);
+  });
+
+  it('does not mark a 401 on GET /v1/pets', async () => {
+    const response = await send('/v1/pets', { key: null });
+    assert.equal(response.headers.get('deprecation'), null);
+    await expectError(response, 401, 'unauthorized');
+  });
+
+  it('does not mark POST /v1/pets', async () => {
+    const response = await post({ name: 'Current', categoryId: 1 });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get('deprecation'), null);
+    assert.equal(response.headers.get('sunset'), null);
+  });
+
+  it('does not mark a 400 on POST /v1/pets', async () => {
+    const response = await post({ name: '', categoryId: 1 });
+    assert.equal(response.headers.get('deprecation'), null);
+    await expectError(response, 400, 'invalid_body');
+  });
+});
+
+describe('decision: a `__proto__` key in a body', () => {
+  it('rejects a body with a __proto__ key with 400 invalid_body', async () => {
+    await expectError(await postText('{"name":"Proto","categoryId":1,"__proto__":{"polluted":true}}'), 400, 'invalid_body');
+  });
+
+  it('leaves Object.prototype unpolluted', async () => {
+    await postText('{"name":"Proto","categoryId":1,"__proto__":{"polluted":true}}');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
+  });
+
+  it('rejects a constructor.prototype key with 400 invalid_body', async () => {
+    await expectError(await postText('{"name":"Proto","categoryId":1,"constructor":{"prototype":{"polluted":true}}}'), 400, 'invalid_body');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+});
+
+describe('decision: rejected POSTs create nothing', () => {
+  it('leaves the listing unchanged after a series of rejected POSTs', async () => {
+    const before = await listAll();
+    await post({ id: 1, name: 'Rejected', categoryId: 1 });
+    await post({ name: 'Rejected', categoryID: 1 });
+    await post({ name: '', categoryId: 1 });
+    await post({ name: EMOJI.repeat(256), categoryId: 1 });
+    await post({ name: 'Rejected', categoryId: 0 });
+    await post({ name: 'Rejected', categoryId: 1, status: 'lost' });
+    await postText('{"name":"Rejected","categoryId":9007199254740993}');
+    await postText('{"name":');
+    await postText('[]');
+    await postText('{"name":"Rejected","categoryId":1}', 'text/plain');
+    await postText('{"name":"Rejected","categoryId":1}', 'application/json; charset=iso-8859-1');
+    await postText(`{"name":"${'a'.repeat(70_000)}","categoryId":1}`);
+    await post({ name: 'Rejected', categoryId: 1 }, { key: 'wrong-key-0123456789abcdef' });
+    assert.deepEqual(await listAll(), before);
+  });
+
+  it('rejects a status outside PetStatus with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Lost', categoryId: 1, status: 'lost' }), 400, 'invalid_body');
+  });
+
+  it('rejects a status in the wrong case on create with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Lost', categoryId: 1, status: 'Available' }), 400, 'invalid_body');
+  });
+
+  it('rejects a status of null on create with 400 invalid_body', async () => {
+    await expectError(await post({ name: 'Lost', categoryId: 1, status: null }), 400, 'invalid_body');
+  });
+});
+
+describe('decision: error `code` values', () => {
+  it('answered every error in this file with a code from the fixed snake_case set', () => {
+    assert.ok(codesSeen.size >= 8, `only ${codesSeen.size} codes seen`);
+    for (const code of codesSeen) {
+      assert.ok(ERROR_CODES.has(code), `unknown code ${code}`);
+      assert.match(code, /^[a-z]+(_[a-z]+)*$/);
+    }
+  });
+});
+
+describe('decision: 5xx never for client input', () => {
+  for (const [label, path, init] of [
+    ['a categoryId with a huge exponent', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Huge","categoryId":1e999999999}' }],
+    ['a categoryId of 60000 digits', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"name":"Long","categoryId":${'9'.repeat(60_000)}}` }],
+    ['deeply nested JSON', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"name":"Deep","categoryId":1,"x":${'['.repeat(30_000)}${']'.repeat(30_000)}}` }],
+    ['bytes that are not UTF-8', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) }],
+    ['a gzip Content-Encoding over plain text', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: '{"name":"Zip","categoryId":1}' }],
+    ['an unknown Content-Encoding', '/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'foo' }, body: '{"name":"Zip","categoryId":1}' }],
+    ['a malformed percent-encoding in petId', '/v1/pets/%E0%A4%A', {}],
+    ['a lone percent sign in petId', '/v1/pets/%', {}],
+    ['a malformed percent-encoding in the query', '/v1/pets?limit=%ZZ&status=%', {}],
+    ['a very long limit', `/v1/pets?limit=${'9'.repeat(6_000)}`, {}],
+    ['an over-long Authorization header', '/v1/pets', { headers: { authorization: `Bearer ${'a'.repeat(6_000)}` } }],
+    ['an Authorization header with odd characters', '/v1/pets', { headers: { authorization: 'Bearer ä"\\ÿ' } }],
+  ] as const) {
+    it(`answers ${label} with a 4xx`, async () => {
+      const response = await send(path, init as RequestInitWithKey);
+      assert.ok(response.status >= 400 && response.status < 500, `got ${response.status}: ${await response.clone().text()}`);
+      await readError(response);
+    });
+  }
+
+  it('answered none of the requests in this file with a 5xx', () => {
+    assert.ok(answered.length > 100, `only ${answered.length} requests were recorded`);
+    const failures = answered.filter((entry) => entry.status >= 500 || !Number.isInteger(entry.status));
+    assert.deepEqual(failures, []);
+  });
+});
