@@ -1,33 +1,8 @@
-import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './service.ts';
+import { ConfigError } from './config.ts';
+import { serve } from './cli/serve.ts';
 
-/** `npm start`: configuration from the environment, then serve until SIGTERM or SIGINT. */
-async function main(): Promise<void> {
-  const config = loadConfig(process.env);
-  const service = await startService(config);
-  if (service.createdDevelopmentKey) {
-    const { key, file } = service.createdDevelopmentKey;
-    process.stdout.write(`\nCreated a development API key (also saved to ${file}):\n\n  ${key}\n\n`);
-  }
-  process.stdout.write(`petstore (${config.deployment}) listening on ${service.baseUrl}\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`${signal}: finishing requests in flight, then stopping\n`);
-    service.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-}
-
-main().catch((error: unknown) => {
+/** `npm start`: the same as `petstore serve`. */
+serve(process.env).catch((error: unknown) => {
   process.stderr.write(error instanceof ConfigError ? `configuration error: ${error.message}\n` : `petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

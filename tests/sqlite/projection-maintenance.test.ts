@@ -1,0 +1,131 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { addPet, changePetStatus, listPets } from '../../application/index.ts';
+import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const cli = join(root, 'scripts', 'petstore.mjs');
+
+/** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
+async function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, PETSTORE_DATABASE: database } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('projection rebuild and verify', () => {
+  let directory: string;
+  let file: string;
+  let store: SqlitePetStore;
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
+    file = join(directory, 'store.db');
+    store = await openSqlitePetStore(file);
+    for (let index = 1; index <= 30; index++) {
+      const pet = await addPet(store, index % 3 === 0 ? { name: `pet ${index}`, categoryId: index } : { name: `pet ${index}`, categoryId: index, status: 'available' });
+      if (index % 2 === 0) await changePetStatus(store, { id: pet.id, status: 'pending' });
+      if (index % 4 === 0) await changePetStatus(store, { id: pet.id, status: 'sold' });
+    }
+  });
+  after(async () => {
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('finds no difference when the read model was kept by the inline projection', async () => {
+    assert.deepEqual(await verifyPetProjection(store.db), []);
+  });
+
+  it('reports a changed row, a missing row and an extra row, each by id', async () => {
+    await sql`update pets set name = 'tampered' where id = 5`.execute(store.db);
+    await sql`delete from pets where id = 6`.execute(store.db);
+    await sql`insert into pets (id, name, category_id, status, version, created_at, updated_at) values (999, 'ghost', 1, null, 1, 'x', 'x')`.execute(store.db);
+    const differences = await verifyPetProjection(store.db);
+    assert.deepEqual(differences.map(({ id, kind }) => ({ id, kind })), [
+      { id: 5, kind: 'different' },
+      { id: 6, kind: 'missing' },
+      { id: 999, kind: 'unexpected' },
+    ]);
+    assert.equal(differences[0]!.expected!.name, 'pet 5');
+    assert.equal(differences[0]!.actual!.name, 'tampered');
+  });
+
+  it('the CLI verify prints the differences and exits 1', async () => {
+    const result = await petstore(file, 'projection', 'verify');
+    assert.equal(result.code, 1);
+    assert.match(result.stdout, /"id":5,"kind":"different"/);
+    assert.match(result.stdout, /3 difference\(s\)/);
+  });
+
+  it('the CLI rebuild replays the log into a fresh read model; verify then exits 0', async () => {
+    const rebuilt = await petstore(file, 'projection', 'rebuild');
+    assert.equal(rebuilt.code, 0, rebuilt.stderr);
+    assert.match(rebuilt.stdout, /30 pets from \d+ events/);
+    const verified = await petstore(file, 'projection', 'verify');
+    assert.equal(verified.code, 0, verified.stdout);
+    assert.match(verified.stdout, /matches the log/);
+    const plan = await sql.raw<{ detail: string }>("explain query plan select id from pets where status = 'sold' order by id limit 20").execute(store.db);
+    assert.match(plan.rows.map((row) => row.detail).join(' '), /INDEX pets_status_id/);
+  });
+
+  it('rebuilds while writers keep writing, losing none of their writes', async () => {
+    const writes = (async () => {
+      const made = [];
+      for (let index = 0; index < 40; index++) made.push(await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'pending' }));
+      return made;
+    })();
+    const [result, made] = await Promise.all([rebuildPetProjection(store.db), writes]);
+    assert.ok(result.pets >= 30);
+    assert.deepEqual(await verifyPetProjection(store.db), []);
+    const pending = await listPets(store, { status: 'pending', limit: 100 });
+    for (const pet of made) assert.ok(pending.some((listed) => listed.id === pet.id), `pet ${pet.id} is listed after the rebuild`);
+  });
+});
+
+describe('petstore CLI', () => {
+  it('prints usage and exits 2 for an unknown command', async () => {
+    const result = await petstore(':memory:', 'projection', 'explode');
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown command: projection explode/);
+    assert.match(result.stderr, /usage: petstore <command>/);
+  });
+
+  it('prints help for a command and exits 0', async () => {
+    const result = await petstore(':memory:', 'migrate', '--help');
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /petstore migrate/);
+  });
+
+  it('refuses a bad configuration naming the variable, exit 1', async () => {
+    const result = await promisify(execFile)(process.execPath, [cli, 'migrate'], { env: { ...process.env, PETSTORE_LOG_LEVEL: 'loud' } })
+      .then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /PETSTORE_LOG_LEVEL is invalid/);
+  });
+
+  it('migrates a new database and then reports it up to date', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-migrate-'));
+    try {
+      const first = await petstore(join(directory, 'm.db'), 'migrate');
+      assert.equal(first.code, 0);
+      assert.match(first.stdout, /applied \d+ migration\(s\): 0001_/);
+      const second = await petstore(join(directory, 'm.db'), 'migrate');
+      assert.match(second.stdout, /up to date/);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
