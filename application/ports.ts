@@ -82,6 +82,8 @@ export interface IdempotencyKeys {
 export interface PetQuery {
   readonly status?: PetStatus;
   readonly limit: number;
+  /** Only pets with a greater id (the listing continues after this one). */
+  readonly after?: number;
 }
 
 /** The read model the listing and the lookup are served from. */

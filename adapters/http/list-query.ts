@@ -7,11 +7,19 @@ import { HttpProblem } from './errors.ts';
 // because a lenient converter would quietly turn it into some other number.
 const PLAIN_DECIMAL = /^[1-9][0-9]*$/;
 
-/** Reads `limit` and `status` from the raw query string, checking the text before any conversion. */
+/** Reads `limit`, `status` and `after` from the raw query string, checking the text before any conversion. */
 export function parseListQuery(querystring: string): ListPetsInput {
   const params = new URLSearchParams(querystring);
   const limitText = single(params, 'limit');
   const statusText = single(params, 'status');
+  const afterText = single(params, 'after');
+  let after: number | undefined;
+  if (afterText !== undefined) {
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(afterText) || !Number.isSafeInteger(Number(afterText))) {
+      throw new HttpProblem('invalid_query', `after must be a pet id in plain digits (0 to 2^53-1), got ${JSON.stringify(afterText)}`);
+    }
+    after = Number(afterText);
+  }
   let limit = DEFAULT_LIMIT;
   if (limitText !== undefined) {
     if (!PLAIN_DECIMAL.test(limitText) || limitText.length > 3 || Number(limitText) > MAX_LIMIT) {
@@ -19,11 +27,12 @@ export function parseListQuery(querystring: string): ListPetsInput {
     }
     limit = Number(limitText);
   }
-  if (statusText === undefined) return { limit };
+  const continued = after === undefined ? { limit } : { limit, after };
+  if (statusText === undefined) return continued;
   if (!isPetStatus(statusText)) {
     throw new HttpProblem('invalid_query', `status must be one of ${PET_STATUSES.join(', ')}, got ${JSON.stringify(statusText)}`);
   }
-  return { limit, status: statusText };
+  return { ...continued, status: statusText };
 }
 
 function single(params: URLSearchParams, name: string): string | undefined {

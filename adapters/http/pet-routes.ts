@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { addPet, changePetStatus, getPet, listPets, PetNotFound } from '../../application/index.ts';
-import type { PetStorePorts, RequestContext } from '../../application/index.ts';
+import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
+import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
 import { markDeprecated } from './deprecation.ts';
@@ -26,7 +26,9 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
 
   router.get('listPets', '/v1/pets', authenticated, async (ctx) => {
     const query = parseListQuery(ctx.querystring);
-    ctx.body = await listPets(ports, query);
+    const { pets, nextAfter } = await listPetPage(ports, query);
+    if (nextAfter !== undefined) ctx.set('Link', `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`);
+    ctx.body = pets;
   });
 
   router.post('createPet', '/v1/pets', authenticated, requireJsonBody(['application/json']), async (ctx) => {
@@ -76,6 +78,14 @@ function petIdFromPath(ctx: Context): number {
   const id = parsePetId(text);
   if (id === undefined) throw new PetNotFound(text);
   return id;
+}
+
+/** The next page (RFC 8288 `rel="next"`): the same filter and limit, continuing after the last pet shown. */
+function nextPageUrl(base: string, query: ListPetsInput, after: number): string {
+  const params = new URLSearchParams({ limit: String(query.limit ?? DEFAULT_LIMIT) });
+  if (query.status !== undefined) params.set('status', query.status);
+  params.set('after', String(after));
+  return `${base}/pets?${params}`;
 }
 
 function requestContext(ctx: Context): RequestContext {

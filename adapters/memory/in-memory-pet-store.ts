@@ -58,9 +58,10 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   };
 
   const catalog: PetCatalog = {
-    async list({ status, limit }: PetQuery): Promise<Pet[]> {
+    async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
       const page: Pet[] = [];
-      for (const id of sortedIds) {
+      for (let index = firstAbove(sortedIds, after); index < sortedIds.length; index++) {
+        const id = sortedIds[index]!;
         const pet = rows.get(id)!.pet;
         if (status !== undefined && pet.status !== status) continue;
         page.push(pet);
@@ -90,12 +91,17 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
 }
 
 function insertSorted(ids: number[], id: number): void {
+  ids.splice(firstAbove(ids, id - 1), 0, id);
+}
+
+/** The index of the first id greater than `id` in an ascending array. */
+function firstAbove(ids: readonly number[], id: number): number {
   let low = 0;
   let high = ids.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (ids[middle]! < id) low = middle + 1;
+    if (ids[middle]! <= id) low = middle + 1;
     else high = middle;
   }
-  ids.splice(low, 0, id);
+  return low;
 }

@@ -134,9 +134,10 @@ async function projectIntoPets(trx: Transaction<PetStoreDatabase>, events: reado
 
 export function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog {
   return {
-    async list({ status, limit }: PetQuery): Promise<Pet[]> {
+    async list({ status, limit, after }: PetQuery): Promise<Pet[]> {
       let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
       if (status !== undefined) query = query.where('status', '=', status);
+      if (after !== undefined) query = query.where('id', '>', after);
       const rows = await translateErrors(() => query.orderBy('id').limit(limit).execute());
       return rows.map(petFromRow);
     },

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PetEvent, PetStatus } from '../../domain/index.ts';
-import { addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPets, StreamVersionConflict } from '../../application/index.ts';
+import { addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, StreamVersionConflict } from '../../application/index.ts';
 import type { AppendMetadata, PetStorePorts } from '../../application/index.ts';
 
 export interface ContractSubject {
@@ -146,6 +146,20 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         assert.deepEqual(available, [...available].sort((a, b) => a - b));
         assert.equal((await listPets(ports, { limit: 1 })).length, 1);
         assert.deepEqual(await getPet(ports, ids[2]!), { pet: { id: ids[2], name: 'p-none', categoryId: 2 }, version: 1 });
+      });
+
+      it('continues a listing after an id, and says where the next page starts', async () => {
+        const made = [];
+        for (let index = 0; index < 5; index++) made.push(await addPet(ports, { name: `page ${index}`, categoryId: 3, status: 'pending' }));
+        const ids = made.map((pet) => pet.id);
+        const continued = await listPets(ports, { after: ids[1]!, limit: 100 });
+        assert.deepEqual(continued.map((pet) => pet.id).slice(0, 3), ids.slice(2));
+        assert.ok(continued.every((pet) => pet.id > ids[1]!));
+        const page = await listPetPage(ports, { after: ids[0]!, limit: 2, status: 'pending' });
+        assert.deepEqual(page.pets.map((pet) => pet.id), ids.slice(1, 3));
+        assert.equal(page.nextAfter, ids[2]);
+        const last = await listPetPage(ports, { after: ids[3]!, limit: 1_00, status: 'pending' });
+        assert.equal(last.nextAfter, undefined);
       });
 
       it('changes a status, reflected at once in the filtered listing', async () => {
