@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
@@ -31,8 +31,8 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
     ctx.body = pets;
   });
 
-  router.post('createPet', '/v1/pets', authenticated, requireJsonBody(['application/json']), async (ctx) => {
-    const idempotencyKey = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+  router.post('createPet', '/v1/pets', authenticated, checkIdempotencyKey, requireJsonBody(['application/json']), async (ctx) => {
+    const idempotencyKey = parseIdempotencyKey(idempotencyKeyHeader(ctx));
     const pet = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
     ctx.status = 201;
     ctx.set('Location', `${publicBaseUrl()}/pets/${pet.id}`);
@@ -70,6 +70,16 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
   );
 
   return router;
+}
+
+/** Checks Idempotency-Key before the body is read (the order of checks: key, path, headers, body). */
+async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+  parseIdempotencyKey(idempotencyKeyHeader(ctx));
+  await next();
+}
+
+function idempotencyKeyHeader(ctx: Context): string | undefined {
+  return ctx.headers['idempotency-key'] as string | undefined;
 }
 
 /** The path's pet id; ids that cannot name a pet are 404 here, before any lookup. */
