@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, getPet, listPets, StreamVersionConflict } from '../../application/index.ts';
@@ -101,7 +102,7 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
   it('migrates once and every process can write', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
     const file = join(directory, 'new.db');
-    const child = resolve(import.meta.dirname, 'fixtures', 'open-and-add-pet.ts');
+    const child = fileURLToPath(new URL('fixtures/open-and-add-pet.ts', import.meta.url));
     try {
       const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, child, file])));
       const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
