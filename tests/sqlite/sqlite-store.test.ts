@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { addPet, getPet, listPets, StreamVersionConflict } from '../../application/index.ts';
+import { addPet, getPet, listPets, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { EventMetadata } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import { migrations } from '../../adapters/sqlite/migrations.ts';
+import { BUSY_TIMEOUT_MS } from '../../adapters/sqlite/open-sqlite.ts';
+import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 
 const run = promisify(execFile);
@@ -88,6 +90,22 @@ describe('SQLite pet store', () => {
     const details = plan.rows.map((row) => row.detail).join(' | ');
     assert.match(details, /USING (COVERING )?INDEX pets_status_id/);
     assert.doesNotMatch(details, /TEMP B-TREE/);
+  });
+
+  it('answers StoreUnavailable, writing nothing, while another connection holds the write lock past the busy timeout', async () => {
+    const other = await openSqliteConnection(join(directory, 'store.db'));
+    const before = await listPets(store, { limit: 100 });
+    // The store's own connection waits 50 ms rather than its 5 s for this test; the error path is the same.
+    await sql.raw('pragma busy_timeout = 50').execute(store.db);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await assert.rejects(addPet(store, { name: 'Blocked', categoryId: 1 }), StoreUnavailable);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      await sql.raw(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`).execute(store.db);
+    }
+    assert.deepEqual(await listPets(store, { limit: 100 }), before);
   });
 
   it('records every migration once when reopened', async () => {
