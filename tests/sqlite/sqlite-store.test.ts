@@ -14,9 +14,11 @@ import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import { migrations } from '../../adapters/sqlite/migrations.ts';
 import { BUSY_TIMEOUT_MS } from '../../adapters/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
-import { NODE_TS_ARGS } from '../support/processes.ts';
+import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 
 const run = promisify(execFile);
+/** Opens (and so migrates) the file given, adds one pet, prints it. */
+const openAndAddPet = fileURLToPath(new URL('fixtures/open-and-add-pet.ts', import.meta.url));
 const metadata: EventMetadata = { schemaVersion: 1, recordedAt: '2026-11-22T00:00:00.000Z', requestId: 'r', apiKeyId: 'k' };
 
 describe('SQLite pet store', () => {
@@ -120,9 +122,8 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
   it('migrates once and every process can write', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
     const file = join(directory, 'new.db');
-    const child = fileURLToPath(new URL('fixtures/open-and-add-pet.ts', import.meta.url));
     try {
-      const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, child, file])));
+      const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, openAndAddPet, file])));
       const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
       assert.deepEqual(pets.map((pet) => pet.id).sort(), [1, 2, 3]);
       const store = await openSqlitePetStore(file);
@@ -131,6 +132,25 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
       await store.close();
       assert.equal(applied.rows.length, Object.keys(migrations).length);
       assert.equal(listed.length, 3);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite pet store, one file for Node and Deno', () => {
+  it('opens and extends a file the other runtime wrote', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-shared-'));
+    const file = join(directory, 'shared.db');
+    try {
+      const { stdout } = await run(OTHER_RUNTIME.command, [...OTHER_RUNTIME.args, openAndAddPet, file]);
+      const there = JSON.parse(stdout) as { id: number; name: string; categoryId: number };
+      const store = await openSqlitePetStore(file);
+      const here = await addPet(store, { name: 'here', categoryId: 2 });
+      const listed = await listPets(store);
+      await store.close();
+      assert.equal(there.id, 1);
+      assert.deepEqual(listed, [there, here]);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
