@@ -3,11 +3,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { NODE_TS_ARGS } from './support/processes.ts';
 
-const root = resolve(import.meta.dirname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** `npm start`'s entry point as a real process, in a fresh working directory. */
 function startProcess(environment: Record<string, string>) {
@@ -29,7 +30,10 @@ function startProcess(environment: Record<string, string>) {
     child.on('exit', (code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
   });
   listening.catch(() => {}); // awaited only by the tests that expect it to listen
-  return { child, cwd, listening, output: () => ({ stdout, stderr }), cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
+  // process.kill rather than child.kill: Deno's child_process reports a child it signalled as killed by
+  // that signal even when the child caught it and exited 0.
+  const signal = (name: NodeJS.Signals) => process.kill(child.pid!, name);
+  return { child, cwd, listening, signal, output: () => ({ stdout, stderr }), cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
 }
 
 describe('npm start (adapters/main.ts)', () => {
@@ -47,7 +51,7 @@ describe('npm start (adapters/main.ts)', () => {
         body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
       });
       assert.equal(created.status, 201);
-      started.child.kill('SIGTERM');
+      started.signal('SIGTERM');
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 0);
     } finally {
@@ -67,7 +71,7 @@ describe('npm start (adapters/main.ts)', () => {
           async start(controller) {
             controller.enqueue(new TextEncoder().encode('{"name":"Rex",'));
             await new Promise((resolveWait) => setTimeout(resolveWait, 300));
-            started.child.kill('SIGINT');
+            started.signal('SIGINT');
             await new Promise((resolveWait) => setTimeout(resolveWait, 300));
             controller.enqueue(new TextEncoder().encode('"categoryId":1}'));
             controller.close();

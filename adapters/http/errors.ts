@@ -73,6 +73,9 @@ export function renderErrors(logger: Logger) {
         ctx.state.error = error;
         logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
       }
+      // Read and discard what is left of a refused body (bounded by the request timeout), so the answer
+      // reaches the client instead of a reset from closing a socket with unread data.
+      if (!ctx.req.complete) ctx.req.resume();
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
       ctx.body = problem.body;

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, METHODS } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
@@ -68,8 +68,10 @@ function answerClientError(
     socket.destroy();
     return;
   }
-  const [status, reason, code, message, headers] = error.code === 'HPE_INVALID_METHOD'
-    ? describeUnknownMethod(error.rawPacket, methodsAllowedAt)
+  // Node reports an unknown method as HPE_INVALID_METHOD, Deno as a generic parse error: look at the request line.
+  const requestLine = REQUEST_LINE.exec(error.rawPacket?.toString('latin1') ?? '');
+  const [status, reason, code, message, headers] = requestLine && !METHODS.includes(requestLine[1]!)
+    ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
     : describeClientError(error.code);
   const body = JSON.stringify(errorBody(code, message));
   socket.end(
@@ -83,12 +85,9 @@ type ClientErrorAnswer = [number, string, ErrorCode, string, string?];
 // A request line with a well-formed method token (RFC 9110 §9.1) that Node's parser does not know.
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[^\s?#]*)(?:\?\S*)? HTTP\/1\.[01]\r?\n/;
 
-/** 405 with Allow on a known path, as for methods Node knows; 404 elsewhere; 400 when not a request line at all. */
-function describeUnknownMethod(rawPacket: Buffer | undefined, methodsAllowedAt: (path: string) => readonly string[]): ClientErrorAnswer {
-  const line = REQUEST_LINE.exec(rawPacket?.toString('latin1') ?? '');
-  if (!line) return describeClientError(undefined);
-  const [, method, path] = line;
-  const allowed = methodsAllowedAt(path!);
+/** 405 with Allow on a known path, as for methods Node knows; 404 elsewhere. */
+function describeUnknownMethod(method: string, path: string, methodsAllowedAt: (path: string) => readonly string[]): ClientErrorAnswer {
+  const allowed = methodsAllowedAt(path);
   if (allowed.length === 0) return [404, 'Not Found', 'not_found', `no resource at ${path}`];
   const allow = allowed.join(', ');
   return [405, 'Method Not Allowed', 'method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, `Allow: ${allow}\r\n`];

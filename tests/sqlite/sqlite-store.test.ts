@@ -3,16 +3,21 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { addPet, getPet, listPets } from '../../application/index.ts';
+import { addPet, getPet, listPets, StoreUnavailable } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import { migrations } from '../../adapters/sqlite/migrations.ts';
-import { NODE_TS_ARGS } from '../support/processes.ts';
+import { BUSY_TIMEOUT_MS } from '../../adapters/sqlite/open-sqlite.ts';
+import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
+import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 
 const run = promisify(execFile);
+/** Opens (and so migrates) the file given, adds one pet, prints it. */
+const openAndAddPet = fileURLToPath(new URL('fixtures/open-and-add-pet.ts', import.meta.url));
 
 describe('SQLite pet store', () => {
   let directory: string;
@@ -80,6 +85,22 @@ describe('SQLite pet store', () => {
     assert.doesNotMatch(details, /TEMP B-TREE/);
   });
 
+  it('answers StoreUnavailable, writing nothing, while another connection holds the write lock past the busy timeout', async () => {
+    const other = await openSqliteConnection(join(directory, 'store.db'));
+    const before = await listPets(store, { limit: 100 });
+    // The store's own connection waits 50 ms rather than its 5 s for this test; the error path is the same.
+    await sql.raw('pragma busy_timeout = 50').execute(store.db);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await assert.rejects(addPet(store, { name: 'Blocked', categoryId: 1 }), StoreUnavailable);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      await sql.raw(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`).execute(store.db);
+    }
+    assert.deepEqual(await listPets(store, { limit: 100 }), before);
+  });
+
   it('records every migration once when reopened', async () => {
     const again = await openSqlitePetStore(join(directory, 'store.db'));
     const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(again.db);
@@ -92,9 +113,8 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
   it('migrates once and every process can write', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
     const file = join(directory, 'new.db');
-    const child = resolve(import.meta.dirname, 'fixtures', 'open-and-add-pet.ts');
     try {
-      const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, child, file])));
+      const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, openAndAddPet, file])));
       const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
       assert.deepEqual(pets.map((pet) => pet.id).sort(), [1, 2, 3]);
       const store = await openSqlitePetStore(file);
@@ -103,6 +123,25 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
       await store.close();
       assert.equal(applied.rows.length, Object.keys(migrations).length);
       assert.equal(listed.length, 3);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite pet store, one file for Node and Deno', () => {
+  it('opens and extends a file the other runtime wrote', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-shared-'));
+    const file = join(directory, 'shared.db');
+    try {
+      const { stdout } = await run(OTHER_RUNTIME.command, [...OTHER_RUNTIME.args, openAndAddPet, file]);
+      const there = JSON.parse(stdout) as { id: number; name: string; categoryId: number };
+      const store = await openSqlitePetStore(file);
+      const here = await addPet(store, { name: 'here', categoryId: 2 });
+      const listed = await listPets(store);
+      await store.close();
+      assert.equal(there.id, 1);
+      assert.deepEqual(listed, [there, here]);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }

@@ -1,0 +1,84 @@
+import type { SqliteStatement } from 'kysely';
+import type { SqliteConnection } from './sqlite-connection.ts';
+import { sqliteResultCodeName } from './sqlite-result-codes.ts';
+
+// The part of node:sqlite used here, described by hand: @types/node 20 has no node:sqlite.
+export interface NodeSqliteDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): NodeSqliteStatement;
+  close(): void;
+  readonly isTransaction: boolean;
+}
+
+interface NodeSqliteStatement {
+  columns(): unknown[];
+  all(...parameters: unknown[]): object[];
+  run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
+  iterate(...parameters: unknown[]): Iterator<object>;
+}
+
+interface NodeSqliteModule {
+  DatabaseSync: new (path: string) => NodeSqliteDatabase;
+}
+
+/** Opens the file with the runtime's built-in `node:sqlite` (Deno has it; Node 20 does not). */
+export function openNodeSqliteConnection(path: string): SqliteConnection {
+  const sqlite = process.getBuiltinModule('node:sqlite') as NodeSqliteModule | undefined;
+  if (sqlite === undefined) throw new Error('this runtime has no node:sqlite module; run on Deno 2, or on Node with better-sqlite3');
+  return wrapNodeSqlite(new sqlite.DatabaseSync(path));
+}
+
+/**
+ * node:sqlite as better-sqlite3 behaves towards Kysely and the store:
+ * - statements get a `reader` flag (true when the statement yields columns, as better-sqlite3 decides it);
+ * - Kysely's parameter array is spread into node:sqlite's positional arguments;
+ * - rows are plain objects rather than null-prototype ones;
+ * - an error's `code` names its SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`), not
+ *   `ERR_SQLITE_ERROR`. Deno's `exec` errors carry no result code and keep theirs; only pragmas and the
+ *   migration lock go through `exec`.
+ * Integers come back as numbers unless a statement asks for BigInt, as with better-sqlite3.
+ */
+export function wrapNodeSqlite(database: NodeSqliteDatabase): SqliteConnection {
+  return {
+    prepare: (sql) => wrapStatement(withResultCodeName(() => database.prepare(sql))),
+    exec: (sql) => withResultCodeName(() => database.exec(sql)),
+    get inTransaction() {
+      return database.isTransaction;
+    },
+    close: () => database.close(),
+  };
+}
+
+function wrapStatement(statement: NodeSqliteStatement): SqliteStatement {
+  return {
+    reader: statement.columns().length > 0,
+    all: (parameters) => withResultCodeName(() => statement.all(...parameters).map(plainRow)),
+    run: (parameters) => withResultCodeName(() => statement.run(...parameters)),
+    *iterate(parameters) {
+      const rows = withResultCodeName(() => statement.iterate(...parameters));
+      try {
+        for (;;) {
+          const next = withResultCodeName(() => rows.next());
+          if (next.done) return;
+          yield plainRow(next.value);
+        }
+      } finally {
+        rows.return?.();
+      }
+    },
+  };
+}
+
+function plainRow(row: object): object {
+  return { ...row };
+}
+
+function withResultCodeName<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const resultCode = (error as { errcode?: unknown } | null)?.errcode;
+    if (typeof resultCode === 'number') (error as { code?: string }).code = sqliteResultCodeName(resultCode);
+    throw error;
+  }
+}
