@@ -20,7 +20,7 @@ export function readDeprecationNotice(operation: string, response: Response): De
   if (deprecation === null) return undefined;
   const deprecatedAt = parseDeprecationDate(deprecation);
   const sunsetAt = parseHttpDate(response.headers.get('sunset'));
-  const successor = linkTarget(response.headers.get('link'), 'successor-version', response.url)?.href;
+  const successor = linkTarget(response.headers.get('link'), 'successor-version', response.url || undefined)?.href;
   const message = [
     `petstore: ${operation} is deprecated`,
     deprecatedAt && ` since ${day(deprecatedAt)}`,
