@@ -65,7 +65,7 @@ export interface PetStoreClient {
 // The interface's largest page: walking everything takes the fewest round trips.
 const WALK_PAGE_SIZE = 100;
 
-/** A client for one deployment. It uses only fetch, URL, Headers and AbortSignal, so it runs on Node, Deno and in browsers. */
+/** A client for one deployment. It uses only web-standard globals (fetch, URL, Headers, AbortController, timers, crypto.randomUUID), so it runs on Node, Deno and in browsers. */
 export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
   // Parsed once, so a malformed baseUrl fails here rather than at the first call.
   const base = new URL(options.baseUrl).href.replace(/\/+$/, '');

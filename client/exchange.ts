@@ -31,6 +31,13 @@ export async function exchange(settings: ExchangeSettings, request: ExchangeRequ
   const { signal } = request;
   if (signal?.aborted) throw new PetStoreAbortError('the call was aborted before it was sent', signal.reason);
   const controller = new AbortController();
+  // Built before anything is started: a header value fetch refuses (a key with a line break) is the
+  // caller's mistake, a TypeError, and must not pass for a network failure.
+  const headers = new Headers({ accept: 'application/json', authorization: `Bearer ${settings.apiKey}`, ...request.headers });
+  if (request.json) headers.set('content-type', request.json.mediaType);
+  const init: RequestInit = { method: request.method, headers, signal: controller.signal };
+  if (request.json) init.body = JSON.stringify(request.json.body);
+  const prepared = new Request(request.url, init);
   const onAbort = () => controller.abort(signal!.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   let timedOut = false;
@@ -38,13 +45,6 @@ export async function exchange(settings: ExchangeSettings, request: ExchangeRequ
     timedOut = true;
     controller.abort();
   }, settings.timeoutMs);
-  // Built before the try: a header value fetch refuses (a key with a line break) is the caller's
-  // mistake, a TypeError, and must not pass for a network failure.
-  const headers = new Headers({ accept: 'application/json', authorization: `Bearer ${settings.apiKey}`, ...request.headers });
-  if (request.json) headers.set('content-type', request.json.mediaType);
-  const init: RequestInit = { method: request.method, headers, signal: controller.signal };
-  if (request.json) init.body = JSON.stringify(request.json.body);
-  const prepared = new Request(request.url, init);
   let response: Response;
   let text: string;
   try {

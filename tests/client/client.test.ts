@@ -243,6 +243,17 @@ describe('every error code a caller can meet becomes one PetStoreError', () => {
   });
 });
 
+describe('mistakes of the caller', () => {
+  it('a key that cannot be sent in a header is a TypeError at the call, not a network failure', async () => {
+    const broken = createPetStoreClient({ baseUrl: api.baseUrl, apiKey: 'line\nbreak', retry: { attempts: 1 } });
+    await assert.rejects(broken.listPets(), TypeError);
+  });
+
+  it('a baseUrl that is not a URL fails when the client is made', () => {
+    assert.throws(() => createPetStoreClient({ baseUrl: 'api.example.com/v1', apiKey: TEST_API_KEY }), TypeError);
+  });
+});
+
 describe('pets(): every page, following Link rel="next"', () => {
   const STATUSES: readonly (PetStatus | undefined)[] = ['available', 'pending', 'sold', undefined];
   let service: TestService;

@@ -65,8 +65,9 @@ describe('createPet retries under one Idempotency-Key', () => {
   it('adds exactly one pet when an attempt timed out and the service committed it after the client left', async () => {
     proxy.plan({ kind: 'forward-after-client-left' });
     const pet = await clientThroughProxy({ timeoutMs: 1000 }).createPet({ name: 'Late commit', categoryId: 1 });
-    await proxy.settled(2);
-    assert.equal(proxy.seen.length, 2);
+    // Every attempt, the late one included, has reached the service (on a slow machine a retry may time out too).
+    await proxy.settled(proxy.seen.length);
+    assert.ok(proxy.seen.length >= 2);
     assert.equal(new Set(idempotencyKeys()).size, 1);
     assert.deepEqual(await petsNamed('Late commit'), [pet]);
   });
