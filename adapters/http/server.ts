@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { errorBody } from './errors.ts';
-import type { ErrorCode } from './errors.ts';
+import type { ErrorCode } from './error-codes.ts';
 
 export interface HttpServerOptions {
   readonly host: string;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, resolve, dirname } from 'node:path';
+import { join, relative, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,6 +17,35 @@ function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specifiers = [...text.matchAll(/(?:^|\s)(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/g), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g), ...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm)];
   return specifiers.map((match) => match[1]!);
+}
+
+/**
+ * The modules a file loads when it runs: every import except `import type` / `export type`.
+ * (`import { type X }` still loads its module, so it counts.)
+ */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const statements = [...text.matchAll(/(?:^|\s)(?:import|export)\s+(type\s)?[^'"]*?from\s+['"]([^'"]+)['"]/g)]
+    .filter((match) => match[1] === undefined)
+    .map((match) => match[2]!);
+  const bare = [...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g), ...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm)].map((match) => match[1]!);
+  return [...statements, ...bare];
+}
+
+/** Every file reached from `entry` through runtime imports, and every specifier that leads outside relative files. */
+function runtimeGraph(entry: string): { files: string[]; offences: string[] } {
+  const files = new Set<string>();
+  const offences: string[] = [];
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const specifier of runtimeImportsOf(file)) {
+      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+      else offences.push(`${relative(root, file)} imports ${specifier}`);
+    }
+  };
+  visit(entry);
+  return { files: [...files].map((file) => relative(root, file)).sort(), offences };
 }
 
 function topFolder(file: string, specifier: string): string {
@@ -40,6 +69,19 @@ describe('dependency direction', () => {
         .map((specifier) => `${relative(root, file)} imports ${specifier}`),
     );
     assert.deepEqual(offences, []);
+  });
+
+  it('the client loads only its own files when it runs: no packages, no node: modules, no server code', () => {
+    const { files, offences } = runtimeGraph(join(root, 'client', 'index.ts'));
+    assert.deepEqual(offences, []);
+    assert.deepEqual(files.filter((file) => !file.startsWith(`client${sep}`)), []);
+    assert.ok(files.includes(join('client', 'exchange.ts')), 'the walk reaches the client\'s files');
+  });
+
+  it('the client takes its types from the server\'s schemas, as type-only imports', () => {
+    const typeOnly = sourceFiles('client').flatMap(importsOf).filter((specifier) => specifier.includes('adapters/http/'));
+    assert.ok(typeOnly.some((specifier) => specifier.endsWith('/schemas.ts')));
+    assert.ok(sourceFiles('client').flatMap(runtimeImportsOf).every((specifier) => !specifier.includes('adapters/')));
   });
 
   it('the checker sees imports at all (guards against a regex that matches nothing)', () => {

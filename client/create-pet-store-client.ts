@@ -1,0 +1,151 @@
+import { readDeprecationNotice } from './deprecation-notice.ts';
+import type { DeprecationNotice } from './deprecation-notice.ts';
+import { answerError, exchange } from './exchange.ts';
+import type { Answer, ExchangeRequest, ExchangeSettings } from './exchange.ts';
+import { linkTarget } from './link-header.ts';
+import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
+import type { RetryPolicy } from './retry.ts';
+import type { NewPet, Pet, PetStatus } from './types.ts';
+
+export interface PetStoreClientOptions {
+  /** A deployment's base address including `/v1`, e.g. `https://api.example.com/v1`. */
+  readonly baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>` on every call. */
+  readonly apiKey: string;
+  /** How long one attempt may take to get its whole answer; default 10 000 ms. */
+  readonly timeoutMs?: number;
+  /** Back-off for the calls that retry (createPet, getPet, listPets, pets); default 4 attempts, 100 ms doubling, at most 2 000 ms a wait. */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Told once per client when the service marks an operation deprecated; default `console.warn(notice.message)`. */
+  readonly onDeprecation?: (notice: DeprecationNotice) => void;
+}
+
+export interface CallOptions {
+  /** Aborts the call, retries and waits included. */
+  readonly signal?: AbortSignal;
+}
+
+export interface ListPetsQuery {
+  readonly status?: PetStatus;
+  /** 1 to 100 pets a page; the service's default is 20. */
+  readonly limit?: number;
+  /** Only pets with a larger id: the last id of the page before. */
+  readonly after?: number;
+}
+
+export interface CreatePetOptions extends CallOptions {
+  /** Makes the creation retry-safe; a new UUID when not given. Reuse it only to repeat the same creation. */
+  readonly idempotencyKey?: string;
+}
+
+export interface ChangePetStatusOptions extends CallOptions {
+  /** Apply only while the pet is still at this version: an `etag` from getPet or changePetStatus, or `*`. */
+  readonly ifMatch?: string;
+}
+
+/** A pet and its entity tag (its version), for `ifMatch`. */
+export interface VersionedPet {
+  readonly pet: Pet;
+  readonly etag: string;
+}
+
+export interface PetStoreClient {
+  /** One page of pets in ascending id order. */
+  listPets(query?: ListPetsQuery, options?: CallOptions): Promise<Pet[]>;
+  /** Every pet (with the status, if given), page after page, following each answer's `Link: rel="next"`. */
+  pets(query?: { readonly status?: PetStatus; readonly limit?: number }, options?: CallOptions): AsyncGenerator<Pet, void, undefined>;
+  /** Adds a pet. Retried on network failures, timeouts and 503 under one Idempotency-Key, so it never adds two. */
+  createPet(newPet: NewPet, options?: CreatePetOptions): Promise<Pet>;
+  /** Deprecated by the service: warns once per client through `onDeprecation`. */
+  getPet(id: number, options?: CallOptions): Promise<VersionedPet>;
+  /** Experimental in the service. Never retried: a change whose answer was lost would come back as 412 with `ifMatch`. */
+  changePetStatus(id: number, status: PetStatus, options?: ChangePetStatusOptions): Promise<VersionedPet>;
+}
+
+// The interface's largest page: walking everything takes the fewest round trips.
+const WALK_PAGE_SIZE = 100;
+
+/** A client for one deployment. It uses only web-standard globals (fetch, URL, Headers, AbortController, timers, crypto.randomUUID), so it runs on Node, Deno and in browsers. */
+export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
+  // Parsed once, so a malformed baseUrl fails here rather than at the first call.
+  const base = new URL(options.baseUrl).href.replace(/\/+$/, '');
+  const settings: ExchangeSettings = { apiKey: options.apiKey, timeoutMs: options.timeoutMs ?? 10_000 };
+  const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const onDeprecation = options.onDeprecation ?? ((notice: DeprecationNotice) => console.warn(notice.message));
+  let deprecationTold = false;
+
+  const url = (path: string, query: Record<string, string | number | undefined> = {}): URL => {
+    const target = new URL(`${base}${path}`);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) target.searchParams.set(name, String(value));
+    return target;
+  };
+  const petUrl = (id: number) => url(`/pets/${encodeURIComponent(String(id))}`);
+  const retried = (request: ExchangeRequest): Promise<Answer> => withRetries(retry, request.signal, () => exchange(settings, request));
+  const tellDeprecation = (operation: string) => (response: Response) => {
+    if (deprecationTold) return;
+    const notice = readDeprecationNotice(operation, response);
+    if (notice === undefined) return;
+    deprecationTold = true;
+    onDeprecation(notice);
+  };
+
+  /**
+   * The next page's address. A link on our own base is followed as it is; one elsewhere (the
+   * service's public address seen through a proxy) keeps its query on our base, so the key is
+   * never sent to another origin.
+   */
+  const nextPage = (response: Response): URL | undefined => {
+    const next = linkTarget(response.headers.get('link'), 'next', response.url || base);
+    if (next === undefined || next.href.startsWith(`${base}/`)) return next;
+    const rebased = url('/pets');
+    rebased.search = next.search;
+    return rebased;
+  };
+
+  return {
+    async listPets(query = {}, { signal } = {}) {
+      const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), signal });
+      return body as Pet[];
+    },
+
+    async *pets(query = {}, { signal } = {}) {
+      let next: URL | undefined = url('/pets', { status: query.status, limit: query.limit ?? WALK_PAGE_SIZE });
+      while (next !== undefined) {
+        const { response, body }: Answer = await retried({ method: 'GET', url: next, signal });
+        yield* body as Pet[];
+        next = nextPage(response);
+      }
+    },
+
+    async createPet(newPet, { idempotencyKey = crypto.randomUUID(), signal } = {}) {
+      const { body } = await retried({
+        method: 'POST',
+        url: url('/pets'),
+        json: { body: newPet, mediaType: 'application/json' },
+        headers: { 'idempotency-key': idempotencyKey },
+        signal,
+      });
+      return body as Pet;
+    },
+
+    async getPet(id, { signal } = {}) {
+      return versioned(await retried({ method: 'GET', url: petUrl(id), signal, observe: tellDeprecation('getPet') }));
+    },
+
+    async changePetStatus(id, status, { ifMatch, signal } = {}) {
+      return versioned(await exchange(settings, {
+        method: 'PATCH',
+        url: petUrl(id),
+        json: { body: { status }, mediaType: 'application/merge-patch+json' },
+        headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
+        signal,
+      }));
+    },
+  };
+}
+
+function versioned({ response, body }: Answer): VersionedPet {
+  const etag = response.headers.get('etag');
+  if (etag === null) throw answerError(response, 'unexpected_response', 'the answer carries no ETag');
+  return { pet: body as Pet, etag };
+}

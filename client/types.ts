@@ -1,0 +1,20 @@
+import type { Static } from '@sinclair/typebox';
+import type { ErrorCode } from '../adapters/http/error-codes.ts';
+import type { NewPetSchema, PetSchema, PetStatusSchema } from '../adapters/http/schemas.ts';
+
+// Type-only imports: the server's schemas shape these types and are erased at run time,
+// so the client loads no TypeBox and no server code.
+
+/** A pet as the service answers it. */
+export type Pet = Static<typeof PetSchema>;
+
+/** What `createPet` sends. */
+export type NewPet = Static<typeof NewPetSchema>;
+
+export type PetStatus = Static<typeof PetStatusSchema>;
+
+/**
+ * The `code` of a `PetStoreError`: one of the service's error codes, or `unexpected_response` when
+ * the answer was not the service's JSON (a proxy's HTML page, a cut-off body, a missing header).
+ */
+export type PetStoreErrorCode = ErrorCode | 'unexpected_response';
