@@ -31,3 +31,12 @@ export function assertValidStatus(status: unknown): asserts status is PetStatus 
     throw new PetRuleViolation('status', `status must be one of ${PET_STATUSES.join(', ')}`);
   }
 }
+
+/** Every rule a new pet's fields must meet. */
+export function assertValidNewPet<T extends { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }>(
+  data: T,
+): asserts data is T & { readonly name: string; readonly categoryId: number; readonly status?: PetStatus } {
+  assertValidName(data.name);
+  assertValidCategoryId(data.categoryId);
+  if (data.status !== undefined) assertValidStatus(data.status);
+}

@@ -1,5 +1,5 @@
 import type { PetStatus } from './pet-status.ts';
-import { assertValidCategoryId, assertValidName, assertValidStatus } from './pet-invariants.ts';
+import { assertValidNewPet } from './pet-invariants.ts';
 
 /** The Pet as clients see it. `status` is absent when the pet was created without one. */
 export interface Pet {
@@ -44,10 +44,8 @@ export function decide(command: PetCommand, state: PetState): PetEvent[] {
   switch (command.type) {
     case 'AddPet': {
       if (state.kind === 'present') throw new PetStateConflict(`pet ${state.pet.id} already exists`);
+      assertValidNewPet(command.data);
       const { id, name, categoryId, status } = command.data;
-      assertValidName(name);
-      assertValidCategoryId(categoryId);
-      if (status !== undefined) assertValidStatus(status);
       const pet: Pet = status === undefined ? { id, name, categoryId } : { id, name, categoryId, status };
       return [{ type: 'PetAdded', data: pet }];
     }

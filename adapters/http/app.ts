@@ -4,18 +4,22 @@ import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { RateLimitPolicy } from '../config.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import { createPetRouter } from './pet-routes.ts';
 import { logRequests } from './request-log.ts';
+import { requireHost } from './require-host.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
   readonly verifier: ApiKeyVerifier;
   readonly publicBaseUrl: () => string;
   readonly logger: Logger;
+  /** Per API key; none when undefined. */
+  readonly rateLimit?: RateLimitPolicy | undefined;
 }
 
-/** The Koa application: request log (outermost, so it sees the final status), error rendering, routes. */
+/** The Koa application: request log (outermost, so it sees the final status), error rendering, Host check, routes. */
 export function createHttpApp(options: HttpAppOptions): Koa {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
@@ -23,6 +27,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   const router = createPetRouter(options);
   app.use(logRequests(options.logger));
   app.use(renderErrors(options.logger));
+  app.use(requireHost);
   app.use(router.routes());
   app.use(async (ctx) => rejectUnrouted(ctx, router));
   return app;
