@@ -1,35 +1,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { once } from 'node:events';
-import { NODE_TS_ARGS } from './support/processes.ts';
-
-const root = resolve(import.meta.dirname, '..');
+import { startServiceProcess } from './support/service-process.ts';
 
 /** `npm start`'s entry point as a real process, in a fresh working directory. */
 function startProcess(environment: Record<string, string>) {
   const cwd = mkdtempSync(join(tmpdir(), 'petstore-start-'));
-  const child = spawn(process.execPath, [...NODE_TS_ARGS, join(root, 'adapters', 'main.ts')], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const listening = new Promise<string>((resolveUrl, reject) => {
-    child.stdout.on('data', () => {
-      const url = /listening on (\S+)/.exec(stdout)?.[1];
-      if (url) resolveUrl(url);
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
-  });
-  listening.catch(() => {}); // awaited only by the tests that expect it to listen
-  return { child, cwd, listening, output: () => ({ stdout, stderr }), cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
+  const started = startServiceProcess(environment, { cwd });
+  const output = () => ({ stdout: started.stdout(), stderr: started.stderr() });
+  return { child: started.child, cwd, listening: started.listening, output, cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
 }
 
 describe('npm start (adapters/main.ts)', () => {
