@@ -19,11 +19,20 @@ export interface RawExchange {
   readonly response: RawResponse | undefined;
 }
 
+export interface RawExchangeOptions {
+  /** How long to wait for the server to close the connection (10 s unless given). */
+  readonly timeoutMs?: number;
+  /** The request is a HEAD: its answer has no body. */
+  readonly head?: boolean;
+  /** Half-close after the request: the server then knows nothing more is coming, and answers an incomplete request at once. */
+  readonly halfClose?: boolean;
+}
+
 /**
  * Sends bytes exactly as given (fetch and node:http refuse to send malformed requests), then reads
  * until the server closes the connection or `timeoutMs` passes.
  */
-export function rawExchange(port: number, request: string | Buffer, options: { timeoutMs?: number } = {}): Promise<RawExchange> {
+export function rawExchange(port: number, request: string | Buffer, options: RawExchangeOptions = {}): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -31,7 +40,7 @@ export function rawExchange(port: number, request: string | Buffer, options: { t
       clearTimeout(timer);
       socket.destroy();
       const bytes = Buffer.concat(chunks);
-      resolve({ bytes, closed, response: parseResponse(bytes) });
+      resolve({ bytes, closed, response: parseResponse(bytes, options) });
     };
     const timer = setTimeout(() => finish(false), options.timeoutMs ?? 10_000);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -43,7 +52,8 @@ export function rawExchange(port: number, request: string | Buffer, options: { t
         reject(error);
       }
     });
-    socket.write(request);
+    if (options.halfClose) socket.end(request);
+    else socket.write(request);
   });
 }
 
@@ -92,13 +102,17 @@ export function closedBy(socket: Socket): Promise<Buffer> {
   });
 }
 
-/** The first complete answer in `bytes` (by Content-Length or chunked), or undefined. */
-export function parseResponse(bytes: Buffer): RawResponse | undefined {
+/**
+ * The first complete final answer in `bytes` (by Content-Length or chunked; interim 1xx answers
+ * skipped), or undefined. An answer to HEAD has no body, whatever its Content-Length says.
+ */
+export function parseResponse(bytes: Buffer, options: { head?: boolean } = {}): RawResponse | undefined {
   const headEnd = bytes.indexOf('\r\n\r\n');
   if (headEnd < 0) return undefined;
   const [statusLine = '', ...lines] = bytes.subarray(0, headEnd).toString('latin1').split('\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1];
   if (status === undefined) throw new Error(`not an HTTP/1.x status line: ${JSON.stringify(statusLine)}`);
+  if (status.startsWith('1')) return parseResponse(bytes.subarray(headEnd + 4), options);
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(':');
@@ -107,6 +121,7 @@ export function parseResponse(bytes: Buffer): RawResponse | undefined {
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   const rest = bytes.subarray(headEnd + 4);
+  if (options.head) return { status: Number(status), headers, body: Buffer.alloc(0) };
   if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
     const body = dechunk(rest);
     return body && { status: Number(status), headers, body };
