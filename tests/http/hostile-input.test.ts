@@ -1,17 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Pet } from '../../domain/index.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 import { snapshotStore } from '../support/store-snapshot.ts';
 
 /** Prototype pollution and injection: hostile input changes nothing it should not, and text is kept exactly. */
-
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status?: string;
-}
 
 let api: TestService;
 
