@@ -24,6 +24,32 @@ const KEY = 'crash-test-key-0123456789abcdef';
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 10);
 const CLIENTS = 16;
 const SEED = seedFrom('CRASH_SEED');
+// Each cycle kills after a random number of acknowledged writes (so a busy machine still checks
+// thousands), a random few milliseconds later, while the other clients are mid-request; or after
+// MAX_LOAD_MS of load, whichever comes first, to bound the run.
+const MAX_LOAD_MS = 8000;
+
+/** Calls `kill` once, a moment after the `threshold`th acknowledgement or after MAX_LOAD_MS. */
+function killSwitch(threshold: number, random: () => number, kill: () => void): { acknowledged: () => void; cancel: () => void } {
+  let count = 0;
+  let done = false;
+  const fire = () => {
+    if (done) return;
+    done = true;
+    kill();
+  };
+  const cap = setTimeout(fire, MAX_LOAD_MS);
+  let soon: NodeJS.Timeout | undefined;
+  return {
+    acknowledged: () => {
+      if (++count === threshold) soon = setTimeout(fire, random() * 50);
+    },
+    cancel: () => {
+      clearTimeout(cap);
+      clearTimeout(soon);
+    },
+  };
+}
 // Status changes join this list once the service has them (see pet-workload.ts).
 const OPERATIONS: readonly Operation[] = [createPetOperation];
 
@@ -64,11 +90,13 @@ describe('crash safety', () => {
         const baseUrl = await service.listening;
         const running = service;
         let stopped = false;
-        const killAfterMs = 300 + random() * 1700;
-        const killer = setTimeout(() => running.child.kill('SIGKILL'), killAfterMs);
-        const driving = drive({ targets: [baseUrl], clients: CLIENTS, key: KEY, operations: OPERATIONS, ledger, random, round: `c${cycle}`, stopped: () => stopped });
+        const killer = killSwitch(100 + Math.floor(random() * 900), random, () => running.child.kill('SIGKILL'));
+        const driving = drive({
+          targets: [baseUrl], clients: CLIENTS, key: KEY, operations: OPERATIONS, ledger, random, round: `c${cycle}`,
+          stopped: () => stopped, onAcknowledged: async () => killer.acknowledged(),
+        });
         const exit = await running.exited;
-        clearTimeout(killer);
+        killer.cancel();
         stopped = true;
         await driving;
         assert.equal(exit.signal, 'SIGKILL', `cycle ${cycle}: the service ended by itself: ${running.stderr()}`);
@@ -127,13 +155,17 @@ describe('crash safety', () => {
         const choice = random();
         const victims = choice < 0.4 ? [0] : choice < 0.8 ? [1] : [0, 1];
         let stopped = false;
-        const killer = setTimeout(() => victims.forEach((index) => services[index]!.child.kill('SIGKILL')), 300 + random() * 1700);
+        const killer = killSwitch(100 + Math.floor(random() * 500), random, () => victims.forEach((index) => services[index]!.child.kill('SIGKILL')));
         const driving = drive({
           targets: urls, clients: CLIENTS, key: KEY, operations: OPERATIONS, ledger, random, round: `d${cycle}`,
-          stopped: () => stopped, onAcknowledged: readThroughOther,
+          stopped: () => stopped,
+          onAcknowledged: async (pet, target) => {
+            killer.acknowledged();
+            await readThroughOther(pet, target);
+          },
         });
         await Promise.all(victims.map((index) => services[index]!.exited));
-        clearTimeout(killer);
+        killer.cancel();
         stopped = true;
         await driving;
         for (const index of victims) services[index] = undefined;
