@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { errorCodeOf, rawExchange } from '../support/raw-http.ts';
 import { wireRequest } from '../support/request-arbitraries.ts';
 import type { WireRequest } from '../support/request-arbitraries.ts';
+import { verifyProjection } from '../support/projection-check.ts';
 import { seedFrom } from '../support/seeded-random.ts';
 import { snapshotStore } from '../support/store-snapshot.ts';
 import { TEST_API_KEY, startTestService } from '../support/test-service.ts';
@@ -74,5 +75,6 @@ describe('HTTP fuzzing', () => {
     );
     // How often each status came, so a reader can see the cases reached every layer.
     t.diagnostic(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => String(a).localeCompare(String(b)))))}`);
+    assert.deepEqual((await verifyProjection(api.service.store.db)).problems, []);
   });
 });
