@@ -7,7 +7,14 @@ export type Deployment = (typeof DEPLOYMENTS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const BASE_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?/v1$';
+const WHOLE_NUMBER = '^[1-9][0-9]{0,8}$';
+// <requests per second>,<burst>: a decimal rate (0.5 is one request every two seconds) and a whole burst.
+const RATE_LIMIT = '^(off|[0-9]{1,6}(\\.[0-9]{1,3})?,[1-9][0-9]{0,5})$';
 const API_KEY = '[A-Za-z0-9\\-._~+/]{16,}=*';
+
+function wholeNumber(unit: string) {
+  return Type.Optional(Type.String({ pattern: WHOLE_NUMBER, description: `${unit}, a whole number from 1` }));
+}
 
 /** The environment variables the service reads, with what each may hold. */
 const EnvironmentSchema = Type.Object({
@@ -19,6 +26,13 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_STAGING_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((name) => Type.Literal(name)))),
+  PETSTORE_HEADERS_TIMEOUT_MS: wholeNumber('milliseconds'),
+  PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
+  PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
+  PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
 });
 const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
 
@@ -34,7 +48,41 @@ export interface Config {
   /** The deployment's public base address with /v1; undefined in development until the port is known. */
   readonly publicBaseUrl: string | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly limits: ServerLimits;
+  /** Per API key; undefined when off. */
+  readonly rateLimit: RateLimitPolicy | undefined;
 }
+
+/** What protects the process from slow, large or too many clients. */
+export interface ServerLimits {
+  /** From the first byte of a request to the end of its headers. */
+  readonly headersTimeoutMs: number;
+  /** From the first byte of a request to the end of its body. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** How long requests in flight may take to finish once shutdown starts. */
+  readonly shutdownGraceMs: number;
+  /** Request line plus headers. */
+  readonly maxHeaderBytes: number;
+  /** Open connections at once; more are closed as they arrive. */
+  readonly maxConnections: number;
+}
+
+/** A token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
+export interface RateLimitPolicy {
+  readonly perSecond: number;
+  readonly burst: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  shutdownGraceMs: 10_000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 1024,
+});
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -75,5 +123,33 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     stagingUrl: env.PETSTORE_STAGING_URL,
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
+    limits: readLimits(env),
+    rateLimit: readRateLimit(env.PETSTORE_RATE_LIMIT),
   });
+}
+
+function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
+  const number = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
+  const limits = {
+    headersTimeoutMs: number(env.PETSTORE_HEADERS_TIMEOUT_MS, DEFAULT_LIMITS.headersTimeoutMs),
+    requestTimeoutMs: number(env.PETSTORE_REQUEST_TIMEOUT_MS, DEFAULT_LIMITS.requestTimeoutMs),
+    keepAliveTimeoutMs: number(env.PETSTORE_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_LIMITS.keepAliveTimeoutMs),
+    shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
+    maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
+    maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
+  };
+  // Node measures the headers against their own timeout first; a shorter request timeout would never let it fire.
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+    throw new ConfigError(
+      `PETSTORE_REQUEST_TIMEOUT_MS is invalid (${limits.requestTimeoutMs}): it must be at least PETSTORE_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs})`,
+    );
+  }
+  return Object.freeze(limits);
+}
+
+function readRateLimit(text: string | undefined): RateLimitPolicy | undefined {
+  if (text === undefined || text === 'off') return undefined;
+  const [rate, burst] = text.split(',').map(Number) as [number, number];
+  if (rate <= 0) throw new ConfigError(`PETSTORE_RATE_LIMIT is invalid (${JSON.stringify(text)}): the rate must be above 0`);
+  return Object.freeze({ perSecond: rate, burst });
 }

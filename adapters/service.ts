@@ -33,8 +33,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
-    const { app, methodsAllowedAt } = createHttpApp({ ports: store, verifier, publicBaseUrl: () => baseUrl, logger });
-    const http = await startHttpServer(app, { host: config.host, port: config.port, methodsAllowedAt });
+    const { app, methodsAllowedAt } = createHttpApp({ ports: store, verifier, publicBaseUrl: () => baseUrl, logger, rateLimit: config.rateLimit });
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt });
     if (!config.publicBaseUrl) baseUrl = `http://${hostForUrl(config.host)}:${http.port}/v1`;
     return {
       port: http.port,

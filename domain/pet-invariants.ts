@@ -26,15 +26,17 @@ export function assertValidCategoryId(categoryId: unknown): asserts categoryId i
   }
 }
 
-/** Every rule a new pet must meet; `decide` applies the same, this lets a caller check before taking an id. */
-export function assertValidNewPet(data: { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }): void {
-  assertValidName(data.name);
-  assertValidCategoryId(data.categoryId);
-  if (data.status !== undefined) assertValidStatus(data.status);
-}
-
 export function assertValidStatus(status: unknown): asserts status is PetStatus {
   if (!isPetStatus(status)) {
     throw new PetRuleViolation('status', `status must be one of ${PET_STATUSES.join(', ')}`);
   }
+}
+
+/** Every rule a new pet's fields must meet; callers check before taking an id, `decide` checks again. */
+export function assertValidNewPet<T extends { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }>(
+  data: T,
+): asserts data is T & { readonly name: string; readonly categoryId: number; readonly status?: PetStatus } {
+  assertValidName(data.name);
+  assertValidCategoryId(data.categoryId);
+  if (data.status !== undefined) assertValidStatus(data.status);
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../adapters/config.ts';
+import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -14,7 +14,42 @@ describe('configuration', () => {
       stagingUrl: undefined,
       publicBaseUrl: undefined,
       logLevel: 'info',
+      limits: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        shutdownGraceMs: 10_000,
+        maxHeaderBytes: 16_384,
+        maxConnections: 1024,
+      },
+      rateLimit: undefined,
     });
+  });
+
+  it('reads the limits and the rate limit', () => {
+    const config = loadConfig({
+      PETSTORE_HEADERS_TIMEOUT_MS: '500',
+      PETSTORE_REQUEST_TIMEOUT_MS: '1500',
+      PETSTORE_KEEP_ALIVE_TIMEOUT_MS: '250',
+      PETSTORE_SHUTDOWN_GRACE_MS: '2000',
+      PETSTORE_MAX_HEADER_BYTES: '4096',
+      PETSTORE_MAX_CONNECTIONS: '8',
+      PETSTORE_RATE_LIMIT: '0.5,20',
+    });
+    assert.deepEqual(config.limits, {
+      headersTimeoutMs: 500,
+      requestTimeoutMs: 1500,
+      keepAliveTimeoutMs: 250,
+      shutdownGraceMs: 2000,
+      maxHeaderBytes: 4096,
+      maxConnections: 8,
+    });
+    assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
+  });
+
+  it('leaves rate limiting off for "off"', () => {
+    assert.equal(loadConfig({ PETSTORE_RATE_LIMIT: 'off' }).rateLimit, undefined);
+    assert.deepEqual(loadConfig({}).limits, DEFAULT_LIMITS);
   });
 
   it('reads every variable', () => {
@@ -52,6 +87,16 @@ describe('configuration', () => {
     [{ PETSTORE_STAGING_URL: 'ftp://x/v1' }, 'PETSTORE_STAGING_URL'],
     [{ PETSTORE_ENV: 'production' }, 'PETSTORE_PRODUCTION_URL'],
     [{ PETSTORE_ENV: 'staging' }, 'PETSTORE_STAGING_URL'],
+    [{ PETSTORE_HEADERS_TIMEOUT_MS: '0' }, 'PETSTORE_HEADERS_TIMEOUT_MS'],
+    [{ PETSTORE_REQUEST_TIMEOUT_MS: '1.5' }, 'PETSTORE_REQUEST_TIMEOUT_MS'],
+    [{ PETSTORE_HEADERS_TIMEOUT_MS: '20000', PETSTORE_REQUEST_TIMEOUT_MS: '10000' }, 'PETSTORE_REQUEST_TIMEOUT_MS'],
+    [{ PETSTORE_SHUTDOWN_GRACE_MS: '-5' }, 'PETSTORE_SHUTDOWN_GRACE_MS'],
+    [{ PETSTORE_MAX_HEADER_BYTES: '16k' }, 'PETSTORE_MAX_HEADER_BYTES'],
+    [{ PETSTORE_MAX_CONNECTIONS: '0' }, 'PETSTORE_MAX_CONNECTIONS'],
+    [{ PETSTORE_RATE_LIMIT: '10' }, 'PETSTORE_RATE_LIMIT'],
+    [{ PETSTORE_RATE_LIMIT: '10,0' }, 'PETSTORE_RATE_LIMIT'],
+    [{ PETSTORE_RATE_LIMIT: '0,5' }, 'PETSTORE_RATE_LIMIT'],
+    [{ PETSTORE_RATE_LIMIT: 'on' }, 'PETSTORE_RATE_LIMIT'],
   ];
   for (const [environment, variable] of invalid) {
     it(`refuses ${JSON.stringify(environment)} naming ${variable}`, () => {

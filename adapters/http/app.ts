@@ -1,17 +1,21 @@
 import Koa from 'koa';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { RateLimitPolicy } from '../config.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import { createPetRouter } from './pet-routes.ts';
 import { logRequests } from './request-log.ts';
+import { requireHost } from './require-host.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
   readonly verifier: ApiKeyVerifier;
   readonly publicBaseUrl: () => string;
   readonly logger: Logger;
+  /** Per API key; none when undefined. */
+  readonly rateLimit?: RateLimitPolicy | undefined;
 }
 
 export interface HttpApp {
@@ -20,7 +24,7 @@ export interface HttpApp {
   methodsAllowedAt(path: string): string[];
 }
 
-/** The Koa application: request log (outermost, so it sees the final status), error rendering, routes. */
+/** The Koa application: request log (outermost, so it sees the final status), error rendering, Host check, routes. */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
@@ -33,12 +37,6 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.use(router.routes());
   app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
   return { app, methodsAllowedAt };
-}
-
-/** HTTP/1.1 requires a Host header (RFC 9112 §3.2); Node was told not to refuse it so we can answer in our shape. */
-async function requireHost(ctx: Context, next: Next): Promise<void> {
-  if (ctx.req.httpVersion === '1.1' && !ctx.get('host')) throw new HttpProblem('invalid_header', 'the Host header is required');
-  await next();
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

@@ -4,11 +4,13 @@ import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFoun
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
+import type { RateLimitPolicy } from '../config.ts';
 import { markDeprecated } from './deprecation.ts';
 import { requireJsonBody } from './json-body.ts';
 import { parseListQuery } from './list-query.ts';
 import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
+import { limitRate } from './rate-limit.ts';
 import { requireApiKey } from './require-api-key.ts';
 
 export interface PetRoutesOptions {
@@ -16,22 +18,24 @@ export interface PetRoutesOptions {
   readonly verifier: ApiKeyVerifier;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
+  /** A token bucket per API key, counted after the key check; none when undefined. */
+  readonly rateLimit?: RateLimitPolicy | undefined;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit }: PetRoutesOptions): Router {
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = requireApiKey(verifier);
+  const authenticated = [requireApiKey(verifier), ...(rateLimit ? [limitRate(rateLimit)] : [])];
 
-  router.get('listPets', '/v1/pets', authenticated, async (ctx) => {
+  router.get('listPets', '/v1/pets', ...authenticated, async (ctx) => {
     const query = parseListQuery(ctx.querystring);
     const { pets, nextAfter } = await listPetPage(ports, query);
     if (nextAfter !== undefined) ctx.set('Link', `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`);
     ctx.body = pets;
   });
 
-  router.post('createPet', '/v1/pets', authenticated, checkIdempotencyKey, requireJsonBody(['application/json']), async (ctx) => {
+  router.post('createPet', '/v1/pets', ...authenticated, checkIdempotencyKey, requireJsonBody(['application/json']), async (ctx) => {
     const idempotencyKey = parseIdempotencyKey(idempotencyKeyHeader(ctx));
     const pet = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
     ctx.status = 201;
@@ -39,7 +43,7 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
     ctx.body = pet;
   });
 
-  router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), authenticated, async (ctx) => {
+  router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), ...authenticated, async (ctx) => {
     const { pet, version } = await getPet(ports, petIdFromPath(ctx));
     ctx.set('ETag', etagFor(version));
     ctx.body = pet;
@@ -49,7 +53,7 @@ export function createPetRouter({ ports, verifier, publicBaseUrl }: PetRoutesOpt
   router.patch(
     'changePetStatus',
     '/v1/pets/:petId',
-    authenticated,
+    ...authenticated,
     async (ctx, next) => {
       petIdFromPath(ctx);
       parseIfMatch(ctx.headers['if-match']);

@@ -1,15 +1,15 @@
 import { createServer, METHODS } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
+import type { ServerLimits } from '../config.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from './error-codes.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
   readonly port: number;
-  /** How long in-flight requests may take to finish after shutdown starts. */
-  readonly shutdownGraceMs?: number;
+  readonly limits: ServerLimits;
   /** The methods a path answers to, so that a method Node's parser refuses can still get 405 on a known path. */
   readonly methodsAllowedAt?: (path: string) => readonly string[];
 }
@@ -22,14 +22,41 @@ export interface RunningHttpServer {
 }
 
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
-  // Without a Host header Node would answer 400 itself, with no body; the app answers in the Error shape instead.
-  const server = createServer({ requireHostHeader: false }, app.callback());
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
-  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) =>
-    answerClientError(error, socket, options.methodsAllowedAt ?? (() => [])),
+  const { limits } = options;
+  const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
+  const handle = app.callback();
+  const inFlight = new Set<ServerResponse>();
+  let closing: Promise<void> | undefined;
+
+  const answer = (request: IncomingMessage, response: ServerResponse) => {
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+    // Once shutdown has begun, every answer closes its connection so no client keeps one open.
+    if (closing) response.setHeader('Connection', 'close');
+    void handle(request, response);
+  };
+
+  const server = createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks both timeouts only this often (30 s by default): check often enough to keep them.
+      connectionsCheckingInterval: Math.min(1000, Math.max(25, Math.floor(limits.headersTimeoutMs / 4))),
+      // Node would answer a missing Host with a bare 400; the app answers it in the Error shape instead.
+      requireHostHeader: false,
+    },
+    answer,
   );
+  server.maxConnections = limits.maxConnections;
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, methodsAllowedAt));
+  // RFC 9110 lets a server ignore an expectation it does not support; Node would answer a bare 417.
+  server.on('checkExpectation', answer);
+  // Node closes a CONNECT without a word when nothing listens for it.
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    writeRawError(socket, [400, 'Bad Request', 'invalid_header', 'CONNECT is not supported: this service is not a proxy']);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -38,15 +65,14 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const grace = options.shutdownGraceMs ?? 10_000;
-  let closing: Promise<void> | undefined;
   return {
     server,
     port,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        const forceClose = setTimeout(() => server.closeAllConnections(), grace);
+        const forceClose = setTimeout(() => server.closeAllConnections(), limits.shutdownGraceMs);
         forceClose.unref();
+        for (const response of inFlight) if (!response.headersSent) response.setHeader('Connection', 'close');
         server.close(() => {
           clearTimeout(forceClose);
           resolve();
@@ -58,21 +84,31 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   };
 }
 
+type ClientErrorAnswer = [status: number, reason: string, code: ErrorCode, message: string, headers?: string];
+
 /** Requests Node's parser rejects never reach Koa: answer them here in the same Error shape. */
 function answerClientError(
   error: Error & { code?: string; rawPacket?: Buffer },
   socket: Socket,
   methodsAllowedAt: (path: string) => readonly string[],
 ): void {
-  if (!socket.writable || error.code === 'ECONNRESET') {
+  const started = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+  // A reset connection cannot be answered, nor one whose answer has begun.
+  if (!socket.writable || error.code === 'ECONNRESET' || started?.headersSent) {
     socket.destroy();
     return;
   }
   // Node reports an unknown method as HPE_INVALID_METHOD, Deno as a generic parse error: look at the request line.
   const requestLine = REQUEST_LINE.exec(error.rawPacket?.toString('latin1') ?? '');
-  const [status, reason, code, message, headers] = requestLine && !METHODS.includes(requestLine[1]!)
-    ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
-    : describeClientError(error.code);
+  writeRawError(
+    socket,
+    requestLine && !METHODS.includes(requestLine[1]!)
+      ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
+      : describeClientError(error.code),
+  );
+}
+
+function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): void {
   const body = JSON.stringify(errorBody(code, message));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n${headers ?? ''}` +
@@ -80,9 +116,7 @@ function answerClientError(
   );
 }
 
-type ClientErrorAnswer = [number, string, ErrorCode, string, string?];
-
-// A request line with a well-formed method token (RFC 9110 §9.1) that Node's parser does not know.
+// A request line with a well-formed method token (RFC 9110 §9.1).
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[^\s?#]*)(?:\?\S*)? HTTP\/1\.[01]\r?\n/;
 
 /** 405 with Allow on a known path, as for methods Node knows; 404 elsewhere. */
@@ -99,6 +133,8 @@ function describeClientError(code: string | undefined): ClientErrorAnswer {
       return [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large'];
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return [408, 'Request Timeout', 'request_timeout', 'the request took too long to arrive'];
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return [400, 'Bad Request', 'invalid_header', 'a request header is malformed'];
     default:
       return [400, 'Bad Request', 'invalid_header', 'the request is not valid HTTP/1.1'];
   }

@@ -30,6 +30,13 @@ describe('use cases, headless with in-memory adapters', () => {
     assert.deepEqual(await listPets(store), []);
   });
 
+  it('addPet draws no id for a refused pet', async () => {
+    const store = createInMemoryPetStore();
+    await assert.rejects(addPet(store, { name: 'Rex', categoryId: 0 }), PetRuleViolation);
+    await assert.rejects(addPet(store, { name: 'Rex', categoryId: 1, status: 'lost' }), PetRuleViolation);
+    assert.equal((await addPet(store, { name: 'Rex', categoryId: 1 })).id, 1);
+  });
+
   it('listPets returns pets in id order, filtered and limited', async () => {
     const store = createInMemoryPetStore();
     const statuses = ['available', 'pending', undefined, 'available', 'sold'] as const;

@@ -5,6 +5,8 @@ import pino from 'pino';
 import { loadConfig } from '../../adapters/config.ts';
 import { startService } from '../../adapters/service.ts';
 import type { RunningService } from '../../adapters/service.ts';
+import { checkErrorShape } from './error-shape.ts';
+import type { ErrorAnswer } from './error-shape.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 
@@ -55,11 +57,6 @@ export async function startTestService(environment: Record<string, string> = {})
 }
 
 /** Reads an Error body and checks its shape: JSON, with code, message and a status equal to the HTTP one. */
-export async function readError(response: Response): Promise<{ code: string; message: string; status: number }> {
-  const contentType = response.headers.get('content-type') ?? '';
-  if (!contentType.startsWith('application/json')) throw new Error(`error answer is ${contentType}, not application/json`);
-  const body = (await response.json()) as { code: string; message: string; status: number };
-  if (Object.keys(body).sort().join() !== 'code,message,status') throw new Error(`error body has keys ${Object.keys(body).join()}`);
-  if (body.status !== response.status) throw new Error(`error body status ${body.status} differs from HTTP ${response.status}`);
-  return body;
+export async function readError(response: Response): Promise<ErrorAnswer> {
+  return checkErrorShape(response.headers.get('content-type') ?? '', await response.text(), response.status);
 }

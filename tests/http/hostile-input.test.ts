@@ -1,0 +1,120 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pet } from '../../domain/index.ts';
+import { readError, startTestService } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
+import { snapshotStore } from '../support/store-snapshot.ts';
+
+/** Prototype pollution and injection: hostile input changes nothing it should not, and text is kept exactly. */
+
+let api: TestService;
+
+before(async () => {
+  api = await startTestService();
+});
+after(async () => {
+  await api.stop();
+});
+
+async function postRaw(body: string): Promise<Response> {
+  return api.request('/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+}
+
+/** Runs `attempt`, which must be refused with 400 `code`, and checks the store did not move. */
+async function assertRefusedUnchanged(attempt: () => Promise<Response>, code: string): Promise<string> {
+  const before = await snapshotStore(api.service.store.db);
+  const response = await attempt();
+  assert.equal(response.status, 400);
+  const error = await readError(response);
+  assert.equal(error.code, code);
+  assert.deepEqual(await snapshotStore(api.service.store.db), before);
+  return error.message;
+}
+
+describe('prototype pollution', () => {
+  const pollutingBodies = [
+    '{"name":"Rex","categoryId":1,"__proto__":{"polluted":"yes"}}',
+    '{"__proto__":{"polluted":"yes"},"name":"Rex","categoryId":1}',
+    '{"name":"Rex","categoryId":1,"status":{"__proto__":{"polluted":"yes"}}}',
+    '{"name":"Rex","categoryId":1,"constructor":{"prototype":{"polluted":"yes"}}}',
+    '{"name":"Rex","categoryId":1,"prototype":{"polluted":"yes"}}',
+    '{"name":{"__proto__":{"toString":"yes"}},"categoryId":1}',
+    '[{"__proto__":{"polluted":"yes"}}]',
+  ];
+  for (const body of pollutingBodies) {
+    it(`refuses ${body} with 400, and nothing global or stored changes`, async () => {
+      const before = Object.getOwnPropertyNames(Object.prototype).sort();
+      await assertRefusedUnchanged(() => postRaw(body), 'invalid_body');
+      assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), before);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      assert.equal(typeof ({} as { toString: unknown }).toString, 'function');
+    });
+  }
+});
+
+describe('names are stored and returned exactly, or refused by the stated rule', () => {
+  const kept: Array<[string, string]> = [
+    ['SQL metacharacters', "Robert'); DROP TABLE pets;-- \" ` \\ % _ *"],
+    ['a SQL comment and a UNION', "x' UNION SELECT key_hash FROM api_keys --"],
+    ['emoji with joiners and modifiers', '🐕‍🦺 👩🏽‍🚒 🏳️‍🌈'],
+    ['right-to-left text', 'كلب שלום'],
+    ['bidi override characters', 'a\u202eb\u202dc\u200fd'],
+    ['combining marks (not normalised)', 'e\u0301 and \u00e9'],
+    ['zero-width and BOM characters', 'a\u200bb\ufeffc'],
+    ['DEL and C1 controls, outside U+0000–U+001F', 'a\u007fb\u0085c\u009fd'],
+    ['HTML and template syntax', '<script>alert(1)</script>{{7*7}}${7*7}'],
+    ['255 emoji (255 code points)', '🐈'.repeat(255)],
+    ['a name of digits that looks like a number', '0012'],
+  ];
+  for (const [what, name] of kept) {
+    it(`keeps ${what}`, async () => {
+      const response = await api.createPet({ name, categoryId: 7, status: 'pending' });
+      assert.equal(response.status, 201);
+      const created = (await response.json()) as Pet;
+      assert.equal(created.name, name);
+      const fetched = (await (await api.request(`/v1/pets/${created.id}`)).json()) as Pet;
+      assert.deepEqual(fetched, created);
+      const listed = (await (await api.request('/v1/pets?status=pending&limit=100')).json()) as Pet[];
+      assert.deepEqual(listed.find((pet) => pet.id === created.id), created);
+    });
+  }
+
+  const refused: Array<[string, string, RegExp]> = [
+    ['NUL', '"Rex\\u0000"', /control characters/],
+    ['a line feed', '"Rex\\nRex"', /control characters/],
+    ['a tab', '"\\tRex"', /control characters/],
+    ['U+001F', '"Rex\\u001f"', /control characters/],
+    ['a lone surrogate', '"Rex\\ud800"', /well-formed/],
+    ['256 code points', JSON.stringify('🐈'.repeat(256)), /1 to 255/],
+    ['only white space', '" \\u3000 "', /white space/],
+  ];
+  for (const [what, nameJson, rule] of refused) {
+    it(`refuses a name with ${what} (400 invalid_body) and stores nothing`, async () => {
+      const message = await assertRefusedUnchanged(() => postRaw(`{"name":${nameJson},"categoryId":1}`), 'invalid_body');
+      assert.match(message, rule);
+    });
+  }
+});
+
+describe('injection through the query, the path and the key', () => {
+  for (const query of ["status=available' OR '1'='1", 'status=available;DROP TABLE pets', 'limit=1;DROP TABLE pets', 'limit=1 OR 1=1', 'status=sold&status=sold', 'status=%00']) {
+    it(`refuses ?${query} with 400 invalid_query`, async () => {
+      await assertRefusedUnchanged(() => api.request(`/v1/pets?${query}`), 'invalid_query');
+    });
+  }
+
+  for (const petId of ["1' OR '1'='1", '1;DROP TABLE pets', '1%00', '-1', '0x10']) {
+    it(`refuses /v1/pets/${petId} with 400 invalid_path`, async () => {
+      await assertRefusedUnchanged(() => api.request(`/v1/pets/${encodeURIComponent(petId)}`), 'invalid_path');
+    });
+  }
+
+  it("refuses a key made of SQL with 401, and the pets table is still whole", async () => {
+    const before = await snapshotStore(api.service.store.db);
+    const response = await api.request('/v1/pets', { key: "x' OR '1'='1" });
+    assert.equal(response.status, 401);
+    await readError(response);
+    assert.deepEqual(await snapshotStore(api.service.store.db), before);
+    assert.equal((await api.request('/v1/pets')).status, 200);
+  });
+});

@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { NODE_TS_ARGS } from './processes.ts';
+
+const MAIN = resolve(import.meta.dirname, '..', '..', 'adapters', 'main.ts');
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** Resolves with the base address (…/v1) once the service listens; rejects if it exits first. */
+  readonly listening: Promise<string>;
+  /** Resolves when the process has exited, with its code (null when killed by a signal) and signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** `npm start`'s entry point as a real process, with only the environment given (plus PATH). */
+export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
+  const child = spawn(process.execPath, [...NODE_TS_ARGS, MAIN], {
+    cwd: options.cwd ?? process.cwd(),
+    env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+  });
+  const listening = new Promise<string>((resolveUrl, reject) => {
+    const onData = () => {
+      const url = /listening on (\S+)/.exec(stdout)?.[1];
+      if (url) {
+        child.stdout!.off('data', onData);
+        resolveUrl(url);
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then(({ code, signal }) => reject(new Error(`the service exited (${code ?? signal}) before listening: ${stderr}`)));
+  });
+  listening.catch(() => {}); // awaited only by callers that expect it to listen
+  return { child, listening, exited, stdout: () => stdout, stderr: () => stderr };
+}
