@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './processes.ts';
 
-const MAIN = resolve(import.meta.dirname, '..', '..', 'adapters', 'main.ts');
+const MAIN = fileURLToPath(new URL('../../adapters/main.ts', import.meta.url));
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
