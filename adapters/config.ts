@@ -8,6 +8,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 const BASE_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?/v1$';
 const API_KEY = '[A-Za-z0-9\\-._~+/]{16,}=*';
+const ORIGIN = 'https?://[^\\s/?#,]+';
 
 /** The environment variables the service reads, with what each may hold. */
 const EnvironmentSchema = Type.Object({
@@ -19,6 +20,11 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_STAGING_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((name) => Type.Literal(name)))),
+  PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
+    pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
+    description: '* or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
+  })),
 });
 const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
 
@@ -34,6 +40,10 @@ export interface Config {
   /** The deployment's public base address with /v1; undefined in development until the port is known. */
   readonly publicBaseUrl: string | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** Whether GET /metrics is served. */
+  readonly metrics: boolean;
+  /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
+  readonly corsOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -75,5 +85,24 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     stagingUrl: env.PETSTORE_STAGING_URL,
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
+    // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
+    metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
+    corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
   });
+}
+
+/** An origin as a browser serialises it (lower-case host, no default port), so comparing strings is enough. */
+function normalisedOrigin(origin: string): string {
+  if (origin === '*') return origin;
+  try {
+    return new URL(origin).origin;
+  } catch {
+    throw new ConfigError(`PETSTORE_CORS_ORIGINS is invalid: ${JSON.stringify(origin)} is not an origin`);
+  }
+}
+
+/** The base address of a service listening on `host:port` of this machine, with /v1 (development's public base). */
+export function localBaseUrl(host: string, port: number): string {
+  const hostInUrl = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${hostInUrl}:${port}/v1`;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -72,8 +73,9 @@ function answerClientError(
     ? describeUnknownMethod(error.rawPacket, methodsAllowedAt)
     : describeClientError(error.code);
   const body = JSON.stringify(errorBody(code, message));
+  // Every answer carries a request id, even one that never reached the app (the request's own id may not be readable).
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n${headers ?? ''}` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
