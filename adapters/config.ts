@@ -8,7 +8,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 const BASE_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?/v1$';
 const API_KEY = '[A-Za-z0-9\\-._~+/]{16,}=*';
-const ORIGIN = 'https?://[^\\s/?#,]+';
+const ORIGIN = '[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#,]+';
 
 /** The environment variables the service reads, with what each may hold. */
 const EnvironmentSchema = Type.Object({
