@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ConfigError } from './config-error.ts';
 
 export const DEPLOYMENTS = ['development', 'staging', 'production'] as const;
 export type Deployment = (typeof DEPLOYMENTS)[number];
@@ -46,12 +47,7 @@ export interface Config {
   readonly corsOrigins: readonly string[];
 }
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** Reads and checks the environment once, at start; the message names the variable that is wrong. */
 export function loadConfig(environment: Record<string, string | undefined>): Config {

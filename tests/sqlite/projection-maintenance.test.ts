@@ -10,19 +10,14 @@ import { addPet, changePetStatus, listPets } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
+import { runPetstore } from '../support/cli.ts';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const cli = join(root, 'scripts', 'petstore.mjs');
 
 /** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
-async function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, ...args], { env: { ...process.env, PETSTORE_DATABASE: database } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runPetstore(args, { PETSTORE_DATABASE: database });
 }
 
 describe('projection rebuild and verify', () => {
