@@ -3,6 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 /** The key table's view from the service: which hashes are live, and under which id. */
 export interface ApiKeyTable {
   activeKeyHashes(): Promise<ReadonlyMap<string, number>>;
+  /** Calls `listener` after each change made through this table (a key created or revoked in this process). */
+  onChange?(listener: () => void): void;
 }
 
 export type KeyCheck = { readonly ok: true; readonly keyId: string } | { readonly ok: false };
@@ -11,7 +13,7 @@ export interface ApiKeyVerifier {
   verify(key: string): Promise<KeyCheck>;
 }
 
-/** Revocations in the table reach every instance within this time. */
+/** Revocations made by another process (the CLI, another instance) take effect within this time. */
 export const KEY_TABLE_REFRESH_MS = 1000;
 
 export function sha256Hex(text: string): string {
@@ -43,17 +45,31 @@ export function createApiKeyVerifier(options: { environmentKeys: readonly string
   let tableHashes: ReadonlyMap<string, number> = new Map();
   let loadedAt = -Infinity;
   let loading: Promise<void> | undefined;
+  // Bumped by every change made in this process: a read that began before it must not count as fresh.
+  let generation = 0;
 
   async function refreshTable(): Promise<void> {
     if (!options.table || now() - loadedAt < KEY_TABLE_REFRESH_MS) return;
-    loading ??= options.table.activeKeyHashes().then((hashes) => {
-      tableHashes = hashes;
-      loadedAt = now();
-    }).finally(() => {
-      loading = undefined;
-    });
+    if (!loading) {
+      const started = generation;
+      const load: Promise<void> = options.table.activeKeyHashes().then((hashes) => {
+        if (started !== generation) return;
+        tableHashes = hashes;
+        loadedAt = now();
+      }).finally(() => {
+        if (loading === load) loading = undefined;
+      });
+      loading = load;
+    }
     await loading;
   }
+
+  // A key revoked (or created) through this process counts at once: the next check re-reads the table.
+  options.table?.onChange?.(() => {
+    generation += 1;
+    loadedAt = -Infinity;
+    loading = undefined;
+  });
 
   return {
     async verify(key: string): Promise<KeyCheck> {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ConfigError } from './config-error.ts';
 
 export const DEPLOYMENTS = ['development', 'staging', 'production'] as const;
 export type Deployment = (typeof DEPLOYMENTS)[number];
@@ -11,6 +12,7 @@ const WHOLE_NUMBER = '^[1-9][0-9]{0,8}$';
 // <requests per second>,<burst>: a decimal rate (0.5 is one request every two seconds) and a whole burst.
 const RATE_LIMIT = '^(off|[0-9]{1,6}(\\.[0-9]{1,3})?,[1-9][0-9]{0,5})$';
 const API_KEY = '[A-Za-z0-9\\-._~+/]{16,}=*';
+const ORIGIN = '[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#,]+';
 
 function wholeNumber(unit: string) {
   return Type.Optional(Type.String({ pattern: WHOLE_NUMBER, description: `${unit}, a whole number from 1` }));
@@ -33,6 +35,11 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
+  PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
+    pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
+    description: '* or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
+  })),
 });
 const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
 
@@ -51,6 +58,10 @@ export interface Config {
   readonly limits: ServerLimits;
   /** Per API key; undefined when off. */
   readonly rateLimit: RateLimitPolicy | undefined;
+  /** Whether GET /metrics is served. */
+  readonly metrics: boolean;
+  /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** What protects the process from slow, large or too many clients. */
@@ -84,12 +95,7 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   maxConnections: 1024,
 });
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** Reads and checks the environment once, at start; the message names the variable that is wrong. */
 export function loadConfig(environment: Record<string, string | undefined>): Config {
@@ -125,6 +131,9 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
     limits: readLimits(env),
     rateLimit: readRateLimit(env.PETSTORE_RATE_LIMIT),
+    // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
+    metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
+    corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
   });
 }
 
@@ -152,4 +161,20 @@ function readRateLimit(text: string | undefined): RateLimitPolicy | undefined {
   const [rate, burst] = text.split(',').map(Number) as [number, number];
   if (rate <= 0) throw new ConfigError(`PETSTORE_RATE_LIMIT is invalid (${JSON.stringify(text)}): the rate must be above 0`);
   return Object.freeze({ perSecond: rate, burst });
+}
+
+/** An origin as a browser serialises it (lower-case host, no default port), so comparing strings is enough. */
+function normalisedOrigin(origin: string): string {
+  if (origin === '*') return origin;
+  try {
+    return new URL(origin).origin;
+  } catch {
+    throw new ConfigError(`PETSTORE_CORS_ORIGINS is invalid: ${JSON.stringify(origin)} is not an origin`);
+  }
+}
+
+/** The base address of a service listening on `host:port` of this machine, with /v1 (development's public base). */
+export function localBaseUrl(host: string, port: number): string {
+  const hostInUrl = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${hostInUrl}:${port}/v1`;
 }

@@ -1,12 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import pino from 'pino';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys.ts';
+import { countingEventStore } from './counting-event-store.ts';
 import type { Config } from './config.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError, localBaseUrl } from './config.ts';
 import { createHttpApp } from './http/app.ts';
+import { buildOpenApiDocument, openApiServers } from './http/openapi-document.ts';
+import type { OpenApiDocument } from './http/openapi-document.ts';
 import { startHttpServer } from './http/server.ts';
+import { createLogger } from './logger.ts';
+import { createServiceMetrics } from './metrics.ts';
+import { checkReadiness, countPetsByStatus } from './sqlite/service-health.ts';
 import { createSqliteApiKeys } from './sqlite/sqlite-api-keys.ts';
 import type { ManagedApiKeys } from './sqlite/sqlite-api-keys.ts';
 import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
@@ -26,16 +31,30 @@ export interface RunningService {
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? (await createLogger(config));
   const store = await openSqlitePetStore(config.database);
   try {
     const apiKeys = createSqliteApiKeys(store.db);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
-    const { app, methodsAllowedAt } = createHttpApp({ ports: store, verifier, publicBaseUrl: () => baseUrl, logger, rateLimit: config.rateLimit });
+    const metrics = config.metrics ? createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
+    const ports = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
+    let document: OpenApiDocument | undefined;
+    const { app, methodsAllowedAt } = createHttpApp({
+      ports,
+      verifier,
+      publicBaseUrl: () => baseUrl,
+      logger,
+      // Built at the first request, once the base address (and in development the port) is known.
+      document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
+      readiness: () => checkReadiness(store.db),
+      ...(metrics ? { metrics } : {}),
+      corsOrigins: config.corsOrigins,
+      rateLimit: config.rateLimit,
+    });
     const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt });
-    if (!config.publicBaseUrl) baseUrl = `http://${hostForUrl(config.host)}:${http.port}/v1`;
+    if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,
       baseUrl,
@@ -66,9 +85,4 @@ async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{
   const file = join(dirname(config.database), 'dev-api-key');
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, file };
-}
-
-function hostForUrl(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
-  return host.includes(':') ? `[${host}]` : host;
 }

@@ -23,6 +23,8 @@ describe('configuration', () => {
         maxConnections: 1024,
       },
       rateLimit: undefined,
+      metrics: true,
+      corsOrigins: [],
     });
   });
 
@@ -50,6 +52,23 @@ describe('configuration', () => {
   it('leaves rate limiting off for "off"', () => {
     assert.equal(loadConfig({ PETSTORE_RATE_LIMIT: 'off' }).rateLimit, undefined);
     assert.deepEqual(loadConfig({}).limits, DEFAULT_LIMITS);
+  });
+
+  it('serves metrics by default only in development, and as PETSTORE_METRICS says otherwise', () => {
+    const production = { PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1' };
+    assert.equal(loadConfig(production).metrics, false);
+    assert.equal(loadConfig({ ...production, PETSTORE_METRICS: 'true' }).metrics, true);
+    assert.equal(loadConfig({ PETSTORE_ENV: 'staging', PETSTORE_STAGING_URL: 'https://staging.example.com/v1' }).metrics, false);
+    assert.equal(loadConfig({ PETSTORE_METRICS: 'false' }).metrics, false);
+  });
+
+  it('reads CORS origins as browsers send them, or * for any', () => {
+    assert.deepEqual(loadConfig({ PETSTORE_CORS_ORIGINS: 'https://app.example.com,HTTP://Local.Test:8080,https://x.example.com:443' }).corsOrigins, [
+      'https://app.example.com',
+      'http://local.test:8080',
+      'https://x.example.com',
+    ]);
+    assert.deepEqual(loadConfig({ PETSTORE_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
   });
 
   it('reads every variable', () => {
@@ -97,6 +116,11 @@ describe('configuration', () => {
     [{ PETSTORE_RATE_LIMIT: '10,0' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '0,5' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: 'on' }, 'PETSTORE_RATE_LIMIT'],
+    [{ PETSTORE_METRICS: 'yes' }, 'PETSTORE_METRICS'],
+    [{ PETSTORE_CORS_ORIGINS: 'https://app.example.com/path' }, 'PETSTORE_CORS_ORIGINS'],
+    [{ PETSTORE_CORS_ORIGINS: 'app.example.com' }, 'PETSTORE_CORS_ORIGINS'],
+    [{ PETSTORE_CORS_ORIGINS: 'https://a.example.com,*' }, 'PETSTORE_CORS_ORIGINS'],
+    [{ PETSTORE_CORS_ORIGINS: 'https://[bad' }, 'PETSTORE_CORS_ORIGINS'],
   ];
   for (const [environment, variable] of invalid) {
     it(`refuses ${JSON.stringify(environment)} naming ${variable}`, () => {

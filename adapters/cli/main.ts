@@ -1,27 +1,19 @@
-import { ConfigError, loadConfig } from '../config.ts';
-import { openSqlite } from '../sqlite/open-sqlite.ts';
-import { pendingMigrations } from '../sqlite/migrations.ts';
-import { sql } from 'kysely';
-import { rebuildPetProjection, verifyPetProjection } from '../sqlite/pet-projection-maintenance.ts';
-import { progressReporter } from './progress.ts';
-import { serve } from './serve.ts';
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config-error.ts';
+import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
+import type { Command } from './command.ts';
+import { KEY_COMMANDS } from './key-commands.ts';
 
-/** Thrown for a wrong command line: printed with the usage, exit code 2. */
-class UsageError extends Error {}
-
-interface Command {
-  readonly summary: string;
-  readonly help: string;
-  run(args: readonly string[]): Promise<number>;
-}
-
-const COMMON = `Configuration comes from the environment, as for the service (PETSTORE_DATABASE, ...).`;
+// Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
+const database = () => import('./with-database.ts');
+const projectionModules = () => Promise.all([database(), import('../sqlite/pet-projection-maintenance.ts'), import('./progress.ts')]);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'run the HTTP service (what npm start runs)',
     help: `petstore serve\n\nServes the API until SIGTERM or SIGINT. ${COMMON}`,
     async run() {
+      const { serve } = await import('./serve.ts');
       await serve(process.env);
       return new Promise<number>(() => {}); // runs until a signal ends the process
     },
@@ -30,19 +22,31 @@ const COMMANDS: Record<string, Command> = {
     summary: 'apply pending database migrations',
     help: `petstore migrate\n\nApplies every pending migration and lists them. Safe while the service runs. ${COMMON}`,
     async run() {
-      const config = loadConfig(process.env);
-      const before = await withDatabase(config.database, false, (db) => pendingMigrations(db));
-      await withDatabase(config.database, true, async () => undefined);
+      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../sqlite/migrations.ts')]);
+      const before = await withConfiguredDatabase(false, (db) => pendingMigrations(db));
+      await withConfiguredDatabase(true, async () => undefined);
       process.stdout.write(before.length ? `applied ${before.length} migration(s): ${before.join(', ')}\n` : 'the database is up to date\n');
       return 0;
     },
   },
+  openapi: {
+    summary: 'print the OpenAPI 3.1 document (what GET /v1/openapi.json serves)',
+    help: `petstore openapi\n\nPrints the OpenAPI 3.1 document as JSON. Its servers are production and staging as configured\n(PETSTORE_PRODUCTION_URL, PETSTORE_STAGING_URL; one not configured is left out) and, in development,\nhttp://HOST:PORT/v1. Needs no database. ${COMMON}`,
+    async run() {
+      const [{ loadConfig, localBaseUrl }, { buildOpenApiDocument, openApiServers }] = await Promise.all([import('../config.ts'), import('../http/openapi-document.ts')]);
+      const config = loadConfig(process.env);
+      const current = config.publicBaseUrl ?? localBaseUrl(config.host, config.port);
+      process.stdout.write(`${JSON.stringify(buildOpenApiDocument(openApiServers(config, current)), null, 2)}\n`);
+      return 0;
+    },
+  },
+  ...KEY_COMMANDS,
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run() {
-      const config = loadConfig(process.env);
-      const result = await withDatabase(config.database, true, (db) => rebuildPetProjection(db, progressReporter('rebuild')));
+      const [{ withConfiguredDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
+      const result = await withConfiguredDatabase(true, (db) => rebuildPetProjection(db, progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -51,24 +55,14 @@ const COMMANDS: Record<string, Command> = {
     summary: 'compare the read model with a replay of the log',
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
     async run() {
-      const config = loadConfig(process.env);
-      const differences = await withDatabase(config.database, true, (db) => verifyPetProjection(db, progressReporter('verify')));
+      const [{ withConfiguredDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
+      const differences = await withConfiguredDatabase(true, (db) => verifyPetProjection(db, progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;
     },
   },
 };
-
-async function withDatabase<T>(path: string, migrate: boolean, work: (db: Awaited<ReturnType<typeof openSqlite>>['db']) => Promise<T>): Promise<T> {
-  const { db } = await openSqlite(path, { migrate });
-  try {
-    if (!migrate) await sql`select 1`.execute(db);
-    return await work(db);
-  } finally {
-    await db.destroy();
-  }
-}
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
@@ -86,6 +80,31 @@ function findCommand(argv: readonly string[]): { name: string; command: Command;
   return undefined;
 }
 
+/** The commands of a group such as `keys`, for `petstore keys` alone. */
+function groupUsage(group: string): string | undefined {
+  const names = Object.keys(COMMANDS).filter((name) => name.startsWith(`${group} `));
+  if (names.length === 0) return undefined;
+  const width = Math.max(...names.map((name) => name.length));
+  return `usage: petstore ${group} <${names.map((name) => name.slice(group.length + 1)).join('|')}> [--help]\n\n${names.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name]!.summary}`).join('\n')}\n`;
+}
+
+function parse(name: string, command: Command, rest: readonly string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...rest], options: command.options ?? {}, allowPositionals: true, strict: true });
+  } catch (error) {
+    // parseArgs's own advice about '--' only confuses here: keep its first sentence.
+    throw new UsageError((error as Error).message.split('. ')[0]!.replace(/\.$/, ''), command.help);
+  }
+  const expected = command.arguments ?? [];
+  if (parsed.positionals.length !== expected.length) {
+    const wanted = expected.length ? expected.map((argument) => `<${argument}>`).join(' ') : 'no arguments';
+    const got = parsed.positionals.length ? parsed.positionals.join(' ') : 'none';
+    throw new UsageError(`${name} takes ${wanted}, got: ${got}`, command.help);
+  }
+  return { options: parsed.values, arguments: parsed.positionals };
+}
+
 export async function runCli(argv: readonly string[]): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage());
@@ -93,16 +112,22 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   }
   const found = findCommand(argv);
   try {
-    if (!found) throw new UsageError(`unknown command: ${argv.join(' ')}`);
+    if (!found) {
+      const group = groupUsage(argv[0]!);
+      if (group && (argv.length === 1 || argv[1] === '--help' || argv[1] === '-h')) {
+        (argv.length === 1 ? process.stderr : process.stdout).write(group);
+        return argv.length === 1 ? 2 : 0;
+      }
+      throw new UsageError(`unknown command: ${argv.join(' ')}`);
+    }
     if (found.rest.includes('--help') || found.rest.includes('-h')) {
       process.stdout.write(`${found.command.help}\n`);
       return 0;
     }
-    if (found.rest.length > 0) throw new UsageError(`${found.name} takes no arguments, got: ${found.rest.join(' ')}`);
-    return await found.command.run(found.rest);
+    return await found.command.run(parse(found.name, found.command, found.rest));
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`petstore: ${error.message}\n\n${usage()}`);
+      process.stderr.write(`petstore: ${error.message}\n\n${error.help ? `${error.help}\n` : usage()}`);
       return 2;
     }
     if (error instanceof ConfigError) {

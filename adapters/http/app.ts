@@ -1,11 +1,19 @@
 import Koa from 'koa';
 import type { Context } from 'koa';
+import type Router from '@koa/router';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
 import type { RateLimitPolicy } from '../config.ts';
+import { allowCrossOrigin } from './cors.ts';
+import { createDocumentRouter } from './document-routes.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
 import { createPetRouter } from './pet-routes.ts';
+import { createProbeRouter } from './probe-routes.ts';
+import type { ReadinessCheck } from './probe-routes.ts';
+import { measureRequests } from './request-metrics.ts';
 import { logRequests } from './request-log.ts';
 import { requireHost } from './require-host.ts';
 
@@ -16,6 +24,12 @@ export interface HttpAppOptions {
   readonly logger: Logger;
   /** Per API key; none when undefined. */
   readonly rateLimit?: RateLimitPolicy | undefined;
+  readonly document: () => OpenApiDocument;
+  readonly readiness: ReadinessCheck;
+  /** Served at /metrics when given; request durations are recorded through `observeRequest`. */
+  readonly metrics?: { readonly registry: Registry; observeRequest(method: string, route: string, status: number, seconds: number): void };
+  /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
+  readonly corsOrigins: readonly string[];
 }
 
 export interface HttpApp {
@@ -24,17 +38,26 @@ export interface HttpApp {
   methodsAllowedAt(path: string): string[];
 }
 
-/** The Koa application: request log (outermost, so it sees the final status), error rendering, Host check, routes. */
+/**
+ * The Koa application: request log and metrics (outermost, so they see the final status), error
+ * rendering, the Host check, CORS, then the routes: the pet operations, the documents, the probes.
+ */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
-  const router = createPetRouter(options);
-  const methodsAllowedAt = (path: string) => [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
+  const routers: Router[] = [
+    createPetRouter(options),
+    createDocumentRouter(options),
+    createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
+  ];
+  const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap((router) => router.match(path, 'GET').path.flatMap((layer) => layer.methods)))];
   app.use(logRequests(options.logger));
+  if (options.metrics) app.use(measureRequests(options.metrics.observeRequest));
   app.use(renderErrors(options.logger));
   app.use(requireHost);
-  app.use(router.routes());
+  app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
+  for (const router of routers) app.use(router.routes());
   app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
   return { app, methodsAllowedAt };
 }

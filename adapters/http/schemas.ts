@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { CATEGORY_ID_MAX, PET_STATUSES } from '../../domain/index.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
 import { ERROR_STATUS } from './error-codes.ts';
 
 export const PetStatusSchema = Type.Union(PET_STATUSES.map((status) => Type.Literal(status)), {
@@ -43,6 +44,20 @@ export const StatusPatchSchema = Type.Object(
   { status: PetStatusSchema },
   { $id: 'StatusPatch', additionalProperties: false, description: 'The only field a PATCH may change.' },
 );
+
+// Parameters. Their text is checked by list-query.ts and pet-id.ts (digits only, before any conversion);
+// these schemas describe the same rules in the OpenAPI document, from the same constants.
+export const LimitSchema = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Page size: plain decimal digits.' });
+export const AfterSchema = Type.Integer({
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  format: 'int64',
+  description: 'Continue after the pet with this id (exclusive), in id order: plain decimal digits.',
+});
+export const PetIdSchema = Type.Integer({
+  format: 'int64',
+  description: 'Decimal digits only (anything else is 400); digits that can name no pet (0, a leading zero) are 404.',
+});
 
 export type NewPetBody = Static<typeof NewPetSchema>;
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, METHODS } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -110,8 +111,9 @@ function answerClientError(
 
 function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): void {
   const body = JSON.stringify(errorBody(code, message));
+  // Every answer carries a request id, even one that never reached the app (the request's own id may not be readable).
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n${headers ?? ''}` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -21,7 +21,14 @@ export interface ManagedApiKeys extends ApiKeyTable {
 
 /** The key table: hashes only. */
 export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKeys {
+  const listeners: (() => void)[] = [];
+  const changed = () => {
+    for (const listener of listeners) listener();
+  };
   return {
+    onChange(listener) {
+      listeners.push(listener);
+    },
     async activeKeyHashes() {
       const rows = await db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute();
       return new Map(rows.map((row) => [row.key_hash, row.id]));
@@ -33,6 +40,7 @@ export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKey
         .values({ key_hash: sha256Hex(key), label, created_at: now.toISOString(), revoked_at: null })
         .returning('id')
         .executeTakeFirstOrThrow();
+      changed();
       return { id: row.id, key };
     },
     async list() {
@@ -46,6 +54,7 @@ export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKey
         .where('id', '=', id)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
+      changed();
       return result.numUpdatedRows > 0n;
     },
     async count() {

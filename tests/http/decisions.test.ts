@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -78,38 +77,11 @@ async function listAll(query = ''): Promise<Pet[]> {
   return pets;
 }
 
-/**
- * Writes raw bytes to the service (for what fetch refuses to send) and reads the answer until the server
- * closes, as a Response so readError can check it like any other.
- */
-function sendRaw(bytes: string): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(api.service.port, '127.0.0.1');
-    socket.setTimeout(5_000, () => socket.destroy(new Error('no answer within 5 s')));
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const headerEnd = received.indexOf('\r\n\r\n');
-      const [statusLine = '', ...headerLines] = received.slice(0, headerEnd).split('\r\n');
-      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]);
-      answered.push({ request: `raw ${JSON.stringify(bytes.slice(0, 40))}`, status });
-      if (!Number.isInteger(status)) {
-        reject(new Error(`not an HTTP/1.1 answer: ${JSON.stringify(received.slice(0, 200))}`));
-        return;
-      }
-      const headers = new Headers();
-      for (const line of headerLines) {
-        const colon = line.indexOf(':');
-        const name = line.slice(0, colon).trim().toLowerCase();
-        // Framing headers describe the raw bytes, not the body handed to the Response.
-        if (name !== 'content-length' && name !== 'transfer-encoding') headers.append(name, line.slice(colon + 1).trim());
-      }
-      resolve(new Response(new TextEncoder().encode(received.slice(headerEnd + 4)), { status, headers }));
-    });
-    socket.write(bytes);
-  });
+/** Raw bytes (for what fetch refuses to send), answered as a Response that readError can check like any other. */
+async function sendRaw(bytes: string): Promise<Response> {
+  const response = await api.sendRaw(bytes);
+  answered.push({ request: `raw ${JSON.stringify(bytes.slice(0, 40))}`, status: response.status });
+  return response;
 }
 
 function rawRequest(method: string, path: string, extraHeaders: readonly string[] = []): string {

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
 import type { TestService } from '../support/test-service.ts';
@@ -383,25 +382,10 @@ function freshKey(): string {
   return `create-${idempotencyKeys}-${process.pid}-${Date.now()}`;
 }
 
-/**
- * Writes a request as raw bytes (for header values fetch refuses to send) and returns the status line's code
- * and the body; the socket is closed by the server after the answer (Connection: close).
- */
-function sendRaw(bytes: Buffer): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(api.service.port, '127.0.0.1');
-    socket.setTimeout(5_000, () => socket.destroy(new Error('no answer within 5 s')));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const received = Buffer.concat(chunks).toString('utf8');
-      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1]);
-      if (!Number.isInteger(status)) reject(new Error(`not an HTTP/1.1 answer: ${JSON.stringify(received.slice(0, 200))}`));
-      else resolve({ status, body: received.slice(received.indexOf('\r\n\r\n') + 4) });
-    });
-    socket.write(bytes);
-  });
+/** Writes a request as raw bytes (for header values fetch refuses to send); the server closes after the answer. */
+async function sendRaw(bytes: Buffer): Promise<{ status: number; body: string }> {
+  const response = await api.sendRaw(bytes);
+  return { status: response.status, body: await response.text() };
 }
 
 describe('Idempotency-Key on POST /v1/pets', () => {

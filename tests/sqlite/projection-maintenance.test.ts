@@ -1,31 +1,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
-import { NODE_TS_ARGS } from '../support/processes.ts';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-// The bin shim on Node; on Deno (which runs TypeScript itself) the CLI module directly.
-const cliArgs = process.versions.deno === undefined ? [join(root, 'scripts', 'petstore.mjs')] : [...NODE_TS_ARGS, join(root, 'adapters', 'cli', 'main.ts')];
+import { runPetstore } from '../support/cli.ts';
 
 /** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
-async function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [...cliArgs, ...args], { env: { ...process.env, PETSTORE_DATABASE: database } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runPetstore(args, { PETSTORE_DATABASE: database });
 }
 
 describe('projection rebuild and verify', () => {
@@ -113,8 +100,7 @@ describe('petstore CLI', () => {
   });
 
   it('refuses a bad configuration naming the variable, exit 1', async () => {
-    const result = await promisify(execFile)(process.execPath, [...cliArgs, 'migrate'], { env: { ...process.env, PETSTORE_LOG_LEVEL: 'loud' } })
-      .then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+    const result = await runPetstore(['migrate'], { PETSTORE_LOG_LEVEL: 'loud' });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /PETSTORE_LOG_LEVEL is invalid/);
   });

@@ -1,0 +1,30 @@
+import type { ParseArgsConfig } from 'node:util';
+
+/** A wrong command line: printed with the command's help (or the usage), exit code 2. */
+export class UsageError extends Error {
+  readonly help: string | undefined;
+
+  constructor(message: string, help?: string) {
+    super(message);
+    this.name = 'UsageError';
+    this.help = help;
+  }
+}
+
+export interface ParsedArguments {
+  readonly options: Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
+  /** One value per name in `Command.arguments`, in order. */
+  readonly arguments: readonly string[];
+}
+
+export interface Command {
+  readonly summary: string;
+  readonly help: string;
+  /** Options besides --help, as node:util parseArgs takes them. */
+  readonly options?: NonNullable<ParseArgsConfig['options']>;
+  /** Names of the positional arguments, all required. */
+  readonly arguments?: readonly string[];
+  run(parsed: ParsedArguments): Promise<number>;
+}
+
+export const CONFIGURATION_NOTE = 'Configuration comes from the environment, as for the service (PETSTORE_DATABASE, ...).';

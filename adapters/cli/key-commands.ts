@@ -1,0 +1,92 @@
+import type { ManagedApiKeys } from '../sqlite/sqlite-api-keys.ts';
+import { CONFIGURATION_NOTE, UsageError } from './command.ts';
+import type { Command } from './command.ts';
+
+const LABEL = /^[\x20-\x7e]{1,100}$/;
+const KEY_ID = /^[1-9][0-9]{0,15}$/;
+
+/** Runs `work` on the configured database's key table (loaded only when a command runs). */
+async function withKeyTable<T>(work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
+  const [{ withConfiguredDatabase }, { createSqliteApiKeys }] = await Promise.all([import('./with-database.ts'), import('../sqlite/sqlite-api-keys.ts')]);
+  return withConfiguredDatabase(true, (db) => work(createSqliteApiKeys(db)));
+}
+
+/** `keys create | list | revoke`: the key table, which holds hashes only. */
+export const KEY_COMMANDS: Record<string, Command> = {
+  'keys create': {
+    summary: 'create an API key and print it (the only time it is shown)',
+    help: [
+      'petstore keys create [--label LABEL]',
+      '',
+      'Creates an API key and prints it alone on standard output, so KEY=$(petstore keys create) works;',
+      'its id and a reminder go to standard error. The table keeps only the key\'s SHA-256: a lost key',
+      'cannot be shown again, only revoked and replaced. Running services accept it within a second.',
+      '',
+      '  --label LABEL   what the key is for (1 to 100 printable ASCII characters), shown by keys list',
+      '',
+      CONFIGURATION_NOTE,
+    ].join('\n'),
+    options: { label: { type: 'string', short: 'l' } },
+    async run({ options }) {
+      const label = (options.label as string | undefined) ?? '';
+      if (options.label !== undefined && !LABEL.test(label)) {
+        throw new UsageError(`--label must be 1 to 100 printable ASCII characters, got ${JSON.stringify(label)}`, KEY_COMMANDS['keys create']!.help);
+      }
+      const { id, key } = await withKeyTable((keys) => keys.create(label, new Date()));
+      process.stdout.write(`${key}\n`);
+      process.stderr.write(`created key ${id}${label ? ` (${label})` : ''}; this is the only time it is shown\n`);
+      return 0;
+    },
+  },
+  'keys list': {
+    summary: 'list the API keys in the table (never the keys themselves)',
+    help: [
+      'petstore keys list',
+      '',
+      'Lists the keys in the key table: id, state, when created and revoked, label. The keys themselves',
+      'are not stored and cannot be shown. Keys from PETSTORE_API_KEYS are not in the table and not listed.',
+      '',
+      CONFIGURATION_NOTE,
+    ].join('\n'),
+    async run() {
+      const keys = await withKeyTable((table) => table.list());
+      if (keys.length === 0) {
+        process.stdout.write('no keys in the table\n');
+        return 0;
+      }
+      const rows = [
+        ['id', 'state', 'created', 'revoked', 'label'],
+        ...keys.map((key) => [String(key.id), key.revokedAt ? 'revoked' : 'active', key.createdAt, key.revokedAt ?? '-', key.label || '-']),
+      ];
+      const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+      for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+      return 0;
+    },
+  },
+  'keys revoke': {
+    summary: 'revoke an API key by its id',
+    help: [
+      'petstore keys revoke <id>',
+      '',
+      'Revokes the key with that id (see keys list). Running services refuse it within a second;',
+      'a service that revokes through its own table refuses it with the very next request.',
+      'Exits 1 when there is no such key or it was already revoked.',
+      '',
+      CONFIGURATION_NOTE,
+    ].join('\n'),
+    arguments: ['id'],
+    async run({ arguments: [idText] }) {
+      if (!KEY_ID.test(idText!)) throw new UsageError(`<id> must be a key id such as 3 (see keys list), got ${JSON.stringify(idText)}`, KEY_COMMANDS['keys revoke']!.help);
+      const id = Number(idText);
+      return withKeyTable(async (keys) => {
+        if (await keys.revoke(id, new Date())) {
+          process.stdout.write(`revoked key ${id}\n`);
+          return 0;
+        }
+        const existing = (await keys.list()).find((key) => key.id === id);
+        process.stderr.write(existing ? `petstore: key ${id} was already revoked at ${existing.revokedAt}\n` : `petstore: there is no key ${id} (see keys list)\n`);
+        return 1;
+      });
+    },
+  },
+};

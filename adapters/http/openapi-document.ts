@@ -1,0 +1,278 @@
+import { STATUS_CODES } from 'node:http';
+import type { TSchema } from '@sinclair/typebox';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.ts';
+import { ERROR_STATUS } from './errors.ts';
+import type { ErrorCode } from './errors.ts';
+import {
+  AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
+} from './schemas.ts';
+
+/** The interface version the document describes (not the package's). */
+export const INTERFACE_VERSION = '1.0.0';
+
+export interface OpenApiServer {
+  readonly url: string;
+  readonly description: string;
+}
+
+/** An OpenAPI 3.1 document: plain JSON. */
+export type OpenApiDocument = { readonly openapi: '3.1.0' } & Record<string, unknown>;
+
+type Json = Record<string, unknown>;
+
+/**
+ * Production and staging as configured, plus the serving instance when it is neither (a development
+ * server), so "try it" on the reference page calls the server that showed it. A deployment whose
+ * address is not configured is left out rather than shown with an invented address.
+ */
+export function openApiServers(deployments: { productionUrl: string | undefined; stagingUrl: string | undefined }, currentBaseUrl: string): OpenApiServer[] {
+  const servers: OpenApiServer[] = [];
+  if (deployments.productionUrl) servers.push({ url: deployments.productionUrl, description: 'production' });
+  if (deployments.stagingUrl) servers.push({ url: deployments.stagingUrl, description: 'staging' });
+  if (!servers.some((server) => server.url === currentBaseUrl)) servers.unshift({ url: currentBaseUrl, description: 'this server (development)' });
+  return servers;
+}
+
+// The components, by the $id their TypeBox schema carries: a nested schema with one of these ids becomes a $ref.
+const COMPONENT_SCHEMAS: Record<string, TSchema> = {
+  Pet: PetSchema,
+  NewPet: NewPetSchema,
+  Pets: PetsSchema,
+  PetStatus: PetStatusSchema,
+  StatusPatch: StatusPatchSchema,
+  Error: ErrorSchema,
+};
+
+/**
+ * A validating TypeBox schema as the document shows it: nested components become $refs, and a union of
+ * string literals (what TypeBox compiles and checks) becomes the `enum` readers and generators expect.
+ */
+export function documentSchema(schema: unknown, root = true): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => documentSchema(item, false));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const record = schema as Json;
+  if (!root && typeof record.$id === 'string' && record.$id in COMPONENT_SCHEMAS) return { $ref: schemaRef(record.$id) };
+  const result: Json = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (key === '$id') continue;
+    if (key === 'properties') {
+      result.properties = Object.fromEntries(Object.entries(value as Json).map(([name, property]) => [name, documentSchema(property, false)]));
+    } else if (key === 'anyOf' && isStringLiterals(value)) {
+      result.type = 'string';
+      result.enum = value.map((literal) => literal.const);
+    } else {
+      result[key] = documentSchema(value, false);
+    }
+  }
+  return result;
+}
+
+function isStringLiterals(value: unknown): value is { const: string }[] {
+  return Array.isArray(value) && value.length > 0 && value.every((item) => typeof (item as Json)?.const === 'string');
+}
+
+function schemaRef(name: string): string {
+  return `#/components/schemas/${name}`;
+}
+
+const json = (schemaName: string) => ({ 'application/json': { schema: { $ref: schemaRef(schemaName) } } });
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const parameter = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+
+// Codes any pet operation can answer: Node's parser, the key check and the rate limit (when it is on)
+// come before the operation itself.
+const EVERY_OPERATION: readonly ErrorCode[] = ['invalid_header', 'unauthorized', 'rate_limited', 'request_timeout', 'headers_too_large', 'internal', 'unavailable'];
+const BODY_CODES: readonly ErrorCode[] = ['invalid_body', 'malformed_json', 'unsupported_media_type', 'payload_too_large'];
+
+/**
+ * The error answers of an operation, one per status, each naming exactly the codes it may carry
+ * (a code always comes with one status: ERROR_STATUS).
+ */
+function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): Json {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...EVERY_OPERATION, ...codes]) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, statusCodes]) => {
+    // 408 and 431 come from Node's parser, before any route: they carry no operation's headers.
+    const headers: Json = { 'X-Request-Id': header('XRequestId'), ...(status === 408 || status === 431 ? {} : extraHeaders) };
+    if (status === 401) headers['WWW-Authenticate'] = header('WWWAuthenticate');
+    if (status === 503) headers['Retry-After'] = header('RetryAfter');
+    if (status === 429) Object.assign(headers, { 'Retry-After': header('RetryAfter'), 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') });
+    return [String(status), {
+      description: `${STATUS_CODES[status]}: ${statusCodes.join(', ')}`,
+      headers,
+      content: {
+        'application/json': {
+          schema: {
+            allOf: [
+              { $ref: schemaRef('Error') },
+              { type: 'object', properties: { code: { enum: statusCodes }, status: { const: status } } },
+            ],
+          },
+        },
+      },
+    }];
+  }));
+}
+
+const DEPRECATION_HEADERS = { Deprecation: header('Deprecation'), Sunset: header('Sunset'), Link: header('SuccessorLink') };
+
+/** The whole document, from the schemas that validate requests and the table of error codes. */
+export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Pet Store',
+      version: INTERFACE_VERSION,
+      summary: 'A catalogue of the animals in a store.',
+      description:
+        'List the animals in a store, add one, look one up. Every pet operation needs an API key as a bearer credential. ' +
+        'Errors are `{code, message, status}`. Operations marked `x-stability: experimental` are outside interface 1.0.0 and may change or go away.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers,
+    tags: [{ name: 'Pets', description: 'The animals in the store' }],
+    security: [{ bearerAuth: [] }],
+    paths: {
+      '/pets': {
+        get: {
+          operationId: 'listPets',
+          tags: ['Pets'],
+          summary: 'List animals',
+          description:
+            'A page of animals in ascending id order, optionally filtered by status. The body is a plain array. ' +
+            'When more follow, `Link: <…>; rel="next"` (RFC 8288) gives the next page, with the same filter and limit and `after` set.',
+          parameters: [parameter('Limit'), parameter('Status'), parameter('After'), parameter('XRequestId')],
+          responses: {
+            200: {
+              description: 'A page of animals',
+              headers: { 'X-Request-Id': header('XRequestId'), Link: header('NextLink') },
+              content: json('Pets'),
+            },
+            ...errorResponses(['invalid_query']),
+          },
+        },
+        post: {
+          operationId: 'createPet',
+          tags: ['Pets'],
+          summary: 'Add an animal',
+          description: 'The service assigns the id. Unknown fields, and `id`, are refused.',
+          parameters: [parameter('IdempotencyKey'), parameter('XRequestId')],
+          requestBody: { required: true, content: json('NewPet') },
+          responses: {
+            201: {
+              description: 'Added: the animal with its id (the same answer again for a repeated Idempotency-Key and body)',
+              headers: { 'X-Request-Id': header('XRequestId'), Location: header('Location') },
+              content: json('Pet'),
+            },
+            ...errorResponses([...BODY_CODES, 'idempotency_key_reused']),
+          },
+        },
+      },
+      '/pets/{petId}': {
+        parameters: [parameter('PetId')],
+        get: {
+          operationId: 'getPet',
+          tags: ['Pets'],
+          summary: 'Get an animal',
+          description: `Deprecated: removed on ${GET_PET_SUNSET}. Use \`GET /pets\` with the \`status\` filter instead. Every answer carries Deprecation, Sunset and Link headers.`,
+          deprecated: true,
+          parameters: [parameter('XRequestId')],
+          responses: {
+            200: {
+              description: 'The animal',
+              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), ...DEPRECATION_HEADERS },
+              content: json('Pet'),
+            },
+            ...errorResponses(['invalid_path', 'not_found'], DEPRECATION_HEADERS),
+          },
+        },
+        patch: {
+          operationId: 'changePetStatus',
+          tags: ['Pets'],
+          summary: "Change an animal's status (experimental)",
+          description:
+            'Experimental: not part of interface 1.0.0. Changes the status by the status rules (`sold` is final). ' +
+            'With `If-Match` the change applies only while the pet is at that version.',
+          'x-stability': 'experimental',
+          parameters: [parameter('IfMatch'), parameter('XRequestId')],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: { $ref: schemaRef('StatusPatch') } },
+              'application/merge-patch+json': { schema: { $ref: schemaRef('StatusPatch') } },
+            },
+          },
+          responses: {
+            200: {
+              description: 'The animal after the change (unchanged when it already had that status)',
+              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag') },
+              content: json('Pet'),
+            },
+            ...errorResponses(['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch']),
+          },
+        },
+      },
+    },
+    components: {
+      schemas: Object.fromEntries(Object.entries(COMPONENT_SCHEMAS).map(([name, schema]) => [name, documentSchema(schema)])),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer <API_KEY>`.' },
+      },
+      parameters: {
+        PetId: { name: 'petId', in: 'path', required: true, schema: documentSchema(PetIdSchema) },
+        Limit: { name: 'limit', in: 'query', required: false, schema: documentSchema(LimitSchema) },
+        Status: { name: 'status', in: 'query', required: false, description: 'Only animals with this status.', schema: { $ref: schemaRef('PetStatus') } },
+        After: { name: 'after', in: 'query', required: false, schema: documentSchema(AfterSchema) },
+        IfMatch: {
+          name: 'If-Match',
+          in: 'header',
+          required: false,
+          description: 'Apply only at this version: `*`, or entity tags such as `"3"` as `ETag` gave them (weak tags match nothing). 412 when none matches.',
+          schema: { type: 'string' },
+        },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Experimental. The same key and body from the same API key within 24 hours replay the first 201 and create nothing; ' +
+            'the same key with another body is 422 `idempotency_key_reused`.',
+          'x-stability': 'experimental',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        },
+        XRequestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'Your id for this request (1 to 128 visible ASCII characters); echoed, and written in the log. Otherwise the service makes one.',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+        },
+      },
+      headers: {
+        XRequestId: { description: 'The id of this request, as sent or as made by the service.', required: true, schema: { type: 'string' } },
+        Location: { description: 'The absolute address of the new animal.', required: true, schema: { type: 'string', format: 'uri' } },
+        ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
+        NextLink: {
+          description: 'Present when more animals follow: `<{base}/pets?limit=…&status=…&after=…>; rel="next"` (RFC 8288).',
+          schema: { type: 'string' },
+        },
+        Deprecation: { description: 'RFC 9745: deprecated since 2026-11-21.', required: true, schema: { type: 'string', const: GET_PET_DEPRECATION } },
+        Sunset: { description: 'RFC 8594: the day this operation goes away.', required: true, schema: { type: 'string', const: GET_PET_SUNSET } },
+        SuccessorLink: { description: 'The operation to use instead: `<{base}/pets>; rel="successor-version"`.', required: true, schema: { type: 'string' } },
+        WWWAuthenticate: { description: '`Bearer`, or `Bearer error="invalid_token"` when a key was sent but is not valid (RFC 6750).', required: true, schema: { type: 'string' } },
+        RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'string' } },
+        RateLimitPolicy: {
+          description: 'When rate limiting is on: the per-key quota, as in draft-ietf-httpapi-ratelimit-headers-11 (`"per-key";q=<burst>;w=<seconds>`).',
+          schema: { type: 'string' },
+        },
+        RateLimit: {
+          description: 'When rate limiting is on: what is left of the quota (`"per-key";r=<requests left>;t=<seconds to the next>`).',
+          schema: { type: 'string' },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PetStatus } from '../domain/index.ts';
+
+/** What the service measures, in one registry of its own (several services can share a process, as tests do). */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  countAppended(eventTypes: readonly string[]): void;
+}
+
+/** Pets in the read model per status (`null`: pets without a status). */
+export type PetCounts = ReadonlyMap<PetStatus | null, number>;
+
+export function createServiceMetrics(options: { petCounts: () => Promise<PetCounts> }): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requestDuration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const eventsAppended = new Counter({
+    name: 'petstore_events_appended_total',
+    help: 'Events appended to the log by this process, by type',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'petstore_pets',
+    help: 'Pets in the catalogue by status ("none": no status), read from the read model at each scrape',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [status, count] of await options.petCounts()) this.set({ status: status ?? 'none' }, count);
+    },
+  });
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      requestDuration.observe({ method, route, status: String(status) }, seconds);
+    },
+    countAppended(eventTypes) {
+      for (const type of eventTypes) eventsAppended.inc({ type });
+    },
+  };
+}

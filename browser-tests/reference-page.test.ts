@@ -1,0 +1,69 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { startTestService } from '../tests/support/test-service.ts';
+import type { TestService } from '../tests/support/test-service.ts';
+
+/** Debian's Chromium; `npm run test:browser` installs it when it is missing. */
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = resolve(import.meta.dirname, '..', 'tests', 'artifacts');
+
+let api: TestService;
+let browser: Browser;
+let page: Page;
+const requested: string[] = [];
+const pageErrors: string[] = [];
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run \`npm run test:browser\`, which installs it (apt-get install -y chromium)`);
+  api = await startTestService();
+  // Chromium's sandbox refuses to run as root (CI runs as root).
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  const response = await page.goto(`${api.baseUrl}/docs`);
+  assert.equal(response?.status(), 200);
+  await page.locator('.opblock').nth(3).waitFor({ timeout: 30_000 });
+});
+
+after(async () => {
+  await browser?.close();
+  await api?.stop();
+});
+
+describe('GET /v1/docs in a browser', () => {
+  it('shows the operations listPets, createPet and getPet by name, and changePetStatus', async () => {
+    const operationIds = await page.locator('.opblock-summary-operation-id').allInnerTexts();
+    for (const name of ['listPets', 'createPet', 'getPet', 'changePetStatus']) assert.ok(operationIds.includes(name), `${name} in ${operationIds.join(', ')}`);
+  });
+
+  it('shows getPet, and only getPet, as deprecated', async () => {
+    const deprecated = await page.locator('.opblock-deprecated .opblock-summary-operation-id').allInnerTexts();
+    assert.deepEqual(deprecated, ['getPet']);
+  });
+
+  it('loaded everything from the service itself (no CDN) without a script error', () => {
+    const elsewhere = requested.filter((url) => !url.startsWith(api.origin) && !url.startsWith('data:'));
+    assert.deepEqual(elsewhere, []);
+    assert.ok(requested.includes(`${api.baseUrl}/openapi.json`), 'the page read the document');
+    assert.deepEqual(pageErrors, []);
+  });
+
+  it('saves a screenshot under tests/artifacts', async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const file = join(SCREENSHOTS, 'reference-page.png');
+    await page.screenshot({ path: file });
+    assert.ok(existsSync(file));
+  });
+
+  it('shows the `after` parameter and the experimental marking once listPets and changePetStatus are opened', async () => {
+    await page.locator('#operations-Pets-listPets .opblock-summary').click();
+    await page.locator('#operations-Pets-listPets tr[data-param-name="after"]').waitFor();
+    await page.locator('#operations-Pets-changePetStatus .opblock-summary').click();
+    await page.locator('#operations-Pets-changePetStatus').getByText('x-stability').first().waitFor();
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys.ts';
+import type { ApiKeyTable } from '../adapters/api-keys.ts';
+import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
+import { createSqliteApiKeys } from '../adapters/sqlite/sqlite-api-keys.ts';
+import { startTestService } from './support/test-service.ts';
+
+describe('API key revocation', () => {
+  it('refuses a key revoked through the running service with the very next request', async () => {
+    const api = await startTestService();
+    try {
+      const { id, key } = await api.service.apiKeys.create('short-lived', new Date());
+      assert.equal((await api.request('/v1/pets', { key })).status, 200);
+      assert.equal(await api.service.apiKeys.revoke(id, new Date()), true);
+      assert.equal((await api.request('/v1/pets', { key })).status, 401);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('refuses a key revoked by another process (another connection to the file) within one second', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-keys-'));
+    const service = await openSqlite(join(directory, 'keys.db'));
+    const cli = await openSqlite(join(directory, 'keys.db'));
+    try {
+      let clock = 0;
+      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqliteApiKeys(service.db), now: () => clock });
+      const elsewhere = createSqliteApiKeys(cli.db);
+      const { id, key } = await elsewhere.create('from the CLI', new Date());
+      assert.equal((await verifier.verify(key)).ok, true);
+      await elsewhere.revoke(id, new Date());
+      clock = KEY_TABLE_REFRESH_MS - 1;
+      assert.equal((await verifier.verify(key)).ok, true, 'still cached just under a second later');
+      clock = KEY_TABLE_REFRESH_MS;
+      assert.equal((await verifier.verify(key)).ok, false, 'refused once a second has passed');
+    } finally {
+      await service.db.destroy();
+      await cli.db.destroy();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('does not let a table read that began before a revocation bring the key back', async () => {
+    // A key table in memory whose reads finish when the test says so.
+    const live = new Map([[sha256Hex('key-that-gets-revoked-0001'), 7]]);
+    const listeners: (() => void)[] = [];
+    const pendingReads: (() => void)[] = [];
+    const table: ApiKeyTable = {
+      activeKeyHashes: () => {
+        const snapshot = new Map(live);
+        return new Promise((resolve) => pendingReads.push(() => resolve(snapshot)));
+      },
+      onChange: (listener) => listeners.push(listener),
+    };
+    const verifier = createApiKeyVerifier({ environmentKeys: [], table, now: () => 0 });
+    const before = verifier.verify('key-that-gets-revoked-0001');
+    live.clear();
+    for (const listener of listeners) listener(); // the revocation, through this process
+    const after = verifier.verify('key-that-gets-revoked-0001');
+    assert.equal(pendingReads.length, 2, 'the check after the revocation reads the table again');
+    // The newer read finishes first; the older one, with the key still in it, last.
+    pendingReads[1]!();
+    pendingReads[0]!();
+    await before;
+    assert.equal((await after).ok, false, 'a check that began after the revocation refuses the key');
+    assert.equal((await verifier.verify('key-that-gets-revoked-0001')).ok, false, 'and the older read did not bring it back');
+  });
+});

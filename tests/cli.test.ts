@@ -1,0 +1,155 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { sha256Hex } from '../adapters/api-keys.ts';
+import { buildOpenApiDocument } from '../adapters/http/openapi-document.ts';
+import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
+import { runPetstore } from './support/cli.ts';
+import { startTestService } from './support/test-service.ts';
+
+let directory: string;
+let database: string;
+
+before(() => {
+  directory = mkdtempSync(join(tmpdir(), 'petstore-cli-'));
+  database = join(directory, 'petstore.db');
+});
+
+after(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const petstore = (...args: string[]) => runPetstore(args, { PETSTORE_DATABASE: database });
+
+describe('petstore --help', () => {
+  const commands = ['serve', 'migrate', 'openapi', 'keys create', 'keys list', 'keys revoke', 'projection rebuild', 'projection verify'];
+
+  it('lists every command', async () => {
+    const { code, stdout } = await petstore('--help');
+    assert.equal(code, 0);
+    for (const command of commands) assert.match(stdout, new RegExp(`^  ${command} `, 'm'));
+  });
+
+  it('gives each command its own --help, exit 0', async () => {
+    const answers = await Promise.all(commands.map((command) => petstore(...command.split(' '), '--help')));
+    answers.forEach(({ code, stdout }, index) => {
+      assert.equal(code, 0, commands[index]);
+      assert.match(stdout, new RegExp(`^petstore ${commands[index]}\\b`), commands[index]);
+    });
+  });
+
+  it('exits 2 with the group\'s commands for `keys` alone, and with the usage for an unknown subcommand', async () => {
+    const alone = await petstore('keys');
+    assert.equal(alone.code, 2);
+    assert.match(alone.stderr, /keys <create\|list\|revoke>/);
+    const unknown = await petstore('keys', 'rotate');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^petstore: unknown command: keys rotate\n\nusage: petstore <command>/);
+  });
+});
+
+describe('petstore openapi', () => {
+  it('prints the document the service serves, with production and staging from the configuration', async () => {
+    const { code, stdout } = await runPetstore(['openapi'], {
+      PETSTORE_ENV: 'production',
+      PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1',
+      PETSTORE_STAGING_URL: 'https://staging.example.com/v1',
+    });
+    assert.equal(code, 0);
+    const document = JSON.parse(stdout) as Record<string, unknown>;
+    assert.deepEqual(document, buildOpenApiDocument([
+      { url: 'https://api.example.com/v1', description: 'production' },
+      { url: 'https://staging.example.com/v1', description: 'staging' },
+    ]));
+    assert.equal((await new Validator().validate(document)).valid, true);
+    assert.equal(existsSync(database), false, 'needs no database');
+  });
+
+  it('exits 1 naming the variable when the configuration is wrong', async () => {
+    const { code, stderr } = await runPetstore(['openapi'], { PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: '' });
+    assert.equal(code, 1);
+    assert.match(stderr, /configuration error: PETSTORE_PRODUCTION_URL/);
+  });
+});
+
+describe('petstore keys', () => {
+  let created: { id: number; key: string };
+
+  it('create prints the new key alone on standard output and stores only its hash', async () => {
+    const { code, stdout, stderr } = await petstore('keys', 'create', '--label', 'ci runner');
+    assert.equal(code, 0);
+    const key = stdout.trim();
+    assert.match(key, /^ps_[A-Za-z0-9_-]{43}$/);
+    const id = Number(/created key (\d+) \(ci runner\)/.exec(stderr)?.[1]);
+    assert.ok(id > 0, stderr);
+    created = { id, key };
+    const { db } = await openSqlite(database, { migrate: false });
+    try {
+      const rows = await db.selectFrom('api_keys').selectAll().execute();
+      assert.deepEqual(rows.map((row) => [row.id, row.key_hash, row.label]), [[id, sha256Hex(key), 'ci runner']]);
+    } finally {
+      await db.destroy();
+    }
+    for (const file of [database, `${database}-wal`].filter(existsSync)) assert.ok(!readFileSync(file).includes(key), `${file} holds the key`);
+  });
+
+  it('list shows id, state and label, never a key', async () => {
+    await petstore('keys', 'create');
+    const { code, stdout } = await petstore('keys', 'list');
+    assert.equal(code, 0);
+    assert.match(stdout, /^id +state +created +revoked +label$/m);
+    assert.match(stdout, new RegExp(`^${created.id} +active +\\S+ +- +ci runner$`, 'm'));
+    assert.ok(!stdout.includes(created.key));
+  });
+
+  it('revoke marks the key revoked, exit 0; again, or an unknown id, exits 1 saying why', async () => {
+    const revoked = await petstore('keys', 'revoke', String(created.id));
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match((await petstore('keys', 'list')).stdout, new RegExp(`^${created.id} +revoked `, 'm'));
+    const again = await petstore('keys', 'revoke', String(created.id));
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /already revoked/);
+    const unknown = await petstore('keys', 'revoke', '999');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /there is no key 999/);
+  });
+
+  for (const args of [['keys', 'revoke'], ['keys', 'revoke', 'abc'], ['keys', 'revoke', '1', '2'], ['keys', 'create', '--bogus'], ['keys', 'create', '--label', ''], ['keys', 'list', 'extra']]) {
+    it(`refuses \`${args.join(' ')}\` with exit 2 and the command's help`, async () => {
+      const { code, stderr } = await petstore(...args);
+      assert.equal(code, 2);
+      assert.match(stderr, new RegExp(`^petstore: .+\\n\\npetstore ${args[0]} ${args[1]}`));
+    });
+  }
+
+  it('a key created and then revoked by the CLI is accepted, then refused, by a running service', async () => {
+    const api = await startTestService({ PETSTORE_DATABASE: database });
+    try {
+      const { stdout } = await petstore('keys', 'create', '--label', 'live');
+      const key = stdout.trim();
+      assert.equal(await statusOnceSettled(() => api.request('/v1/pets', { key }), 200), 200);
+      const id = /^(\d+) +active .* live$/m.exec((await petstore('keys', 'list')).stdout)?.[1];
+      assert.equal((await petstore('keys', 'revoke', id!)).code, 0);
+      assert.equal(await statusOnceSettled(() => api.request('/v1/pets', { key }), 401), 401);
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+/**
+ * Another process's change reaches the service within a second (its key table refresh); there is no
+ * event to wait on across processes, so ask again until the answer is `wanted` or 3 s have passed.
+ */
+async function statusOnceSettled(send: () => Promise<Response>, wanted: number): Promise<number> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const { status } = await send();
+    if (status === wanted || Date.now() > deadline) return status;
+    await delay(50);
+  }
+}

@@ -1,0 +1,186 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { PET_STATUSES } from '../../domain/index.ts';
+import { ERROR_STATUS } from '../../adapters/http/errors.ts';
+import { buildOpenApiDocument, documentSchema, openApiServers } from '../../adapters/http/openapi-document.ts';
+import { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../../adapters/http/schemas.ts';
+import { responseContract } from '../support/response-contract.ts';
+import { startTestService } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
+
+type Json = Record<string, any>;
+
+let api: TestService;
+let document: Json;
+
+before(async () => {
+  api = await startTestService({ PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1', PETSTORE_STAGING_URL: 'https://staging.example.com/v1' });
+  const response = await fetch(`${api.origin}/v1/openapi.json`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  document = (await response.json()) as Json;
+});
+
+after(async () => {
+  await api.stop();
+});
+
+async function validate(candidate: unknown): Promise<{ valid: boolean; errors?: unknown }> {
+  return new Validator().validate(candidate as Json);
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('is served without a key and passes an independent OpenAPI 3.1 validator', async () => {
+    assert.equal(document.openapi, '3.1.0');
+    const result = await validate(document);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+  });
+
+  it('fails that validator once broken, so the check above can fail', async () => {
+    const broken = structuredClone(document);
+    broken.paths['/pets'].get.responses = 'none';
+    assert.equal((await validate(broken)).valid, false);
+  });
+
+  it('names the operations listPets, createPet, getPet (deprecated) and changePetStatus (x-stability: experimental)', () => {
+    const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
+      Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
+    assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listPets']);
+    assert.equal(document.paths['/pets/{petId}'].get.deprecated, true);
+    assert.equal(document.paths['/pets/{petId}'].patch['x-stability'], 'experimental');
+    for (const operation of operations.filter((candidate) => candidate.operationId !== 'getPet')) assert.notEqual(operation.deprecated, true);
+  });
+
+  it('lists production and staging from the configuration, each with /v1', () => {
+    assert.deepEqual(document.servers.filter((server: Json) => server.description !== 'this server (development)').map((server: Json) => server.url), [
+      'https://api.example.com/v1',
+      'https://staging.example.com/v1',
+    ]);
+  });
+
+  it('requires a bearer key on every operation', () => {
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: document.components.securitySchemes.bearerAuth.description });
+    assert.deepEqual(document.security, [{ bearerAuth: [] }]);
+  });
+
+  it('has the components Pet, NewPet, Pets, PetStatus and Error, made from the schemas that validate requests', () => {
+    const { schemas } = document.components;
+    for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error']) assert.ok(schemas[name], name);
+    assert.deepEqual(schemas.NewPet, documentSchema(NewPetSchema));
+    assert.deepEqual(schemas.Pet, documentSchema(PetSchema));
+    assert.deepEqual(schemas.Pets, { type: 'array', items: { $ref: '#/components/schemas/Pet' } });
+    assert.deepEqual(schemas.NewPet.properties.status, { $ref: '#/components/schemas/PetStatus' });
+  });
+
+  it('shows PetStatus and Error.code as string enums that the compiled checks agree with', () => {
+    const { schemas } = document.components;
+    assert.deepEqual(schemas.PetStatus.enum, [...PET_STATUSES]);
+    assert.equal(schemas.PetStatus.type, 'string');
+    assert.deepEqual(schemas.Error.properties.code.enum, Object.keys(ERROR_STATUS));
+    const statusCheck = TypeCompiler.Compile(PetStatusSchema);
+    for (const status of schemas.PetStatus.enum) assert.ok(statusCheck.Check(status), status);
+    assert.equal(statusCheck.Check('lost'), false);
+    const errorCheck = TypeCompiler.Compile(ErrorSchema);
+    for (const code of schemas.Error.properties.code.enum) assert.ok(errorCheck.Check({ code, message: 'm', status: 400 }), code);
+    assert.equal(errorCheck.Check({ code: 'teapot', message: 'm', status: 418 }), false);
+  });
+
+  it('names, for each error status of an operation, exactly the codes that come with that status', () => {
+    for (const item of Object.values(document.paths as Json)) {
+      for (const operation of Object.values(item as Json).filter((value: Json) => value?.responses)) {
+        for (const [status, response] of Object.entries(operation.responses as Json)) {
+          if (Number(status) < 400) continue;
+          const [reference, narrowing] = response.content['application/json'].schema.allOf;
+          assert.equal(reference.$ref, '#/components/schemas/Error');
+          for (const code of narrowing.properties.code.enum) assert.equal(ERROR_STATUS[code as keyof typeof ERROR_STATUS], Number(status), `${operation.operationId} ${status} ${code}`);
+        }
+      }
+    }
+  });
+
+  it('documents the listing: limit, status, after, and the Link rel="next" header', () => {
+    const listPets = document.paths['/pets'].get;
+    const parameters = listPets.parameters.map((parameter: Json) => resolve(parameter));
+    assert.deepEqual(parameters.filter((parameter: Json) => parameter.in === 'query').map((parameter: Json) => parameter.name), ['limit', 'status', 'after']);
+    const limit = parameters.find((parameter: Json) => parameter.name === 'limit');
+    assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20]);
+    assert.match(resolve(listPets.responses['200'].headers.Link).description, /rel="next"/);
+    assert.equal(listPets.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/Pets');
+  });
+
+  it('documents If-Match and ETag on changePetStatus, Idempotency-Key (experimental) and Location on createPet', () => {
+    const patch = document.paths['/pets/{petId}'].patch;
+    assert.ok(patch.parameters.map(resolve).some((parameter: Json) => parameter.name === 'If-Match' && parameter.in === 'header'));
+    assert.ok(patch.responses['200'].headers.ETag);
+    assert.ok(patch.responses['412']);
+    assert.deepEqual(Object.keys(patch.requestBody.content), ['application/json', 'application/merge-patch+json']);
+    const create = document.paths['/pets'].post;
+    const idempotencyKey = create.parameters.map(resolve).find((parameter: Json) => parameter.name === 'Idempotency-Key');
+    assert.equal(idempotencyKey['x-stability'], 'experimental');
+    assert.equal(resolve(create.responses['201'].headers.Location).required, true);
+    assert.ok(create.responses['422']);
+  });
+
+  it('documents the Deprecation, Sunset and Link headers on every answer of getPet from the service', () => {
+    const getPet = document.paths['/pets/{petId}'].get;
+    for (const status of ['200', '400', '401', '404', '500', '503']) {
+      const headers = getPet.responses[status].headers;
+      for (const name of ['Deprecation', 'Sunset', 'Link']) assert.equal(resolve(headers[name]).required, true, `${status} ${name}`);
+    }
+  });
+
+  it('is what `buildOpenApiDocument` makes for this configuration', () => {
+    assert.deepEqual(document, buildOpenApiDocument(document.servers));
+  });
+});
+
+describe('servers when an address is not configured', () => {
+  it('shows only this server in development with neither address', () => {
+    assert.deepEqual(openApiServers({ productionUrl: undefined, stagingUrl: undefined }, 'http://127.0.0.1:3000/v1'), [
+      { url: 'http://127.0.0.1:3000/v1', description: 'this server (development)' },
+    ]);
+  });
+
+  it('leaves out a deployment without an address and does not repeat the current one', () => {
+    assert.deepEqual(openApiServers({ productionUrl: 'https://api.example.com/v1', stagingUrl: undefined }, 'https://api.example.com/v1'), [
+      { url: 'https://api.example.com/v1', description: 'production' },
+    ]);
+  });
+});
+
+describe('the response contract every HTTP test goes through', () => {
+  const json = (body: unknown, headers: Record<string, string> = {}) =>
+    ({ headers: new Headers({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r', ...headers }), body: JSON.stringify(body) });
+
+  it('accepts an answer the document describes', () => {
+    responseContract(document).check('GET', '/v1/pets?limit=1', { status: 200, ...json([{ id: 1, name: 'Rex', categoryId: 1, status: 'sold' }]) });
+  });
+
+  it('refuses a status the document does not list for the operation', () => {
+    assert.throws(() => responseContract(document).check('GET', '/v1/pets', { status: 409, ...json({ code: 'illegal_transition', message: 'm', status: 409 }) }), /lists only/);
+  });
+
+  it('refuses a body that breaks the schema (an unknown status value)', () => {
+    assert.throws(() => responseContract(document).check('GET', '/v1/pets', { status: 200, ...json([{ id: 1, name: 'Rex', categoryId: 1, status: 'lost' }]) }), /does not match/);
+  });
+
+  it('refuses an error code that does not belong to the status', () => {
+    assert.throws(() => responseContract(document).check('GET', '/v1/pets', { status: 400, ...json({ code: 'not_found', message: 'm', status: 400 }) }), /does not match/);
+  });
+
+  it('refuses an answer without a header the document requires', () => {
+    assert.throws(() => responseContract(document).check('POST', '/v1/pets', { status: 201, ...json({ id: 1, name: 'Rex', categoryId: 1 }) }), /Location/);
+  });
+
+  it('requires an Error body for errors on paths and methods that are no operation', () => {
+    responseContract(document).check('DELETE', '/v1/pets', { status: 405, ...json({ code: 'method_not_allowed', message: 'm', status: 405 }) });
+    assert.throws(() => responseContract(document).check('GET', '/v1/nothing', { status: 404, ...json({ error: 'not found' }) }), /does not match/);
+  });
+});
+
+function resolve(value: Json): Json {
+  if (typeof value?.$ref !== 'string') return value;
+  return (value.$ref as string).slice(2).split('/').reduce((node: Json, key: string) => node[key], document);
+}

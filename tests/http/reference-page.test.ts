@@ -1,0 +1,51 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readError, startTestService } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
+
+let api: TestService;
+
+before(async () => {
+  api = await startTestService();
+});
+
+after(async () => {
+  await api.stop();
+});
+
+describe('GET /v1/docs (the page itself is tested in a browser by npm run test:browser)', () => {
+  it('serves an HTML page without a key that loads its files from beside it, not from a CDN', async () => {
+    const response = await api.request('/v1/docs', { key: null });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/);
+    const html = await response.text();
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    assert.deepEqual(sources.sort(), ['docs/favicon-32x32.png', 'docs/reference-page.js', 'docs/swagger-ui-bundle.js', 'docs/swagger-ui.css']);
+  });
+
+  it('serves each of those files from the installed package, without a key', async () => {
+    for (const [name, type] of [['swagger-ui.css', 'text/css'], ['swagger-ui-bundle.js', 'text/javascript'], ['reference-page.js', 'text/javascript'], ['favicon-32x32.png', 'image/png']]) {
+      const response = await api.request(`/v1/docs/${name}`, { key: null });
+      assert.equal(response.status, 200, name);
+      assert.match(response.headers.get('content-type') ?? '', new RegExp(`^${type}`), name);
+      assert.ok((await response.arrayBuffer()).byteLength > 0, name);
+    }
+    assert.match(await (await api.request('/v1/docs/reference-page.js', { key: null })).text(), /url: 'openapi\.json'/);
+  });
+
+  it('answers 404 for any other file name, a path outside the package included', async () => {
+    for (const path of ['/v1/docs/index.html', '/v1/docs/..%2Fpackage.json', '/v1/docs/', '/v1/docs/swagger-ui.css/x']) {
+      const response = await api.request(path, { key: null });
+      assert.equal(response.status, 404, path);
+      assert.equal((await readError(response)).code, 'not_found');
+    }
+  });
+
+  it('keeps the 405 rule: POST /v1/docs and POST /v1/openapi.json are 405 with Allow', async () => {
+    for (const path of ['/v1/docs', '/v1/openapi.json']) {
+      const response = await api.request(path, { method: 'POST', key: null });
+      assert.equal(response.status, 405, path);
+      assert.deepEqual(response.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD']);
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { logFormat } from '../../adapters/logger.ts';
+import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
+
+/** The real service with its log lines captured as parsed JSON. */
+async function startLoggedService() {
+  const lines: Record<string, any>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, any>);
+      done();
+    },
+  });
+  const api = await startTestService({}, { logger: pino({ level: 'info' }, sink) });
+  return { api, lines, raw: () => lines.map((line) => JSON.stringify(line)).join('\n') };
+}
+
+describe('request log', () => {
+  it('writes one JSON line per request: method, route, status, duration, request id and key id, never the key', async () => {
+    const { api, lines, raw } = await startLoggedService();
+    try {
+      const response = await api.request('/v1/pets?limit=5', { headers: { 'x-request-id': 'trace-abc-123' } });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-request-id'), 'trace-abc-123');
+      const logged = lines.filter((line) => line.requestId === 'trace-abc-123');
+      assert.equal(logged.length, 1);
+      const [line] = logged;
+      assert.equal(line!.method, 'GET');
+      assert.equal(line!.route, '/v1/pets');
+      assert.equal(line!.status, 200);
+      assert.equal(typeof line!.durationMs, 'number');
+      assert.match(line!.apiKeyId, /^env:[0-9a-f]{12}$/);
+      assert.ok(!raw().includes(TEST_API_KEY), 'the key never reaches the log');
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('replaces an unusable X-Request-Id with a new id, and logs that one', async () => {
+    const { api, lines } = await startLoggedService();
+    try {
+      const response = await api.request('/v1/pets', { headers: { 'x-request-id': 'x'.repeat(129) } });
+      const id = response.headers.get('x-request-id')!;
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      assert.equal(lines.filter((line) => line.requestId === id).length, 1);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('logs an unexpected failure with its stack and the request id, and answers a bare 500 internal', async () => {
+    const { api, lines } = await startLoggedService();
+    try {
+      await sql`drop table pets`.execute(api.service.store.db);
+      const response = await api.request('/v1/pets', { headers: { 'x-request-id': 'failing-request-1' } });
+      assert.equal(response.status, 500);
+      const error = await readError(response);
+      assert.equal(error.code, 'internal');
+      assert.doesNotMatch(error.message, /pets|sqlite|at /i, 'no detail leaves the process');
+      const failure = lines.find((line) => line.level === 50 && line.requestId === 'failing-request-1');
+      assert.ok(failure, 'an error line with the request id');
+      assert.match(failure.err.stack, /no such table: pets/);
+      assert.match(failure.err.stack, /\n\s+at /);
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+describe('log format', () => {
+  it('is pretty only in development at a terminal; JSON when piped, and always in staging and production', () => {
+    assert.equal(logFormat('development', true), 'pretty');
+    assert.equal(logFormat('development', false), 'json');
+    assert.equal(logFormat('staging', true), 'json');
+    assert.equal(logFormat('production', true), 'json');
+  });
+});
