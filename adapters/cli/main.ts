@@ -1,8 +1,10 @@
-import { ConfigError, loadConfig } from '../config.ts';
-import { openSqlite } from '../sqlite/open-sqlite.ts';
-import { pendingMigrations } from '../sqlite/migrations.ts';
 import { sql } from 'kysely';
-import { rebuildPetProjection, verifyPetProjection } from '../sqlite/pet-projection-maintenance.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import type { DatabaseConfig } from '../config.ts';
+import { openPetStore } from '../open-pet-store.ts';
+import { pendingMigrations } from '../sql/migrations.ts';
+import { rebuildPetProjection, verifyPetProjection } from '../sql/pet-projection-maintenance.ts';
+import type { SqlPetStore } from '../sql/sql-pet-store.ts';
 import { progressReporter } from './progress.ts';
 import { serve } from './serve.ts';
 
@@ -31,7 +33,7 @@ const COMMANDS: Record<string, Command> = {
     help: `petstore migrate\n\nApplies every pending migration and lists them. Safe while the service runs. ${COMMON}`,
     async run() {
       const config = loadConfig(process.env);
-      const before = await withDatabase(config.database, false, (db) => pendingMigrations(db));
+      const before = await withDatabase(config.database, false, (store) => pendingMigrations(store.db));
       await withDatabase(config.database, true, async () => undefined);
       process.stdout.write(before.length ? `applied ${before.length} migration(s): ${before.join(', ')}\n` : 'the database is up to date\n');
       return 0;
@@ -42,7 +44,7 @@ const COMMANDS: Record<string, Command> = {
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run() {
       const config = loadConfig(process.env);
-      const result = await withDatabase(config.database, true, (db) => rebuildPetProjection(db, progressReporter('rebuild')));
+      const result = await withDatabase(config.database, true, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -52,7 +54,7 @@ const COMMANDS: Record<string, Command> = {
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
     async run() {
       const config = loadConfig(process.env);
-      const differences = await withDatabase(config.database, true, (db) => verifyPetProjection(db, progressReporter('verify')));
+      const differences = await withDatabase(config.database, true, (store) => verifyPetProjection(store, progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;
@@ -60,13 +62,17 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-async function withDatabase<T>(path: string, migrate: boolean, work: (db: Awaited<ReturnType<typeof openSqlite>>['db']) => Promise<T>): Promise<T> {
-  const { db } = await openSqlite(path, { migrate });
+/**
+ * Opens the configured store for one command. Maintenance is no request: on PostgreSQL it runs
+ * without the statement timeout, so replaying a long log is never cancelled half way.
+ */
+async function withDatabase<T>(database: DatabaseConfig, migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
+  const store = await openPetStore(database.kind === 'postgres' ? { ...database, statementTimeoutMs: 0 } : database, { migrate });
   try {
-    if (!migrate) await sql`select 1`.execute(db);
-    return await work(db);
+    if (!migrate) await sql`select 1`.execute(store.db);
+    return await work(store);
   } finally {
-    await db.destroy();
+    await store.close();
   }
 }
 

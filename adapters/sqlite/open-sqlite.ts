@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
-import { migrateToLatest } from './migrations.ts';
-import type { PetStoreDatabase } from './schema.ts';
+import { migrateToLatest } from '../sql/migrations.ts';
+import type { PetStoreDatabase } from '../sql/schema.ts';
 import { PetStoreSqliteDialect, withStatementCache } from './sqlite-dialect.ts';
 
 export const BUSY_TIMEOUT_MS = 5000;

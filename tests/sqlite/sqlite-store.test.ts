@@ -8,15 +8,15 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, getPet, listPets } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import { migrations } from '../../adapters/sqlite/migrations.ts';
+import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { migrations } from '../../adapters/sql/migrations.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 
 const run = promisify(execFile);
 
 describe('SQLite pet store', () => {
   let directory: string;
-  let store: SqlitePetStore;
+  let store: SqlPetStore;
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-sqlite-'));
