@@ -92,7 +92,7 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
   it('migrates once and every process can write', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
     const file = join(directory, 'new.db');
-    const child = resolve(import.meta.dirname, 'fixtures', 'open-and-add-pet.ts');
+    const child = resolve(import.meta.dirname, '..', 'support', 'fixtures', 'open-and-add-pet.ts');
     try {
       const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, child, file])));
       const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
