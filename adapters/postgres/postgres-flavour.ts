@@ -1,23 +1,17 @@
 import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
 import { StoreUnavailable } from '../../application/index.ts';
 import type { SqlFlavour } from '../sql/flavour.ts';
-import type { PetStoreDatabase } from '../sql/schema.ts';
 
 /**
  * The lock that makes positions follow commit order. A sequence (or identity) hands out numbers in
  * the order of the inserts, not of the commits: with two appends in flight, the later position can
  * commit first, and a reader that moved past it would never see the earlier one. Every append takes
- * this transaction-level advisory lock just before inserting its events and keeps it until it commits,
- * so a position is only handed out once every smaller one is committed or rolled back; `readAll`,
- * rebuild and verify can then read in position order and skip nothing. The price: appends serialise
- * on their last steps (insert, projection, commit); everything before runs in parallel.
+ * this transaction-level advisory lock in the statement that inserts its events (its last write,
+ * before any position is drawn) and keeps it until it commits, so a position is only handed out once
+ * every smaller one is committed or rolled back; `readAll`, rebuild and verify read in position order
+ * and skip nothing. The price: appends serialise on that insert and their commit, nothing more.
  */
 const APPEND_LOCK = 0x70_65_74_73; // "pets"
-
-async function takeAppendLock(executor: Kysely<PetStoreDatabase>): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(executor);
-}
 
 /** Node's network errors that mean the server cannot be reached (or went away). */
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT']);
@@ -56,7 +50,15 @@ export const postgresFlavour: SqlFlavour = {
     return code === '23505' && violated === constraint;
   },
 
-  beforeInsertingEvents: takeAppendLock,
+  async insertEvents(trx, rows) {
+    // One statement: the one-row join takes the lock before the identity draws the first position.
+    const values = sql.join(rows.map((row) =>
+      sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
+    await sql`
+      insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
+      select appended.* from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
+      cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered`.execute(trx);
+  },
 
   async nextPetId(db) {
     const { rows } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(db);
@@ -65,7 +67,10 @@ export const postgresFlavour: SqlFlavour = {
 
   async beginExclusive(connection) {
     await sql`begin`.execute(connection);
-    await takeAppendLock(connection);
+    // Appends write `pets` before they take the append lock: hold their writes to `pets` off first
+    // (readers still read), then wait for the lock, so that neither waits for the other.
+    await sql`lock table pets in exclusive mode`.execute(connection);
+    await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(connection);
   },
 
   async beginSnapshot(connection) {
@@ -79,10 +84,11 @@ export const postgresFlavour: SqlFlavour = {
   },
 
   async swapInPets(connection, from) {
-    // DDL is transactional here: readers wait for the commit, then find the new table under the old name.
-    await sql`drop table pets`.execute(connection);
-    await sql.raw(`alter table ${from} rename to pets`).execute(connection);
-    await sql.raw(`alter table pets rename constraint ${from}_pkey to pets_pkey`).execute(connection);
-    await sql`create index pets_status_id on pets (status, id)`.execute(connection);
+    // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
+    // wait for this transaction. Readers keep reading the old rows until the commit.
+    const columns = 'id, name, category_id, status, version, created_at, updated_at';
+    await sql`delete from pets`.execute(connection);
+    await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
+    await sql.raw(`drop table ${from}`).execute(connection);
   },
 };

@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { PetStoreDatabase } from './schema.ts';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { EventsTable, PetStoreDatabase } from './schema.ts';
 
 /**
  * What differs between the SQL databases the store runs on. Everything else (the queries of the
@@ -9,10 +9,10 @@ export interface SqlFlavour {
   readonly name: 'sqlite' | 'postgres';
   /** The database's own failures in the application's words (`StoreUnavailable`); anything else unchanged. */
   translateError(error: unknown): unknown;
-  /** True when `error` says that the unique constraint named `constraint` refused a row. */
-  isUniqueViolation(error: unknown, constraint: string): boolean;
-  /** Runs inside every append's transaction, just before its events are inserted. */
-  beforeInsertingEvents(trx: Transaction<PetStoreDatabase>): Promise<void>;
+  /** True when `error` says that a unique constraint refused a row: `events_stream_version_unique` or `pets_pkey`. */
+  isUniqueViolation(error: unknown, constraint: 'events_stream_version_unique' | 'pets_pkey'): boolean;
+  /** The last write of every append's transaction: its events, in order. */
+  insertEvents(trx: Transaction<PetStoreDatabase>, rows: readonly Insertable<EventsTable>[]): Promise<void>;
   /** A new pet id, never handed out before. */
   nextPetId(db: Kysely<PetStoreDatabase>): Promise<number>;
 
@@ -22,7 +22,7 @@ export interface SqlFlavour {
   beginSnapshot(connection: Kysely<PetStoreDatabase>): Promise<void>;
   /** Creates an empty table with the columns of `pets` (no secondary index). */
   createPetsTable(executor: Kysely<PetStoreDatabase>, name: string, options: { temporary: boolean }): Promise<void>;
-  /** Inside `beginExclusive`'s transaction: replaces `pets` with `from`, indexes included. */
+  /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
   swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
 }
 

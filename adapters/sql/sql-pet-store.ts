@@ -56,9 +56,6 @@ export function storedEventFromRow(row: EventRow): StoredEvent {
   };
 }
 
-/** Names the constraint in the migrations: the one that decides which of two racing appends wins. */
-const STREAM_VERSION_UNIQUE = 'events_stream_version_unique';
-
 function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, clock: Clock): EventStore {
   const versionOf = async (executor: Kysely<PetStoreDatabase>, streamId: string): Promise<number> => {
     const row = await executor
@@ -92,26 +89,24 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
             const actual = await versionOf(trx, streamId);
             assertExpectedVersion(streamId, expected, actual);
             if (options.remember) await remember(trx, options.remember, clock.now());
-            await flavour.beforeInsertingEvents(trx);
-            await trx
-              .insertInto('events')
-              .values(events.map((event, index) => ({
-                stream_id: streamId,
-                stream_version: actual + index + 1,
-                type: event.type,
-                data: JSON.stringify(event.data),
-                metadata: JSON.stringify(metadataFor(event, metadata)),
-                recorded_at: metadata.recordedAt,
-              })))
-              .execute();
             const version = actual + events.length;
             await projectIntoPets(trx, events, version, metadata.recordedAt);
+            // The events last: on PostgreSQL their insert takes the lock that keeps positions in commit
+            // order, held only until the commit that follows.
+            await flavour.insertEvents(trx, events.map((event, index) => ({
+              stream_id: streamId,
+              stream_version: actual + index + 1,
+              type: event.type,
+              data: JSON.stringify(event.data),
+              metadata: JSON.stringify(metadataFor(event, metadata)),
+              recorded_at: metadata.recordedAt,
+            })));
             return { version };
           }),
         );
       } catch (error) {
-        // Another writer appended between this one's read and its insert: the constraint decided.
-        if (flavour.isUniqueViolation(error, STREAM_VERSION_UNIQUE)) {
+        // Another writer appended between this one's read and its writes: a constraint decided.
+        if (flavour.isUniqueViolation(error, 'events_stream_version_unique') || flavour.isUniqueViolation(error, 'pets_pkey')) {
           throw new StreamVersionConflict(streamId, expected, await translated(flavour, () => versionOf(db, streamId)));
         }
         throw error;

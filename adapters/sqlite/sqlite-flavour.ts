@@ -19,13 +19,17 @@ export const sqliteFlavour: SqlFlavour = {
   },
 
   isUniqueViolation(error, constraint) {
-    // SQLite names the columns rather than the constraint; only the events constraint is asked about.
+    // SQLite names the columns rather than the constraint.
     const { code, message } = error as { code?: unknown; message?: unknown };
-    return code === 'SQLITE_CONSTRAINT_UNIQUE' && constraint === 'events_stream_version_unique'
-      && typeof message === 'string' && message.includes('events.stream_id, events.stream_version');
+    const [expectedCode, columns] = constraint === 'pets_pkey'
+      ? ['SQLITE_CONSTRAINT_PRIMARYKEY', 'pets.id']
+      : ['SQLITE_CONSTRAINT_UNIQUE', 'events.stream_id, events.stream_version'];
+    return code === expectedCode && typeof message === 'string' && message.endsWith(`constraint failed: ${columns}`);
   },
 
-  async beforeInsertingEvents() {},
+  async insertEvents(trx, rows) {
+    await trx.insertInto('events').values([...rows]).execute();
+  },
 
   async nextPetId(db) {
     const row = await db.transaction().execute((trx) =>

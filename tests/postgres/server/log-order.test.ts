@@ -41,7 +41,7 @@ const key = (stored: StoredEvent) => `${stored.streamId}@${stored.streamVersion}
 
 describe('reading the log in position order while writers commit', () => {
   let opened: TestStore;
-  /** Holds a row lock in a transaction of its own. */
+  /** Holds an uncommitted write in a transaction of its own. */
   let blocker: pg.Client;
   /** Watches the server's activity from outside any transaction (inside one, pg_stat_activity stays frozen). */
   let observer: pg.Client;
@@ -72,12 +72,15 @@ describe('reading the log in position order while writers commit', () => {
     const reader = follower(opened.store);
     await reader.poll();
 
-    // Another transaction locks the held pet's row: its append takes a position, inserts its event,
-    // then waits at the projection's update, in flight, until the lock goes.
+    // Another transaction has an uncommitted event at the version the held append will write: the
+    // append draws its position, then waits at the unique index, in flight, until that one rolls back.
     await blocker.query('begin');
-    await blocker.query('select * from pets where id = $1 for update', [held.id]);
+    await blocker.query(
+      "insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values ($1, 2, 'PetStatusChanged', '{}', '{}', '')",
+      [`pet-${held.id}`],
+    );
     const slow = changePetStatus(opened.store, { id: held.id, status: 'pending' });
-    await until(async () => (await waiting()) === 1, 'the held append waits for the row');
+    await until(async () => (await waiting()) === 1, 'the held append waits at the unique index');
 
     // A later append: were positions free to commit out of order, it would commit now, after the
     // held one's position; instead it waits until the held one has committed.
@@ -87,7 +90,7 @@ describe('reading the log in position order while writers commit', () => {
     const rebuild = rebuildPetProjection(opened.store);
 
     await reader.poll(); // reads while the held append is in flight
-    await blocker.query('commit');
+    await blocker.query('rollback');
     await Promise.all([slow, fast, rebuild]);
     await reader.poll();
 
