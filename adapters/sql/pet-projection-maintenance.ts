@@ -83,9 +83,9 @@ async function writeRows(db: Kysely<PetStoreDatabase>, table: string, pets: read
 /**
  * Rebuilds `pets` from the whole log and swaps it in atomically. The bulk of the replay runs without
  * a lock; then, in a transaction during which no append can commit, it applies the events that
- * arrived meanwhile and swaps the tables. Writers wait for that last step only; readers see the old
- * table or the new one, never a half. Replaying by position skips nothing: on every flavour, positions
- * are handed out in commit order.
+ * arrived meanwhile and swaps the result in (the table on SQLite, its rows on PostgreSQL). Writers
+ * wait for that last step only; readers see the old read model or the new one, never a half.
+ * Replaying by position skips nothing: on every flavour, positions are handed out in commit order.
  */
 export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
   const projected = new Map<number, ProjectedPet>();

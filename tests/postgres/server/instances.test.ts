@@ -87,10 +87,13 @@ describe('several instances on one PostgreSQL database', () => {
 
       const [events] = await query<{ n: number }>(database.url, 'select count(*)::int as n from events');
       assert.equal(events!.n, 1200);
-      const verified = await run(process.execPath, [join(root, 'scripts', 'petstore.mjs'), 'projection', 'verify'], {
+      const petstore = (...args: string[]) => run(process.execPath, [join(root, 'scripts', 'petstore.mjs'), ...args], {
         env: { ...process.env, PETSTORE_DATABASE: database.url },
       });
-      assert.match(verified.stdout, /the read model matches the log/);
+      assert.match((await petstore('projection', 'verify')).stdout, /the read model matches the log/);
+      assert.match((await petstore('projection', 'rebuild')).stdout, /rebuilt the read model: 600 pets from 1200 events/);
+      assert.match((await petstore('projection', 'verify')).stdout, /the read model matches the log/);
+      assert.match((await petstore('migrate')).stdout, /up to date/);
     } finally {
       for (const service of services) service.cleanup();
       await database.drop();
