@@ -24,6 +24,8 @@ const EnvironmentSchema = Type.Object({
   HOST: Type.Optional(Type.String({ minLength: 1, description: 'interface to listen on' })),
   PETSTORE_ENV: Type.Optional(Type.Union(DEPLOYMENTS.map((name) => Type.Literal(name)))),
   PETSTORE_DATABASE: Type.Optional(Type.String({ minLength: 1 })),
+  PETSTORE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'an integer from 1 to 9999' })),
+  PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$', description: 'milliseconds, an integer from 1 to 99999999' })),
   PETSTORE_API_KEYS: Type.Optional(Type.String({ pattern: `^(${API_KEY})(,${API_KEY})*$`, description: 'comma-separated keys of at least 16 characters' })),
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_STAGING_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
@@ -43,12 +45,26 @@ const EnvironmentSchema = Type.Object({
 });
 const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
 
+/** Where the pets live: a SQLite file, or a PostgreSQL database that many instances may share. */
+export type DatabaseConfig =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | {
+      readonly kind: 'postgres';
+      readonly url: string;
+      /** Connections per instance. */
+      readonly poolSize: number;
+      /** Longest a statement may run, and a request may wait for a connection. */
+      readonly statementTimeoutMs: number;
+    };
+
+export const DEFAULT_POOL_SIZE = 10;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
+
 export interface Config {
   readonly port: number;
   readonly host: string;
   readonly deployment: Deployment;
-  /** A SQLite file path. */
-  readonly database: string;
+  readonly database: DatabaseConfig;
   readonly apiKeys: readonly string[];
   readonly productionUrl: string | undefined;
   readonly stagingUrl: string | undefined;
@@ -123,7 +139,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     port,
     host: env.HOST ?? '127.0.0.1',
     deployment,
-    database: env.PETSTORE_DATABASE ?? './data/petstore.db',
+    database: databaseConfig(env),
     apiKeys: Object.freeze(env.PETSTORE_API_KEYS?.split(',') ?? []),
     productionUrl: env.PETSTORE_PRODUCTION_URL,
     stagingUrl: env.PETSTORE_STAGING_URL,
@@ -177,4 +193,28 @@ function normalisedOrigin(origin: string): string {
 export function localBaseUrl(host: string, port: number): string {
   const hostInUrl = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${hostInUrl}:${port}/v1`;
+}
+
+const POSTGRES_SCHEME = /^postgres(ql)?:/i;
+
+/** A postgres:// or postgresql:// URL selects PostgreSQL; anything else is a SQLite path. */
+function databaseConfig(env: Static<typeof EnvironmentSchema>): DatabaseConfig {
+  const value = env.PETSTORE_DATABASE ?? './data/petstore.db';
+  if (!POSTGRES_SCHEME.test(value)) return { kind: 'sqlite', path: value };
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  // The value may hold a password: the message never repeats it.
+  if (!url || !value.slice(url.protocol.length).startsWith('//')) {
+    throw new ConfigError('PETSTORE_DATABASE is invalid: a PostgreSQL URL looks like postgres://user:password@host:5432/database');
+  }
+  return {
+    kind: 'postgres',
+    url: value,
+    poolSize: Number(env.PETSTORE_DATABASE_POOL_SIZE ?? DEFAULT_POOL_SIZE),
+    statementTimeoutMs: Number(env.PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS),
+  };
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys.ts';
@@ -11,17 +11,18 @@ import type { OpenApiDocument } from './http/openapi-document.ts';
 import { startHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createServiceMetrics } from './metrics.ts';
-import { checkReadiness, countPetsByStatus } from './sqlite/service-health.ts';
-import { createSqliteApiKeys } from './sqlite/sqlite-api-keys.ts';
-import type { ManagedApiKeys } from './sqlite/sqlite-api-keys.ts';
-import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from './sqlite/sqlite-pet-store.ts';
+import { checkReadiness, countPetsByStatus } from './sql/service-health.ts';
+import { openPetStore } from './open-pet-store.ts';
+import { createSqlApiKeys } from './sql/api-key-table.ts';
+import type { ManagedApiKeys } from './sql/api-key-table.ts';
+import type { SqlPetStore } from './sql/sql-pet-store.ts';
 
 export interface RunningService {
   readonly port: number;
   /** The public base address including /v1. */
   readonly baseUrl: string;
-  readonly store: SqlitePetStore;
+  /** `store.ready()` tells whether the database answers: what a readiness probe asks. */
+  readonly store: SqlPetStore;
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
@@ -32,9 +33,9 @@ export interface RunningService {
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
   const logger = options.logger ?? (await createLogger(config));
-  const store = await openSqlitePetStore(config.database);
+  const store = await openPetStore(config.database, { logger });
   try {
-    const apiKeys = createSqliteApiKeys(store.db);
+    const apiKeys = createSqlApiKeys(store.db, store.flavour);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
@@ -74,7 +75,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
 
 /**
  * Development starts with a key ready to use; staging and production refuse to run open to nobody.
- * The new key is written beside the database (mode 0600) so a lost terminal loses nothing.
+ * The new key is written beside the SQLite file, or to ./data on PostgreSQL (mode 0600), so a lost
+ * terminal loses nothing.
  */
 async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{ key: string; file: string } | undefined> {
   if (config.apiKeys.length > 0 || (await apiKeys.count()) > 0) return undefined;
@@ -82,7 +84,9 @@ async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{
     throw new ConfigError(`PETSTORE_API_KEYS is required in ${config.deployment} when the key table is empty`);
   }
   const { key } = await apiKeys.create('development key', new Date());
-  const file = join(dirname(config.database), 'dev-api-key');
+  const directory = config.database.kind === 'sqlite' ? dirname(config.database.path) : join('.', 'data');
+  mkdirSync(directory, { recursive: true });
+  const file = join(directory, 'dev-api-key');
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, file };
 }

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys.ts';
 import type { ApiKeyTable } from '../adapters/api-keys.ts';
 import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
-import { createSqliteApiKeys } from '../adapters/sqlite/sqlite-api-keys.ts';
+import { createSqlApiKeys } from '../adapters/sql/api-key-table.ts';
+import { sqliteFlavour } from '../adapters/sqlite/sqlite-flavour.ts';
 import { startTestService } from './support/test-service.ts';
 
 describe('API key revocation', () => {
@@ -28,8 +29,8 @@ describe('API key revocation', () => {
     const cli = await openSqlite(join(directory, 'keys.db'));
     try {
       let clock = 0;
-      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqliteApiKeys(service.db), now: () => clock });
-      const elsewhere = createSqliteApiKeys(cli.db);
+      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqlApiKeys(service.db, sqliteFlavour), now: () => clock });
+      const elsewhere = createSqlApiKeys(cli.db, sqliteFlavour);
       const { id, key } = await elsewhere.create('from the CLI', new Date());
       assert.equal((await verifier.verify(key)).ok, true);
       await elsewhere.revoke(id, new Date());

@@ -8,7 +8,7 @@ describe('configuration', () => {
       port: 3000,
       host: '127.0.0.1',
       deployment: 'development',
-      database: './data/petstore.db',
+      database: { kind: 'sqlite', path: './data/petstore.db' },
       apiKeys: [],
       productionUrl: undefined,
       stagingUrl: undefined,
@@ -121,6 +121,12 @@ describe('configuration', () => {
     [{ PETSTORE_CORS_ORIGINS: 'app.example.com' }, 'PETSTORE_CORS_ORIGINS'],
     [{ PETSTORE_CORS_ORIGINS: 'https://a.example.com,*' }, 'PETSTORE_CORS_ORIGINS'],
     [{ PETSTORE_CORS_ORIGINS: 'https://[bad' }, 'PETSTORE_CORS_ORIGINS'],
+    [{ PETSTORE_DATABASE: 'postgres:petstore' }, 'PETSTORE_DATABASE'],
+    [{ PETSTORE_DATABASE: 'postgresql://[bad/petstore' }, 'PETSTORE_DATABASE'],
+    [{ PETSTORE_DATABASE_POOL_SIZE: '0' }, 'PETSTORE_DATABASE_POOL_SIZE'],
+    [{ PETSTORE_DATABASE_POOL_SIZE: 'ten' }, 'PETSTORE_DATABASE_POOL_SIZE'],
+    [{ PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: '0' }, 'PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS'],
+    [{ PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: '5s' }, 'PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS'],
   ];
   for (const [environment, variable] of invalid) {
     it(`refuses ${JSON.stringify(environment)} naming ${variable}`, () => {
@@ -131,4 +137,29 @@ describe('configuration', () => {
       });
     });
   }
+
+  it('takes a postgres:// or postgresql:// URL as PostgreSQL, with the pool defaults', () => {
+    for (const url of ['postgres://petstore:secret@db.internal:5432/petstore', 'postgresql://localhost/petstore', 'POSTGRES://h/d']) {
+      assert.deepEqual(loadConfig({ PETSTORE_DATABASE: url }).database, { kind: 'postgres', url, poolSize: 10, statementTimeoutMs: 5000 });
+    }
+  });
+
+  it('reads the pool size and statement timeout', () => {
+    const config = loadConfig({ PETSTORE_DATABASE: 'postgres://h/d', PETSTORE_DATABASE_POOL_SIZE: '25', PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: '1500' });
+    assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://h/d', poolSize: 25, statementTimeoutMs: 1500 });
+  });
+
+  it('keeps anything else a SQLite path', () => {
+    for (const path of ['./postgres.db', 'postgres', '/var/lib/postgres://x']) {
+      assert.deepEqual(loadConfig({ PETSTORE_DATABASE: path }).database, { kind: 'sqlite', path });
+    }
+  });
+
+  it('never repeats a PostgreSQL URL (it may hold a password) when refusing it', () => {
+    assert.throws(() => loadConfig({ PETSTORE_DATABASE: 'postgres:user:hunter2@host/db' }), (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.doesNotMatch(error.message, /hunter2/);
+      return true;
+    });
+  });
 });

@@ -93,7 +93,7 @@ describe('SIGTERM under load', () => {
       await loadIsSteady;
       signalledAt = performance.now();
       // process.kill, not child.kill: Deno reports a child it signalled as killed even when it exited 0.
-      process.kill(service.child.pid!, 'SIGTERM');
+      service.signal('SIGTERM');
       markSignalled();
       const exit = await service.exited;
       const exitMs = performance.now() - signalledAt;

@@ -1,44 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { NODE_TS_ARGS } from './support/processes.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-/** `npm start`'s entry point as a real process, in a fresh working directory. */
-function startProcess(environment: Record<string, string>) {
-  const cwd = mkdtempSync(join(tmpdir(), 'petstore-start-'));
-  const child = spawn(process.execPath, [...NODE_TS_ARGS, join(root, 'adapters', 'main.ts')], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const listening = new Promise<string>((resolveUrl, reject) => {
-    child.stdout.on('data', () => {
-      const url = /listening on (\S+)/.exec(stdout)?.[1];
-      if (url) resolveUrl(url);
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
-  });
-  listening.catch(() => {}); // awaited only by the tests that expect it to listen
-  // process.kill rather than child.kill: Deno's child_process reports a child it signalled as killed by
-  // that signal even when the child caught it and exited 0.
-  const signal = (name: NodeJS.Signals) => process.kill(child.pid!, name);
-  return { child, cwd, listening, signal, output: () => ({ stdout, stderr }), cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
-}
+import { startServiceProcess } from './support/service-process.ts';
 
 describe('npm start (adapters/main.ts)', () => {
   it('on a fresh checkout creates a development key, prints it, saves it 0600 under ./data, and serves with it', async () => {
-    const started = startProcess({});
+    const started = startServiceProcess({});
     try {
       const baseUrl = await started.listening;
       const key = readFileSync(join(started.cwd, 'data', 'dev-api-key'), 'utf8').trim();
@@ -55,13 +24,12 @@ describe('npm start (adapters/main.ts)', () => {
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 0);
     } finally {
-      started.child.kill('SIGKILL');
       started.cleanup();
     }
   });
 
   it('finishes a request in flight on SIGINT and exits 0', async () => {
-    const started = startProcess({ PETSTORE_API_KEYS: 'k'.repeat(20) });
+    const started = startServiceProcess({ PETSTORE_API_KEYS: 'k'.repeat(20) });
     try {
       const baseUrl = await started.listening;
       const pending = fetch(`${baseUrl}/pets`, {
@@ -84,13 +52,12 @@ describe('npm start (adapters/main.ts)', () => {
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 0);
     } finally {
-      started.child.kill('SIGKILL');
       started.cleanup();
     }
   });
 
   it('refuses to start in production without a key, naming the variable', async () => {
-    const started = startProcess({ PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1' });
+    const started = startServiceProcess({ PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1' });
     try {
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 1);
@@ -101,7 +68,7 @@ describe('npm start (adapters/main.ts)', () => {
   });
 
   it('refuses a bad variable with a message naming it', async () => {
-    const started = startProcess({ PORT: 'abc' });
+    const started = startServiceProcess({ PORT: 'abc' });
     try {
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 1);

@@ -1,4 +1,4 @@
-import type { ManagedApiKeys } from '../sqlite/sqlite-api-keys.ts';
+import type { ManagedApiKeys } from '../sql/api-key-table.ts';
 import { CONFIGURATION_NOTE, UsageError } from './command.ts';
 import type { Command } from './command.ts';
 
@@ -7,8 +7,8 @@ const KEY_ID = /^[1-9][0-9]{0,15}$/;
 
 /** Runs `work` on the configured database's key table (loaded only when a command runs). */
 async function withKeyTable<T>(work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase }, { createSqliteApiKeys }] = await Promise.all([import('./with-database.ts'), import('../sqlite/sqlite-api-keys.ts')]);
-  return withConfiguredDatabase(true, (db) => work(createSqliteApiKeys(db)));
+  const [{ withConfiguredDatabase }, { createSqlApiKeys }] = await Promise.all([import('./with-database.ts'), import('../sql/api-key-table.ts')]);
+  return withConfiguredDatabase(true, (store) => work(createSqlApiKeys(store.db, store.flavour)));
 }
 
 /** `keys create | list | revoke`: the key table, which holds hashes only. */

@@ -6,7 +6,7 @@ import { KEY_COMMANDS } from './key-commands.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
-const projectionModules = () => Promise.all([database(), import('../sqlite/pet-projection-maintenance.ts'), import('./progress.ts')]);
+const projectionModules = () => Promise.all([database(), import('../sql/pet-projection-maintenance.ts'), import('./progress.ts')]);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -22,8 +22,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'apply pending database migrations',
     help: `petstore migrate\n\nApplies every pending migration and lists them. Safe while the service runs. ${COMMON}`,
     async run() {
-      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../sqlite/migrations.ts')]);
-      const before = await withConfiguredDatabase(false, (db) => pendingMigrations(db));
+      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../sql/migrations.ts')]);
+      const before = await withConfiguredDatabase(false, (store) => pendingMigrations(store.db));
       await withConfiguredDatabase(true, async () => undefined);
       process.stdout.write(before.length ? `applied ${before.length} migration(s): ${before.join(', ')}\n` : 'the database is up to date\n');
       return 0;
@@ -46,7 +46,7 @@ const COMMANDS: Record<string, Command> = {
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run() {
       const [{ withConfiguredDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
-      const result = await withConfiguredDatabase(true, (db) => rebuildPetProjection(db, progressReporter('rebuild')));
+      const result = await withConfiguredDatabase(true, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -56,7 +56,7 @@ const COMMANDS: Record<string, Command> = {
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
     async run() {
       const [{ withConfiguredDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
-      const differences = await withConfiguredDatabase(true, (db) => verifyPetProjection(db, progressReporter('verify')));
+      const differences = await withConfiguredDatabase(true, (store) => verifyPetProjection(store, progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;

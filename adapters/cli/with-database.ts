@@ -1,19 +1,25 @@
 import { sql } from 'kysely';
 import { loadConfig } from '../config.ts';
-import { openSqlite } from '../sqlite/open-sqlite.ts';
+import type { DatabaseConfig } from '../config.ts';
+import { openPetStore } from '../open-pet-store.ts';
+import type { SqlPetStore } from '../sql/sql-pet-store.ts';
 
-/** Opens the configured database (migrating it when asked), runs `work`, and closes it whatever happens. */
-export async function withDatabase<T>(path: string, migrate: boolean, work: (db: Awaited<ReturnType<typeof openSqlite>>['db']) => Promise<T>): Promise<T> {
-  const { db } = await openSqlite(path, { migrate });
+/**
+ * Opens the store (migrating it when asked), runs `work`, and closes it whatever happens. Maintenance
+ * is no request: on PostgreSQL it runs without the statement timeout, so replaying a long log is never
+ * cancelled half way.
+ */
+export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
+  const store = await openPetStore(database.kind === 'postgres' ? { ...database, statementTimeoutMs: 0 } : database, { migrate });
   try {
-    if (!migrate) await sql`select 1`.execute(db);
-    return await work(db);
+    if (!migrate) await sql`select 1`.execute(store.db);
+    return await work(store);
   } finally {
-    await db.destroy();
+    await store.close();
   }
 }
 
 /** `withDatabase` on the database the environment configures (PETSTORE_DATABASE). */
-export function withConfiguredDatabase<T>(migrate: boolean, work: (db: Awaited<ReturnType<typeof openSqlite>>['db']) => Promise<T>): Promise<T> {
+export function withConfiguredDatabase<T>(migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
   return withDatabase(loadConfig(process.env).database, migrate, work);
 }

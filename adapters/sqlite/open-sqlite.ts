@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
-import { migrateToLatest } from './migrations.ts';
-import type { PetStoreDatabase } from './schema.ts';
+import { migrateToLatest } from '../sql/migrations.ts';
+import type { PetStoreDatabase } from '../sql/schema.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
 import type { SqliteConnection, SqliteDriverName } from './sqlite-connection.ts';
 import { PetStoreSqliteDialect, withStatementCache } from './sqlite-dialect.ts';

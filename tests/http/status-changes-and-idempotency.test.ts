@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
-import { verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
+import { verifyPetProjection } from '../../adapters/sql/pet-projection-maintenance.ts';
 import type { TestService } from '../support/test-service.ts';
 
 /**
@@ -603,6 +603,6 @@ describe('a random walk of status changes', () => {
       assert.equal(pet.status, tracked.get(id)!.status, `pet ${id} ${context}`);
       assert.equal(etag, `"${tracked.get(id)!.version}"`, `pet ${id} ${context}`);
     }
-    assert.deepEqual(await verifyPetProjection(api.service.store.db), [], 'projection verify finds no difference');
+    assert.deepEqual(await verifyPetProjection(api.service.store), [], 'projection verify finds no difference');
   });
 });

@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addPet } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
 import { verifyProjection } from '../support/projection-check.ts';
 
 /** The check the crash tests rely on must itself see every kind of drift between log and read model. */
 describe('verifyProjection', () => {
   let directory: string;
-  let store: SqlitePetStore;
+  let store: SqlPetStore;
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sqlite/pet-projection-maintenance.ts';
+import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sql/pet-projection-maintenance.ts';
 import { runPetstore } from '../support/cli.ts';
 
 /** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
@@ -18,7 +18,7 @@ function petstore(database: string, ...args: string[]): Promise<{ code: number; 
 describe('projection rebuild and verify', () => {
   let directory: string;
   let file: string;
-  let store: SqlitePetStore;
+  let store: SqlPetStore;
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
@@ -36,14 +36,14 @@ describe('projection rebuild and verify', () => {
   });
 
   it('finds no difference when the read model was kept by the inline projection', async () => {
-    assert.deepEqual(await verifyPetProjection(store.db), []);
+    assert.deepEqual(await verifyPetProjection(store), []);
   });
 
   it('reports a changed row, a missing row and an extra row, each by id', async () => {
     await sql`update pets set name = 'tampered' where id = 5`.execute(store.db);
     await sql`delete from pets where id = 6`.execute(store.db);
     await sql`insert into pets (id, name, category_id, status, version, created_at, updated_at) values (999, 'ghost', 1, null, 1, 'x', 'x')`.execute(store.db);
-    const differences = await verifyPetProjection(store.db);
+    const differences = await verifyPetProjection(store);
     assert.deepEqual(differences.map(({ id, kind }) => ({ id, kind })), [
       { id: 5, kind: 'different' },
       { id: 6, kind: 'missing' },
@@ -77,9 +77,9 @@ describe('projection rebuild and verify', () => {
       for (let index = 0; index < 40; index++) made.push(await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'pending' }));
       return made;
     })();
-    const [result, made] = await Promise.all([rebuildPetProjection(store.db), writes]);
+    const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
     assert.ok(result.pets >= 30);
-    assert.deepEqual(await verifyPetProjection(store.db), []);
+    assert.deepEqual(await verifyPetProjection(store), []);
     const pending = await listPets(store, { status: 'pending', limit: 100 });
     for (const pet of made) assert.ok(pending.some((listed) => listed.id === pet.id), `pet ${pet.id} is listed after the rebuild`);
   });

@@ -9,19 +9,19 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, getPet, listPets, StoreUnavailable } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import { migrations } from '../../adapters/sqlite/migrations.ts';
+import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { migrations } from '../../adapters/sql/migrations.ts';
 import { BUSY_TIMEOUT_MS } from '../../adapters/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
 import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 
 const run = promisify(execFile);
 /** Opens (and so migrates) the file given, adds one pet, prints it. */
-const openAndAddPet = fileURLToPath(new URL('fixtures/open-and-add-pet.ts', import.meta.url));
+const openAndAddPet = fileURLToPath(new URL('../support/fixtures/open-and-add-pet.ts', import.meta.url));
 
 describe('SQLite pet store', () => {
   let directory: string;
-  let store: SqlitePetStore;
+  let store: SqlPetStore;
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-sqlite-'));

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Pet, PetStatus } from '../../domain/index.ts';
-import type { PetStoreDatabase } from '../../adapters/sqlite/schema.ts';
+import type { PetStoreDatabase } from '../../adapters/sql/schema.ts';
 import type { PetLedger } from './pet-workload.ts';
 import { verifyProjection } from './projection-check.ts';
 

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './processes.ts';
 
@@ -7,18 +10,29 @@ const MAIN = fileURLToPath(new URL('../../adapters/main.ts', import.meta.url));
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
+  /** Its working directory: the one given, or a fresh one that `cleanup` removes. */
+  readonly cwd: string;
   /** Resolves with the base address (…/v1) once the service listens; rejects if it exits first. */
   readonly listening: Promise<string>;
   /** Resolves when the process has exited, with its code (null when killed by a signal) and signal. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stdout(): string;
   stderr(): string;
+  output(): { stdout: string; stderr: string };
+  /**
+   * Sends a signal by pid: Deno's child_process reports a child it signalled itself as killed by that
+   * signal even when the child caught it and exited 0.
+   */
+  signal(name: NodeJS.Signals): void;
+  /** Kills it if still running and removes the working directory it was given by default. */
+  cleanup(): void;
 }
 
-/** `npm start`'s entry point as a real process, with only the environment given (plus PATH). */
+/** `npm start`'s entry point as a real process, with only the environment given (plus PATH, a free port, silent logs). */
 export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
+  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'petstore-start-'));
   const child = spawn(process.execPath, [...NODE_TS_ARGS, MAIN], {
-    cwd: options.cwd ?? process.cwd(),
+    cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -41,5 +55,18 @@ export function startServiceProcess(environment: Record<string, string>, options
     void exited.then(({ code, signal }) => reject(new Error(`the service exited (${code ?? signal}) before listening: ${stderr}`)));
   });
   listening.catch(() => {}); // awaited only by callers that expect it to listen
-  return { child, listening, exited, stdout: () => stdout, stderr: () => stderr };
+  return {
+    child,
+    cwd,
+    listening,
+    exited,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    output: () => ({ stdout, stderr }),
+    signal: (name) => process.kill(child.pid!, name),
+    cleanup() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (options.cwd === undefined) rmSync(cwd, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,14 +1,28 @@
-import { Migrator } from 'kysely';
+import { Migrator, PostgresAdapter, sql } from 'kysely';
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 
-/** Ordered schema changes. Names sort in the order they apply; never edit one that has shipped. */
+/**
+ * The database speaks PostgreSQL (else SQLite). Migrations differ only where the two must: 64-bit
+ * ids and positions, how a column generates its values, and where pet ids come from.
+ */
+function onPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Ordered schema changes, one set for SQLite and PostgreSQL. Names sort in the order they apply;
+ * never edit one that has shipped (what a migration does on SQLite stays exactly as it was).
+ */
 export const migrations: Record<string, Migration> = {
   '0001_events_pets_sequences_api_keys': {
     async up(db: Kysely<any>) {
+      const postgres = onPostgres(db);
+      // SQLite's INTEGER is 64-bit already; PostgreSQL's is 32-bit.
+      const id = postgres ? 'bigint' : 'integer';
       await db.schema
         .createTable('events')
-        // AUTOINCREMENT: a position is never reused, even after the newest row is deleted.
-        .addColumn('position', 'integer', (column) => column.primaryKey().autoIncrement())
+        // Never reused, even after the newest row is deleted: AUTOINCREMENT on SQLite, an identity on PostgreSQL.
+        .addColumn('position', id, (column) => (postgres ? column.primaryKey().generatedAlwaysAsIdentity() : column.primaryKey().autoIncrement()))
         .addColumn('stream_id', 'text', (column) => column.notNull())
         .addColumn('stream_version', 'integer', (column) => column.notNull())
         .addColumn('type', 'text', (column) => column.notNull())
@@ -20,9 +34,9 @@ export const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable('pets')
-        .addColumn('id', 'integer', (column) => column.primaryKey())
+        .addColumn('id', id, (column) => column.primaryKey())
         .addColumn('name', 'text', (column) => column.notNull())
-        .addColumn('category_id', 'integer', (column) => column.notNull())
+        .addColumn('category_id', id, (column) => column.notNull())
         .addColumn('status', 'text')
         .addColumn('version', 'integer', (column) => column.notNull())
         .addColumn('created_at', 'text', (column) => column.notNull())
@@ -31,16 +45,21 @@ export const migrations: Record<string, Migration> = {
       // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the unfiltered listing walks the primary key.
       await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
 
-      await db.schema
-        .createTable('sequences')
-        .addColumn('name', 'text', (column) => column.primaryKey())
-        .addColumn('value', 'integer', (column) => column.notNull())
-        .execute();
-      await db.insertInto('sequences').values({ name: 'pet_id', value: 0 }).execute();
+      if (postgres) {
+        // A real sequence: many instances take ids at once without waiting for one another.
+        await sql`create sequence pet_ids as bigint`.execute(db);
+      } else {
+        await db.schema
+          .createTable('sequences')
+          .addColumn('name', 'text', (column) => column.primaryKey())
+          .addColumn('value', 'integer', (column) => column.notNull())
+          .execute();
+        await db.insertInto('sequences').values({ name: 'pet_id', value: 0 }).execute();
+      }
 
       await db.schema
         .createTable('api_keys')
-        .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+        .addColumn('id', id, (column) => (postgres ? column.primaryKey().generatedByDefaultAsIdentity() : column.primaryKey().autoIncrement()))
         .addColumn('key_hash', 'text', (column) => column.notNull().unique())
         .addColumn('label', 'text', (column) => column.notNull())
         .addColumn('created_at', 'text', (column) => column.notNull())

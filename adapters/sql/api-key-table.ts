@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { generateApiKey, sha256Hex } from '../api-keys.ts';
 import type { ApiKeyTable } from '../api-keys.ts';
+import { translated } from './flavour.ts';
+import type { SqlFlavour } from './flavour.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
 export interface ApiKeyRecord {
@@ -20,7 +22,7 @@ export interface ManagedApiKeys extends ApiKeyTable {
 }
 
 /** The key table: hashes only. */
-export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKeys {
+export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour): ManagedApiKeys {
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const listener of listeners) listener();
@@ -30,7 +32,8 @@ export function createSqliteApiKeys(db: Kysely<PetStoreDatabase>): ManagedApiKey
       listeners.push(listener);
     },
     async activeKeyHashes() {
-      const rows = await db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute();
+      // Read on requests: a database that went away must answer 503, like the pet operations.
+      const rows = await translated(flavour, () => db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute());
       return new Map(rows.map((row) => [row.key_hash, row.id]));
     },
     async create(label, now) {

@@ -20,6 +20,7 @@ export interface PetsTable {
   updated_at: string;
 }
 
+/** SQLite only: PostgreSQL takes pet ids from the sequence `pet_ids`. */
 export interface SequencesTable {
   name: string;
   value: number;

@@ -2,8 +2,15 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { projectPet } from '../../application/index.ts';
 import type { PetRow, StoredEvent } from '../../application/index.ts';
+import type { SqlFlavour } from './flavour.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import { storedEventFromRow } from './sqlite-pet-store.ts';
+import { storedEventFromRow } from './sql-pet-store.ts';
+
+/** The database and its flavour: what the maintenance needs of an open store. */
+export interface MaintainedStore {
+  readonly db: Kysely<PetStoreDatabase>;
+  readonly flavour: SqlFlavour;
+}
 
 export type Progress = (done: number, total: number) => void;
 
@@ -52,42 +59,46 @@ function toRow({ row, createdAt, updatedAt }: ProjectedPet) {
   };
 }
 
-// 7 values a row; SQLite allows 32766 parameters in one statement.
+// 7 values a row; SQLite allows 32766 parameters in one statement, PostgreSQL 65535.
 const ROWS_PER_INSERT = 4000;
 
 /** Writes rows into `table`, replacing any with the same id. `inTransactions`: one short transaction per batch. */
 async function writeRows(db: Kysely<PetStoreDatabase>, table: string, pets: readonly ProjectedPet[], inTransactions: boolean): Promise<void> {
   for (let index = 0; index < pets.length; index += ROWS_PER_INSERT) {
     const values = pets.slice(index, index + ROWS_PER_INSERT).map(toRow);
-    const insert = (executor: Kysely<PetStoreDatabase>) => executor.replaceInto(table as 'pets').values(values).execute();
+    const insert = (executor: Kysely<PetStoreDatabase>) => executor
+      .insertInto(table as 'pets')
+      .values(values)
+      .onConflict((conflict) => conflict.column('id').doUpdateSet((eb) => ({
+        name: eb.ref('excluded.name'), category_id: eb.ref('excluded.category_id'), status: eb.ref('excluded.status'),
+        version: eb.ref('excluded.version'), created_at: eb.ref('excluded.created_at'), updated_at: eb.ref('excluded.updated_at'),
+      })))
+      .execute();
     // Short transactions: service writers get the lock between batches.
     if (inTransactions) await db.transaction().execute(insert);
     else await insert(db);
   }
 }
 
-const CREATE_LIKE_PETS = (table: string, temporary = false) => sql.raw(`create ${temporary ? 'temp ' : ''}table ${table} (
-  id integer primary key, name text not null, category_id integer not null, status text,
-  version integer not null, created_at text not null, updated_at text not null)`);
-
 /**
  * Rebuilds `pets` from the whole log and swaps it in atomically. The bulk of the replay runs without
- * a lock; then, holding the write lock, it applies the events that arrived meanwhile and swaps the
- * tables in one transaction. Writers wait for that last step only; readers see the old table or the
- * new one, never a half.
+ * a lock; then, in a transaction during which no append can commit, it applies the events that
+ * arrived meanwhile and swaps the result in (the table on SQLite, its rows on PostgreSQL). Writers
+ * wait for that last step only; readers see the old read model or the new one, never a half.
+ * Replaying by position skips nothing: on every flavour, positions are handed out in commit order.
  */
-export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgress?: Progress): Promise<{ events: number; pets: number }> {
+export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
   const projected = new Map<number, ProjectedPet>();
   const total = await countEvents(db);
   const progress = onProgress && { report: onProgress, total, done: 0 };
   const replayedUpTo = await replay(db, projected, 0, progress);
 
   await sql`drop table if exists pets_rebuild`.execute(db);
-  await CREATE_LIKE_PETS('pets_rebuild').execute(db);
+  await flavour.createPetsTable(db, 'pets_rebuild', { temporary: false });
   await writeRows(db, 'pets_rebuild', [...projected.values()], true);
 
   return db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection);
+    await flavour.beginExclusive(connection);
     try {
       // Events committed since the replay: start from what those pets were, apply the rest.
       const tail = new Map<number, ProjectedPet>();
@@ -98,9 +109,7 @@ export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgr
       await replay(connection, tail, replayedUpTo);
       await writeRows(connection, 'pets_rebuild', [...tail.values()], false);
       for (const [id, pet] of tail) projected.set(id, pet);
-      await sql`drop table pets`.execute(connection);
-      await sql`alter table pets_rebuild rename to pets`.execute(connection);
-      await sql`create index pets_status_id on pets (status, id)`.execute(connection);
+      await flavour.swapInPets(connection, 'pets_rebuild');
       await sql`commit`.execute(connection);
     } catch (error) {
       await sql`rollback`.execute(connection);
@@ -128,20 +137,19 @@ export interface ProjectionDifference {
  * Rebuilds the read model from the log into a scratch (temporary) table and compares it row by row
  * with the live `pets`, all inside one read transaction so concurrent writers cannot cause false alarms.
  */
-export async function verifyPetProjection(db: Kysely<PetStoreDatabase>, onProgress?: Progress): Promise<ProjectionDifference[]> {
+export async function verifyPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<ProjectionDifference[]> {
   return db.connection().execute(async (connection) => {
-    await sql`begin`.execute(connection);
+    await flavour.beginSnapshot(connection);
     try {
       const projected = new Map<number, ProjectedPet>();
       const total = await countEvents(connection);
       await replay(connection, projected, 0, onProgress && { report: onProgress, total, done: 0 });
-      await sql`drop table if exists temp.pets_verify`.execute(connection);
-      await CREATE_LIKE_PETS('pets_verify', true).execute(connection);
+      // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
+      await flavour.createPetsTable(connection, 'pets_verify', { temporary: true });
       await writeRows(connection, 'pets_verify', [...projected.values()], false);
       const columns = 'id, name, category_id, status, version, created_at, updated_at';
-      const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from temp.pets_verify except select ${columns} from main.pets`).execute(connection);
-      const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from main.pets except select ${columns} from temp.pets_verify`).execute(connection);
-      await sql`drop table temp.pets_verify`.execute(connection);
+      const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);
+      const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets except select ${columns} from pets_verify`).execute(connection);
       const byId = new Map<number, { expected?: Record<string, unknown>; actual?: Record<string, unknown> }>();
       for (const row of expectedOnly.rows) byId.set(row.id, { ...byId.get(row.id), expected: row });
       for (const row of actualOnly.rows) byId.set(row.id, { ...byId.get(row.id), actual: row });

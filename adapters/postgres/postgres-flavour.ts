@@ -1,0 +1,94 @@
+import { sql } from 'kysely';
+import { StoreUnavailable } from '../../application/index.ts';
+import type { SqlFlavour } from '../sql/flavour.ts';
+
+/**
+ * The lock that makes positions follow commit order. A sequence (or identity) hands out numbers in
+ * the order of the inserts, not of the commits: with two appends in flight, the later position can
+ * commit first, and a reader that moved past it would never see the earlier one. Every append takes
+ * this transaction-level advisory lock in the statement that inserts its events (its last write,
+ * before any position is drawn) and keeps it until it commits, so a position is only handed out once
+ * every smaller one is committed or rolled back; `readAll`, rebuild and verify read in position order
+ * and skip nothing. The price: appends serialise on that insert and their commit, nothing more.
+ */
+const APPEND_LOCK = 0x70_65_74_73; // "pets"
+
+/** Node's network errors that mean the server cannot be reached (or went away). */
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT']);
+
+/**
+ * SQLSTATEs after which trying again later is the right answer: connection exceptions (class 08),
+ * too many connections or other resource shortage (class 53), the server shutting down or starting
+ * (57P01-57P03), a statement cancelled by the statement timeout (57014), serialisation failure and
+ * deadlock (40001, 40P01), a lock timeout (55P03).
+ */
+function isRetryableState(code: string): boolean {
+  return code.startsWith('08') || code.startsWith('53') || ['57P01', '57P02', '57P03', '57014', '40001', '40P01', '55P03'].includes(code);
+}
+
+/** pg's own messages for a connection that failed, closed or timed out (these carry no code). */
+const CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Connection ended)/;
+
+export function isUnavailability(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return NETWORK_ERRORS.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isRetryableState(code));
+  if (error instanceof AggregateError) return error.errors.some(isUnavailability); // connecting to every address failed
+  return CONNECTION_MESSAGE.test(error.message);
+}
+
+export const postgresFlavour: SqlFlavour = {
+  name: 'postgres',
+
+  translateError(error) {
+    if (error instanceof StoreUnavailable || !isUnavailability(error)) return error;
+    return new StoreUnavailable('the database is unavailable; try again', { cause: error });
+  },
+
+  isUniqueViolation(error, constraint) {
+    const { code, constraint: violated } = error as { code?: unknown; constraint?: unknown };
+    return code === '23505' && violated === constraint;
+  },
+
+  async insertEvents(trx, rows) {
+    // One statement: the one-row join takes the lock before the identity draws the first position.
+    const values = sql.join(rows.map((row) =>
+      sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
+    await sql`
+      insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
+      select appended.* from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
+      cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered`.execute(trx);
+  },
+
+  async nextPetId(db) {
+    const { rows } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(db);
+    return rows[0]!.id;
+  },
+
+  async beginExclusive(connection) {
+    await sql`begin`.execute(connection);
+    // Appends write `pets` before they take the append lock: hold their writes to `pets` off first
+    // (readers still read), then wait for the lock, so that neither waits for the other.
+    await sql`lock table pets in exclusive mode`.execute(connection);
+    await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(connection);
+  },
+
+  async beginSnapshot(connection) {
+    await sql`begin isolation level repeatable read`.execute(connection);
+  },
+
+  async createPetsTable(executor, name, { temporary }) {
+    await sql.raw(`create ${temporary ? 'temporary ' : ''}table ${name} (
+      id bigint primary key, name text not null, category_id bigint not null, status text,
+      version integer not null, created_at text not null, updated_at text not null)`).execute(executor);
+  },
+
+  async swapInPets(connection, from) {
+    // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
+    // wait for this transaction. Readers keep reading the old rows until the commit.
+    const columns = 'id, name, category_id, status, version, created_at, updated_at';
+    await sql`delete from pets`.execute(connection);
+    await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
+    await sql.raw(`drop table ${from}`).execute(connection);
+  },
+};

@@ -1,0 +1,47 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Logger } from 'pino';
+import type { Clock } from '../../application/index.ts';
+import { translated } from '../sql/flavour.ts';
+import { migrateToLatest } from '../sql/migrations.ts';
+import type { PetStoreDatabase } from '../sql/schema.ts';
+import { createSqlPetStore } from '../sql/sql-pet-store.ts';
+import type { SqlPetStore } from '../sql/sql-pet-store.ts';
+import { postgresFlavour } from './postgres-flavour.ts';
+import { createPostgresPool } from './postgres-pool.ts';
+import type { PostgresSettings } from './postgres-pool.ts';
+
+export interface PostgresStoreOptions {
+  readonly clock?: Clock;
+  /** Apply pending migrations first (default true). */
+  readonly migrate?: boolean;
+  readonly logger?: Logger;
+}
+
+/**
+ * The pet store on a PostgreSQL database that any number of instances share. Migrations run on a
+ * connection of their own without the statement timeout (a long migration must not be cancelled, and
+ * an instance waiting for another's migration lock must not give up); Kysely's Migrator holds an
+ * advisory lock for the run, so instances that start together migrate one after the other.
+ */
+export async function openPostgresPetStore(settings: PostgresSettings, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
+  if (options.migrate !== false) {
+    const migrator = postgresKysely({ ...settings, poolSize: 1, statementTimeoutMs: 0 }, options.logger);
+    try {
+      await translated(postgresFlavour, () => migrateToLatest(migrator));
+    } finally {
+      await migrator.destroy();
+    }
+  }
+  const db = postgresKysely(settings, options.logger);
+  return createPostgresPetStore(db, { ...options, migrate: false });
+}
+
+/** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
+export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
+  if (options.migrate !== false) await migrateToLatest(db);
+  return createSqlPetStore(db, postgresFlavour, { ...(options.clock ? { clock: options.clock } : {}), close: () => db.destroy() });
+}
+
+function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {
+  return new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: createPostgresPool(settings, logger) }) });
+}

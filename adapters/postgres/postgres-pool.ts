@@ -1,0 +1,51 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export interface PostgresSettings {
+  /** A postgres:// or postgresql:// URL. */
+  readonly url: string;
+  /** At most this many connections from this process. */
+  readonly poolSize: number;
+  /**
+   * The server cancels a statement that runs longer (milliseconds, 0: never), and a request waits
+   * at most this long for a connection; either way the request fails fast with 503 instead of hanging.
+   */
+  readonly statementTimeoutMs: number;
+}
+
+const INT8 = 20;
+/** How long to wait for a connection when statements have no timeout (migrations, the CLI). */
+const NO_TIMEOUT_CONNECT_MS = 10_000;
+
+/**
+ * bigint columns reach the application as JavaScript numbers, like SQLite's integers. Ids, positions
+ * and counts stay far below 2^53 in practice; one that does not is an error rather than a rounded number.
+ */
+export function parseSafeInteger(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`the database returned ${text}, beyond 2^53-1`);
+  return value;
+}
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary' ? parseSafeInteger : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A pool that survives the server going away: broken connections are dropped, new ones opened on demand. */
+export function createPostgresPool(settings: PostgresSettings, logger?: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: settings.url,
+    max: settings.poolSize,
+    connectionTimeoutMillis: settings.statementTimeoutMs || NO_TIMEOUT_CONNECT_MS,
+    statement_timeout: settings.statementTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'petstore',
+    types,
+  });
+  // An idle connection that dies (server restart, network) is reported here; without a listener the
+  // process would crash. The pool has already discarded it and connects afresh when next needed.
+  pool.on('error', (error) => logger?.warn({ err: error }, 'an idle database connection failed; it was dropped'));
+  return pool;
+}

@@ -1,0 +1,36 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { EventsTable, PetStoreDatabase } from './schema.ts';
+
+/**
+ * What differs between the SQL databases the store runs on. Everything else (the queries of the
+ * event store, the catalogue, the key table, the projection maintenance) is shared Kysely code.
+ */
+export interface SqlFlavour {
+  readonly name: 'sqlite' | 'postgres';
+  /** The database's own failures in the application's words (`StoreUnavailable`); anything else unchanged. */
+  translateError(error: unknown): unknown;
+  /** True when `error` says that a unique constraint refused a row: `events_stream_version_unique` or `pets_pkey`. */
+  isUniqueViolation(error: unknown, constraint: 'events_stream_version_unique' | 'pets_pkey'): boolean;
+  /** The last write of every append's transaction: its events, in order. */
+  insertEvents(trx: Transaction<PetStoreDatabase>, rows: readonly Insertable<EventsTable>[]): Promise<void>;
+  /** A new pet id, never handed out before. */
+  nextPetId(db: Kysely<PetStoreDatabase>): Promise<number>;
+
+  /** Begins, on `connection`, a transaction during which no append can commit. */
+  beginExclusive(connection: Kysely<PetStoreDatabase>): Promise<void>;
+  /** Begins, on `connection`, a transaction that reads one consistent snapshot throughout. */
+  beginSnapshot(connection: Kysely<PetStoreDatabase>): Promise<void>;
+  /** Creates an empty table with the columns of `pets` (no secondary index). */
+  createPetsTable(executor: Kysely<PetStoreDatabase>, name: string, options: { temporary: boolean }): Promise<void>;
+  /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
+  swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
+}
+
+/** Runs `work`, rethrowing its failure as the flavour names it. */
+export async function translated<T>(flavour: SqlFlavour, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw flavour.translateError(error);
+  }
+}

@@ -1,0 +1,155 @@
+// A throwaway PostgreSQL cluster for the tests: initdb + pg_ctl from the machine's PostgreSQL, in a
+// temporary directory, on a free port of 127.0.0.1. initdb refuses to run as root, so as root every
+// PostgreSQL command runs as the `postgres` user (runuser), which then owns the temporary directory.
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface PostgresCluster {
+  /** The superuser's URL to the `postgres` database, e.g. postgres://postgres@127.0.0.1:54321/postgres */
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server (fast shutdown: connections are cut), keeping its data. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, waiting until it accepts connections. */
+  start(): Promise<void>;
+  /** Stops the server if it runs and removes every file; safe to call twice. */
+  destroy(): Promise<void>;
+}
+
+const SEARCHED = '/usr/lib/postgresql';
+
+/** The newest /usr/lib/postgresql/<version>/bin that has initdb and pg_ctl, if any. */
+export function findPostgresBin(): string | undefined {
+  if (!existsSync(SEARCHED)) return undefined;
+  const versions = readdirSync(SEARCHED)
+    .filter((version) => existsSync(join(SEARCHED, version, 'bin', 'initdb')) && existsSync(join(SEARCHED, version, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a));
+  return versions[0] === undefined ? undefined : join(SEARCHED, versions[0], 'bin');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The uid and gid of `postgres` when we are root (initdb will not run as root), else undefined. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((entry) => entry.startsWith('postgres:'));
+  if (!line) throw new Error('running as root, and there is no `postgres` user to run the PostgreSQL test cluster as (initdb refuses root)');
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** Tuned for throwaway test data: no fsync, more connections than the multi-instance tests open. */
+const SERVER_SETTINGS = ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c max_connections=300'];
+
+export async function startPostgresCluster(bin: string): Promise<PostgresCluster> {
+  const user = postgresUser();
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-postgres-'));
+  if (user) chownSync(directory, user.uid, user.gid);
+  const data = join(directory, 'data');
+  const log = join(directory, 'server.log');
+  const as = async (command: string, args: string[]) => {
+    const [file, fullArgs] = user ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    try {
+      await run(file, fullArgs, { cwd: directory, env: { ...process.env, LC_ALL: 'C' } });
+    } catch (error) {
+      const { stderr = '', stdout = '' } = error as { stderr?: string; stdout?: string };
+      const serverLog = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
+      throw new Error(`${command} ${args.join(' ')} failed:\n${stderr}${stdout}${serverLog}`, { cause: error });
+    }
+  };
+
+  let port = 0;
+  let running = false;
+  const start = async () => {
+    const options = [`-p ${port}`, `-k ${directory}`, '-c listen_addresses=127.0.0.1', ...SERVER_SETTINGS].join(' ');
+    await as('pg_ctl', ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
+    running = true;
+  };
+  const cluster: PostgresCluster = {
+    get url() {
+      return `postgres://postgres@127.0.0.1:${port}/postgres`;
+    },
+    get port() {
+      return port;
+    },
+    start,
+    async stop() {
+      await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      running = false;
+    },
+    async destroy() {
+      if (running) await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
+      running = false;
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
+    // A port found free can be taken before the server binds it: try another.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      try {
+        await start();
+        break;
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
+    return cluster;
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
+}
+
+/** What the tests are told about PostgreSQL, through the environment. */
+export const TEST_POSTGRES_URL = 'PETSTORE_TEST_POSTGRES_URL';
+export const TEST_POSTGRES_ENGINE = 'PETSTORE_TEST_POSTGRES';
+
+/**
+ * Runs `work` with a throwaway cluster whose URL is in PETSTORE_TEST_POSTGRES_URL, and removes the
+ * cluster afterwards whatever `work` did. Without PostgreSQL binaries (or with PETSTORE_TEST_POSTGRES=pglite)
+ * it says so and sets PETSTORE_TEST_POSTGRES=pglite instead: the tests then run on PGlite.
+ */
+export async function withTestPostgres<T>(work: (engine: 'server' | 'pglite') => Promise<T>, say: (line: string) => void): Promise<T> {
+  if (process.env[TEST_POSTGRES_URL]) return work('server');
+  const bin = process.env[TEST_POSTGRES_ENGINE] === 'pglite' ? undefined : findPostgresBin();
+  if (!bin) {
+    say(process.env[TEST_POSTGRES_ENGINE] === 'pglite'
+      ? 'PostgreSQL tests: on PGlite, as PETSTORE_TEST_POSTGRES=pglite asks'
+      : `PostgreSQL tests: no PostgreSQL binaries in ${SEARCHED}/*/bin (install Debian's postgresql package); falling back to PGlite`);
+    process.env[TEST_POSTGRES_ENGINE] = 'pglite';
+    return work('pglite');
+  }
+  const started = Date.now();
+  const cluster = await startPostgresCluster(bin);
+  say(`PostgreSQL tests: a throwaway cluster from ${bin} on port ${cluster.port} (${Date.now() - started} ms to start, as ${userInfo().uid === 0 ? 'postgres' : userInfo().username})`);
+  const stopOnSignal = () => void cluster.destroy().finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  process.env[TEST_POSTGRES_URL] = cluster.url;
+  try {
+    return await work('server');
+  } finally {
+    delete process.env[TEST_POSTGRES_URL];
+    process.off('SIGINT', stopOnSignal);
+    process.off('SIGTERM', stopOnSignal);
+    await cluster.destroy();
+  }
+}

@@ -1,0 +1,97 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { addPet, getPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import type { PetEvent } from '../../domain/index.ts';
+import { parseSafeInteger } from '../../adapters/postgres/postgres-pool.ts';
+import { postgresFlavour } from '../../adapters/postgres/postgres-flavour.ts';
+import { migrations } from '../../adapters/sql/migrations.ts';
+import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
+import type { TestStore } from '../support/postgres.ts';
+
+const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
+
+describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
+  let opened: TestStore;
+
+  before(async () => {
+    opened = await openTestPostgresStore();
+  });
+  after(() => opened.close());
+
+  it('records every migration once, by the same names as on SQLite', async () => {
+    const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(opened.store.db);
+    assert.deepEqual(applied.rows.map((row) => row.name), Object.keys(migrations).sort());
+  });
+
+  it('keeps ids, positions and categories in bigint columns and pet ids in a sequence', async () => {
+    const columns = await sql<{ table_name: string; column_name: string; data_type: string }>`
+      select table_name, column_name, data_type from information_schema.columns
+      where table_schema = current_schema() and (table_name, column_name) in (('events', 'position'), ('pets', 'id'), ('pets', 'category_id'))
+      order by table_name, column_name`.execute(opened.store.db);
+    assert.deepEqual(columns.rows.map((row) => `${row.table_name}.${row.column_name} ${row.data_type}`), [
+      'events.position bigint', 'pets.category_id bigint', 'pets.id bigint',
+    ]);
+    const sequences = await sql<{ sequencename: string }>`select sequencename from pg_sequences where sequencename = 'pet_ids'`.execute(opened.store.db);
+    assert.equal(sequences.rows.length, 1);
+  });
+
+  it('reads 64-bit ids past 2^32 back as JavaScript numbers, exactly', async () => {
+    await sql`select setval('pet_ids', ${2 ** 40})`.execute(opened.store.db);
+    const pet = await addPet(opened.store, { name: 'Big', categoryId: 2 ** 53 - 1, status: 'available' });
+    assert.equal(pet.id, 2 ** 40 + 1);
+    const read = await getPet(opened.store, pet.id);
+    assert.equal(typeof read.pet.id, 'number');
+    assert.deepEqual(read, { pet: { id: 2 ** 40 + 1, name: 'Big', categoryId: 2 ** 53 - 1, status: 'available' }, version: 1 });
+    const [stored] = await opened.store.eventStore.readAll(0, 1);
+    assert.equal(typeof stored!.position, 'number');
+  });
+
+  it('refuses a bigint beyond 2^53-1 rather than rounding it', () => {
+    assert.equal(parseSafeInteger('9007199254740991'), 2 ** 53 - 1);
+    assert.throws(() => parseSafeInteger('9007199254740992'), RangeError);
+    assert.throws(() => parseSafeInteger('-9007199254740993'), RangeError);
+  });
+
+  it('lets exactly one of many concurrent appends at one version win; the rest get StreamVersionConflict', async () => {
+    const pet = await addPet(opened.store, { name: 'Contested', categoryId: 1, status: 'available' });
+    const change: PetEvent = { type: 'PetStatusChanged', data: { id: pet.id, from: 'available', to: 'pending' } };
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => opened.store.eventStore.append(`pet-${pet.id}`, 1, [change], metadata)));
+    const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const lost = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    assert.equal(won.length, 1);
+    for (const { reason } of lost) {
+      assert.ok(reason instanceof StreamVersionConflict, String(reason));
+      assert.equal(reason.actual, 2);
+    }
+    assert.equal((await opened.store.eventStore.readStream(`pet-${pet.id}`)).version, 2);
+    assert.equal((await getPet(opened.store, pet.id)).version, 2);
+  });
+
+  it('says it is ready while the database answers', async () => {
+    assert.equal(await opened.store.ready(), true);
+  });
+});
+
+describe('PostgreSQL failures in the application\'s words', () => {
+  const unavailable = (error: unknown) => postgresFlavour.translateError(error) instanceof StoreUnavailable;
+  const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+
+  it('turns connection failures, shutdowns and timeouts into StoreUnavailable', () => {
+    assert.ok(unavailable(withCode('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')));
+    assert.ok(unavailable(new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], '')));
+    assert.ok(unavailable(withCode('57P01', 'terminating connection due to administrator command')));
+    assert.ok(unavailable(withCode('57014', 'canceling statement due to statement timeout')));
+    assert.ok(unavailable(withCode('08006')));
+    assert.ok(unavailable(withCode('53300', 'sorry, too many clients already')));
+    assert.ok(unavailable(new Error('Connection terminated unexpectedly')));
+    assert.ok(unavailable(new Error('timeout exceeded when trying to connect')));
+  });
+
+  it('leaves every other failure as it is', () => {
+    const violation = withCode('23505', 'duplicate key value violates unique constraint');
+    assert.equal(postgresFlavour.translateError(violation), violation);
+    assert.ok(!unavailable(withCode('42P01', 'relation "pets" does not exist')));
+    assert.ok(!unavailable(new TypeError('x is undefined')));
+  });
+});
