@@ -1,8 +1,8 @@
-import { isConnectionLost } from './pet-workload.ts';
+import { changeStatusOperation, createPetOperation, isConnectionLost } from './pet-workload.ts';
 import type { Operation, OperationContext } from './pet-workload.ts';
 import { rawExchange } from './raw-http.ts';
 
-/** Reads and refusals to mix with creates: for load that looks like real use, bad clients included. */
+/** Reads and refusals to mix with writes: for load that looks like real use, bad clients included. */
 
 async function expectStatus(context: OperationContext, what: string, path: string, init: RequestInit, expected: readonly number[]): Promise<'answered' | 'lost'> {
   try {
@@ -72,3 +72,16 @@ export const freshConnectionOperation: Operation = {
     }
   },
 };
+
+/**
+ * A steady day's mix, by relative weight: creates, status changes on acknowledged pets (each checked
+ * against what the client knows of the pet), listings and lookups, refused requests, connection churn.
+ */
+export const MIXED_LOAD: readonly Operation[] = [
+  { ...createPetOperation, weight: 3 },
+  { ...changeStatusOperation, weight: 2 },
+  { ...listPetsOperation, weight: 4 },
+  { ...getPetOperation, weight: 2 },
+  { ...refusedRequestOperation, weight: 1 },
+  { ...freshConnectionOperation, weight: 0.5 },
+];
