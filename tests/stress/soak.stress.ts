@@ -4,8 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freshConnectionOperation, getPetOperation, listPetsOperation, refusedRequestOperation } from '../support/mixed-operations.ts';
-import { createLedger, createPetOperation, drive } from '../support/pet-workload.ts';
+import { MIXED_LOAD } from '../support/mixed-operations.ts';
+import { createLedger, drive } from '../support/pet-workload.ts';
 import type { Operation } from '../support/pet-workload.ts';
 import { seededRandom, seedFrom } from '../support/seeded-random.ts';
 import { startServiceProcess } from '../support/service-process.ts';
@@ -52,13 +52,7 @@ describe('soak', () => {
       const idleFds = openDescriptors(pid);
       const ledger = createLedger();
       let requests = 0;
-      const counted = [
-        { ...createPetOperation, weight: 3 },
-        { ...listPetsOperation, weight: 4 },
-        { ...getPetOperation, weight: 2 },
-        { ...refusedRequestOperation, weight: 1 },
-        { ...freshConnectionOperation, weight: 0.5 },
-      ].map((operation): Operation => ({
+      const counted = MIXED_LOAD.map((operation): Operation => ({
         ...operation,
         run(context) {
           requests++;
