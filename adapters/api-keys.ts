@@ -27,43 +27,58 @@ export function environmentKeyId(keyHash: string): string {
   return `env:${keyHash.slice(0, 12)}`;
 }
 
+/** How many verified keys from the table are remembered between reloads; beyond it, keys are hashed each time. */
+const VERIFIED_KEYS_REMEMBERED = 1024;
+
 /**
  * Checks keys through their SHA-256, looked up in a map of hashes. A byte-by-byte comparison of hashes
  * can only leak how much of a hash an attacker's guess shares with a real one, which tells nothing
  * about the key (the hash cannot be inverted), so this is as safe as a constant-time comparison of the
  * keys and needs no scan over every key.
+ *
+ * Hashing costs about a microsecond, as much as the rest of a cached listing, so keys that have
+ * passed are remembered as they were sent: the configured keys for good (they are in memory anyway),
+ * keys from the table until the table is next reloaded, which keeps the one-second bound on revocation.
+ * Only keys that passed are remembered, so guesses cannot grow the memory, and a guess is looked up in a
+ * hash map, which compares it with a real key only when their (seeded) string hashes collide.
  */
 export function createApiKeyVerifier(options: { environmentKeys: readonly string[]; table?: ApiKeyTable; now?: () => number }): ApiKeyVerifier {
   const now = options.now ?? Date.now;
   const fromEnvironment = new Map<string, string>();
-  for (const key of options.environmentKeys) {
-    const hash = sha256Hex(key);
-    fromEnvironment.set(hash, environmentKeyId(hash));
-  }
+  for (const key of options.environmentKeys) fromEnvironment.set(key, environmentKeyId(sha256Hex(key)));
   let tableHashes: ReadonlyMap<string, number> = new Map();
+  let verifiedFromTable = new Map<string, string>();
   let loadedAt = -Infinity;
   let loading: Promise<void> | undefined;
 
-  async function refreshTable(): Promise<void> {
-    if (!options.table || now() - loadedAt < KEY_TABLE_REFRESH_MS) return;
-    loading ??= options.table.activeKeyHashes().then((hashes) => {
+  function reloadTable(table: ApiKeyTable): Promise<void> {
+    loading ??= table.activeKeyHashes().then((hashes) => {
       tableHashes = hashes;
+      verifiedFromTable = new Map();
       loadedAt = now();
     }).finally(() => {
       loading = undefined;
     });
-    await loading;
+    return loading;
+  }
+
+  function checkTable(key: string): KeyCheck {
+    const remembered = verifiedFromTable.get(key);
+    if (remembered !== undefined) return { ok: true, keyId: remembered };
+    const tableId = tableHashes.get(sha256Hex(key));
+    if (tableId === undefined) return { ok: false };
+    const keyId = String(tableId);
+    if (verifiedFromTable.size < VERIFIED_KEYS_REMEMBERED) verifiedFromTable.set(key, keyId);
+    return { ok: true, keyId };
   }
 
   return {
     async verify(key: string): Promise<KeyCheck> {
-      const hash = sha256Hex(key);
-      const envId = fromEnvironment.get(hash);
+      const envId = fromEnvironment.get(key);
       if (envId !== undefined) return { ok: true, keyId: envId };
-      await refreshTable();
-      const tableId = tableHashes.get(hash);
-      if (tableId !== undefined) return { ok: true, keyId: String(tableId) };
-      return { ok: false };
+      if (!options.table) return { ok: false };
+      if (now() - loadedAt >= KEY_TABLE_REFRESH_MS) await reloadTable(options.table);
+      return checkTable(key);
     },
   };
 }

@@ -6,6 +6,7 @@ import { createApiKeyVerifier } from './api-keys.ts';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
 import { createHttpApp } from './http/app.ts';
+import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
 import { createSqliteApiKeys } from './sqlite/sqlite-api-keys.ts';
 import type { ManagedApiKeys } from './sqlite/sqlite-api-keys.ts';
@@ -24,16 +25,30 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** The request log is written in chunks of this size, or after this long, whichever comes first. */
+export const LOG_BUFFER_BYTES = 4096;
+export const LOG_FLUSH_MS = 1000;
+
+/**
+ * One JSON line per request to stdout, buffered: a write system call per request would cost as much as
+ * the rest of a cached listing. pino flushes the buffer when the process exits; a killed process
+ * (SIGKILL, power loss) can lose up to a second of log lines, never data.
+ */
+function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel }, pino.destination({ dest: 1, minLength: LOG_BUFFER_BYTES, sync: false, periodicFlush: LOG_FLUSH_MS }));
+}
+
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config);
   const store = await openSqlitePetStore(config.database);
   try {
     const apiKeys = createSqliteApiKeys(store.db);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
-    const { app, methodsAllowedAt } = createHttpApp({ ports: store, verifier, publicBaseUrl: () => baseUrl, logger });
+    const listingCache = createListingCache(store.changes);
+    const { app, methodsAllowedAt } = createHttpApp({ ports: store, verifier, publicBaseUrl: () => baseUrl, logger, listingCache });
     const http = await startHttpServer(app, { host: config.host, port: config.port, methodsAllowedAt });
     if (!config.publicBaseUrl) baseUrl = `http://${hostForUrl(config.host)}:${http.port}/v1`;
     return {
@@ -45,6 +60,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       async close() {
         await http.close();
         await store.close();
+        logger.flush();
       },
     };
   } catch (error) {

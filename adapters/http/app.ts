@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import type { PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { ListingCache } from './listing-cache.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import { createPetRouter } from './pet-routes.ts';
 import { logRequests } from './request-log.ts';
@@ -12,6 +13,7 @@ export interface HttpAppOptions {
   readonly verifier: ApiKeyVerifier;
   readonly publicBaseUrl: () => string;
   readonly logger: Logger;
+  readonly listingCache?: ListingCache | undefined;
 }
 
 export interface HttpApp {

@@ -13,6 +13,11 @@ export interface OpenedSqlite {
   readonly db: Kysely<PetStoreDatabase>;
   /** The raw connection, for the few things Kysely cannot express (locking the whole migration run). */
   readonly raw: Database.Database;
+  /**
+   * The same connection behind Kysely's narrow `SqliteDatabase` interface (with the statement cache), for
+   * hot paths that run prepared statements synchronously; run them while holding Kysely's connection.
+   */
+  readonly database: SqliteDatabase;
 }
 
 /**
@@ -27,11 +32,10 @@ export async function openSqlite(path: string, options: { migrate?: boolean } = 
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<PetStoreDatabase>({
-    dialect: new PetStoreSqliteDialect({ database: withStatementCache(raw as unknown as SqliteDatabase) }),
-  });
+  const database = withStatementCache(raw as unknown as SqliteDatabase);
+  const db = new Kysely<PetStoreDatabase>({ dialect: new PetStoreSqliteDialect({ database }) });
   if (options.migrate !== false) await migrateExclusively(db, raw);
-  return { db, raw };
+  return { db, raw, database };
 }
 
 /**

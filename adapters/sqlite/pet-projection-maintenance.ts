@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { projectPet } from '../../application/index.ts';
 import type { PetRow, StoredEvent } from '../../application/index.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import { storedEventFromRow } from './sqlite-pet-store.ts';
+import { storedEventFromRow } from './stored-rows.ts';
 
 export type Progress = (done: number, total: number) => void;
 

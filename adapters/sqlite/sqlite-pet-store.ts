@@ -1,48 +1,49 @@
-import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
-import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, projectPet, StoreUnavailable, StreamVersionConflict, upcast } from '../../application/index.ts';
+import { CompiledQuery } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Pet } from '../../domain/index.ts';
 import type {
-  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds,
-  PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  CatalogChanges, Clock, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent,
+  StreamRead, VersionedPet,
 } from '../../application/index.ts';
+import { createCatalogWatch } from './catalog-watch.ts';
+import { createGroupCommit } from './group-commit.ts';
+import type { GroupCommit } from './group-commit.ts';
 import { openSqlite } from './open-sqlite.ts';
-import type { EventsTable, PetStoreDatabase } from './schema.ts';
+import type { PetStoreDatabase } from './schema.ts';
+import { translateErrors } from './store-errors.ts';
+import { petFromRow, storedEventFromRow } from './stored-rows.ts';
+import type { EventRow } from './stored-rows.ts';
 
 export interface SqlitePetStore extends PetStorePorts {
   readonly db: Kysely<PetStoreDatabase>;
+  /** Tells caches of the catalogue what changed, so they stay exact. */
+  readonly changes: CatalogChanges;
+  /** Waits for the writes in flight, then closes the database. */
   close(): Promise<void>;
 }
 
 export async function openSqlitePetStore(path: string, options: { clock?: Clock } = {}): Promise<SqlitePetStore> {
-  const { db } = await openSqlite(path);
+  const { db, database } = await openSqlite(path);
   const clock = options.clock ?? { now: () => new Date() };
+  const changes = createCatalogWatch(database);
+  const writes = createGroupCommit(db, database, changes, clock);
   return {
     db,
-    eventStore: createSqliteEventStore(db, clock),
+    changes,
+    eventStore: createSqliteEventStore(db, writes),
     catalog: createSqlitePetCatalog(db),
-    petIds: createSqlitePetIds(db),
+    petIds: createSqlitePetIds(writes),
     idempotencyKeys: createSqliteIdempotencyKeys(db),
     clock,
-    close: () => db.destroy(),
+    async close() {
+      await writes.drain();
+      await db.destroy();
+    },
   };
 }
 
-type EventRow = Omit<EventsTable, 'position'> & { position: number };
-
-/** A stored row in today's shape, whatever schema version it was written with. */
-export function storedEventFromRow(row: EventRow): StoredEvent {
-  const metadata = JSON.parse(row.metadata) as EventMetadata;
-  return {
-    position: row.position,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    event: upcast(row.type, metadata.schemaVersion, JSON.parse(row.data) as Record<string, unknown>),
-    metadata,
-  };
-}
-
-export function createSqliteEventStore(db: Kysely<PetStoreDatabase>, clock: Clock): EventStore {
+/** Reads through Kysely; every append goes through the group commit. */
+export function createSqliteEventStore(db: Kysely<PetStoreDatabase>, writes: GroupCommit): EventStore {
   return {
     async readStream(streamId: string): Promise<StreamRead> {
       const rows = await translateErrors(() =>
@@ -56,89 +57,27 @@ export function createSqliteEventStore(db: Kysely<PetStoreDatabase>, clock: Cloc
       const rows = await translateErrors(() =>
         db.selectFrom('events').selectAll().where('position', '>', afterPosition).orderBy('position').limit(limit).execute(),
       );
-      return rows.map(storedEventFromRow);
+      return rows.map((row) => storedEventFromRow(row as EventRow));
     },
 
-    async append(streamId, expected, events, metadata, options = {}): Promise<AppendResult> {
-      return translateErrors(() =>
-        db.transaction().execute(async (trx) => {
-          const actual = await streamVersion(trx, streamId);
-          assertExpectedVersion(streamId, expected, actual);
-          if (options.remember) await remember(trx, options.remember, clock.now());
-          await trx
-            .insertInto('events')
-            .values(events.map((event, index) => ({
-              stream_id: streamId,
-              stream_version: actual + index + 1,
-              type: event.type,
-              data: JSON.stringify(event.data),
-              metadata: JSON.stringify(metadataFor(event, metadata)),
-              recorded_at: metadata.recordedAt,
-            })))
-            .execute();
-          const version = actual + events.length;
-          await projectIntoPets(trx, events, version, metadata.recordedAt);
-          return { version };
-        }),
-      );
-    },
+    append: (streamId, expected, events, metadata, options) => writes.append(streamId, expected, events, metadata, options),
   };
 }
 
-async function streamVersion(trx: Transaction<PetStoreDatabase>, streamId: string): Promise<number> {
-  const row = await trx
-    .selectFrom('events')
-    .select(sql<number | null>`max(stream_version)`.as('version'))
-    .where('stream_id', '=', streamId)
-    .executeTakeFirst();
-  return row?.version ?? 0;
-}
+// Precompiled: the listing is the hot read, and building the query anew each time costs more than running it.
+// `id > ?` with 0 for a listing from the start keeps one plan per filter.
+const LIST_ALL = 'select id, name, category_id, status from pets where id > ? order by id limit ?';
+const LIST_BY_STATUS = 'select id, name, category_id, status from pets where status = ? and id > ? order by id limit ?';
 
-function assertExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
-  const matches = expected === 'no_stream' ? actual === 0 : expected === actual;
-  if (!matches) throw new StreamVersionConflict(streamId, expected, actual);
-}
-
-/** Stores the idempotency record in the append's transaction, so a crash cannot keep one without the other. */
-async function remember(trx: Transaction<PetStoreDatabase>, record: IdempotencyRecord, now: Date): Promise<void> {
-  await trx
-    .deleteFrom('idempotency_keys')
-    .where('scope', '=', record.scope)
-    .where('idempotency_key', '=', record.key)
-    .where('expires_at', '<=', now.toISOString())
-    .execute();
-  const inserted = await trx
-    .insertInto('idempotency_keys')
-    .values({ scope: record.scope, idempotency_key: record.key, fingerprint: record.fingerprint, pet: JSON.stringify(record.pet), expires_at: record.expiresAt })
-    .onConflict((conflict) => conflict.doNothing())
-    .executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows === 0n) throw new IdempotencyKeyTaken(record.scope, record.key);
-}
-
-/** The inline projection: same transaction as the append, so a reader never sees one without the other. */
-async function projectIntoPets(trx: Transaction<PetStoreDatabase>, events: readonly PetEvent[], version: number, at: string): Promise<void> {
-  const petId = events[0]?.data.id;
-  if (petId === undefined) return;
-  const existing = await trx.selectFrom('pets').selectAll().where('id', '=', petId).executeTakeFirst();
-  const row = projectPet(existing && { pet: petFromRow(existing), version: existing.version }, events, version);
-  const values = {
-    name: row.pet.name,
-    category_id: row.pet.categoryId,
-    status: row.pet.status ?? null,
-    version: row.version,
-    updated_at: at,
-  };
-  if (existing) await trx.updateTable('pets').set(values).where('id', '=', petId).execute();
-  else await trx.insertInto('pets').values({ id: petId, ...values, created_at: at }).execute();
-}
+type PetListRow = { id: number; name: string; category_id: number; status: string | null };
 
 export function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog {
   return {
-    async list({ status, limit, after }: PetQuery): Promise<Pet[]> {
-      let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
-      if (status !== undefined) query = query.where('status', '=', status);
-      if (after !== undefined) query = query.where('id', '>', after);
-      const rows = await translateErrors(() => query.orderBy('id').limit(limit).execute());
+    async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
+      const query = status === undefined
+        ? CompiledQuery.raw(LIST_ALL, [after, limit])
+        : CompiledQuery.raw(LIST_BY_STATUS, [status, after, limit]);
+      const { rows } = await translateErrors(() => db.executeQuery<PetListRow>(query));
       return rows.map(petFromRow);
     },
     async get(id: number): Promise<VersionedPet | undefined> {
@@ -150,22 +89,8 @@ export function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog
   };
 }
 
-export function createSqlitePetIds(db: Kysely<PetStoreDatabase>): PetIds {
-  return {
-    async next(): Promise<number> {
-      const row = await translateErrors(() =>
-        db.transaction().execute((trx) =>
-          trx
-            .updateTable('sequences')
-            .set((eb) => ({ value: eb('value', '+', 1) }))
-            .where('name', '=', 'pet_id')
-            .returning('value')
-            .executeTakeFirstOrThrow(),
-        ),
-      );
-      return row.value;
-    },
-  };
+export function createSqlitePetIds(writes: GroupCommit): PetIds {
+  return { next: () => writes.nextId() };
 }
 
 export function createSqliteIdempotencyKeys(db: Kysely<PetStoreDatabase>): IdempotencyKeys {
@@ -183,24 +108,4 @@ export function createSqliteIdempotencyKeys(db: Kysely<PetStoreDatabase>): Idemp
       return row && { scope, key, fingerprint: row.fingerprint, pet: JSON.parse(row.pet) as Pet, expiresAt: row.expires_at };
     },
   };
-}
-
-export function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
-  // Key order id, name, categoryId, status: the order clients see in JSON.
-  return row.status === null
-    ? { id: row.id, name: row.name, categoryId: row.category_id }
-    : { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus };
-}
-
-/** SQLite's own failures, in the application's words. */
-async function translateErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-      throw new StoreUnavailable('the database is busy; try again', { cause: error });
-    }
-    throw error;
-  }
 }
