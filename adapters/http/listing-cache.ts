@@ -51,7 +51,6 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
       bytes = 0;
       return;
     }
-    if (changed.length === 0) return;
     for (const [key, entry] of entries) {
       if (changed.some((change) => touches(entry, change))) drop(key, entry);
     }

@@ -56,7 +56,8 @@ export function createCatalogWatch(database: SqliteDatabase): CatalogWatch {
         if (after.dataVersion !== before.dataVersion) tell(undefined);
         seen = after;
       }
-      tell(changesOf(result));
+      const changed = changesOf(result);
+      if (changed.length > 0) tell(changed);
       return result;
     },
   };
