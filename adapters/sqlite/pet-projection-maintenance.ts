@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { projectPet } from '../../application/index.ts';
-import type { PetRow, StoredEvent } from '../../application/index.ts';
+import { projectPet, upcast } from '../../application/index.ts';
+import type { PetRow } from '../../application/index.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import { storedEventFromRow } from './stored-rows.ts';
+import { petFromRow } from './stored-rows.ts';
 
 export type Progress = (done: number, total: number) => void;
 
@@ -13,25 +13,59 @@ interface ProjectedPet {
   updatedAt: string;
 }
 
-const PAGE = 10_000;
-
-/** Folds events into rows keyed by pet id, exactly as the inline projection would have. */
-function fold(into: Map<number, ProjectedPet>, events: readonly StoredEvent[]): void {
-  for (const stored of events) {
-    const id = stored.event.data.id;
-    const current = into.get(id);
-    const row = projectPet(current?.row, [stored.event], stored.streamVersion);
-    into.set(id, { row, createdAt: current?.createdAt ?? stored.metadata.recordedAt, updatedAt: stored.metadata.recordedAt });
-  }
+interface EventPageRow {
+  position: number;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: string;
+  schema_version: number;
+  recorded_at: string;
 }
 
-/** Replays events after `afterPosition` into `into`, page by page, in position order. Returns the last position seen. */
-async function replay(db: Kysely<PetStoreDatabase>, into: Map<number, ProjectedPet>, afterPosition: number, progress?: { report: Progress; total: number; done: number }): Promise<number> {
+interface TableRow {
+  id: number;
+  name: string;
+  category_id: number;
+  status: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const PAGE = 10_000;
+const COLUMNS = 'id, name, category_id, status, version, created_at, updated_at';
+// Only what the fold needs; `recorded_at` is the metadata's recordedAt, stored beside it by every append.
+const READ_PAGE = `select position, stream_id, stream_version, type, data, json_extract(metadata, '$.schemaVersion') as schema_version, recorded_at
+  from events where position > ? order by position limit ${PAGE}`;
+// Statements of a few fixed sizes, so that each is prepared once and served from the statement cache.
+const ROWS_PER_STATEMENT = [1000, 100, 10, 1];
+const IDS_PER_LOOKUP = 1000;
+
+type Executor = Kysely<PetStoreDatabase>;
+
+/**
+ * Replays the events after `afterPosition` into `table`, page by page in position order, exactly as the
+ * inline projection would have. Memory stays at one page: rows of pets first seen in an earlier page
+ * are read back from `table`. `inTransactions`: each page's writes in a short transaction of their own
+ * (service writers get the lock between pages). Returns the last position replayed.
+ */
+async function replayInto(db: Executor, table: string, afterPosition: number, inTransactions: boolean, progress?: { report: Progress; total: number; done: number }): Promise<number> {
   let last = afterPosition;
   for (;;) {
-    const rows = await db.selectFrom('events').selectAll().where('position', '>', last).orderBy('position').limit(PAGE).execute();
+    const { rows } = await db.executeQuery<EventPageRow>(CompiledQuery.raw(READ_PAGE, [last]));
     if (rows.length === 0) return last;
-    fold(into, rows.map(storedEventFromRow));
+    const projected = await currentRows(db, table, rows);
+    for (const row of rows) {
+      const event = upcast(row.type, row.schema_version, JSON.parse(row.data) as Record<string, unknown>);
+      const id = event.data.id;
+      const current = projected.get(id);
+      const projectedRow = projectPet(current?.row, [event], row.stream_version);
+      projected.set(id, { row: projectedRow, createdAt: current?.createdAt ?? row.recorded_at, updatedAt: row.recorded_at });
+    }
+    const write = (executor: Executor) => writeRows(executor, table, [...projected.values()]);
+    if (inTransactions) await db.transaction().execute(write);
+    else await write(db);
     last = rows.at(-1)!.position;
     if (progress) {
       progress.done += rows.length;
@@ -40,30 +74,60 @@ async function replay(db: Kysely<PetStoreDatabase>, into: Map<number, ProjectedP
   }
 }
 
-async function countEvents(db: Kysely<PetStoreDatabase>): Promise<number> {
+/** The rows already in `table` for the pets this page changes without adding them. */
+async function currentRows(db: Executor, table: string, page: readonly EventPageRow[]): Promise<Map<number, ProjectedPet>> {
+  const addedHere = new Set<string>();
+  const needed = new Set<number>();
+  for (const row of page) {
+    if (row.stream_version === 1) addedHere.add(row.stream_id);
+    else if (!addedHere.has(row.stream_id)) needed.add(Number(row.stream_id.slice('pet-'.length)));
+  }
+  const found = new Map<number, ProjectedPet>();
+  const ids = [...needed];
+  for (let index = 0; index < ids.length; index += IDS_PER_LOOKUP) {
+    const chunk = ids.slice(index, index + IDS_PER_LOOKUP);
+    const { rows } = await db.executeQuery<TableRow>(CompiledQuery.raw(`select ${COLUMNS} from ${table} where id in (${chunk.map(() => '?').join(', ')})`, chunk));
+    for (const row of rows) found.set(row.id, { row: { pet: petFromRow(row), version: row.version }, createdAt: row.created_at, updatedAt: row.updated_at });
+  }
+  return found;
+}
+
+/** Writes rows into `table`, replacing any with the same id. */
+async function writeRows(db: Executor, table: string, pets: readonly ProjectedPet[]): Promise<void> {
+  let index = 0;
+  for (const size of ROWS_PER_STATEMENT) {
+    const statement = insertStatement(table, size);
+    for (; index + size <= pets.length; index += size) {
+      const values: unknown[] = [];
+      for (let offset = index; offset < index + size; offset++) {
+        const { row, createdAt, updatedAt } = pets[offset]!;
+        values.push(row.pet.id, row.pet.name, row.pet.categoryId, row.pet.status ?? null, row.version, createdAt, updatedAt);
+      }
+      await db.executeQuery(CompiledQuery.raw(statement, values));
+    }
+  }
+}
+
+const insertStatements = new Map<string, string>();
+
+function insertStatement(table: string, rows: number): string {
+  const key = `${table}:${rows}`;
+  let text = insertStatements.get(key);
+  if (text === undefined) {
+    text = `insert or replace into ${table} (${COLUMNS}) values ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+    insertStatements.set(key, text);
+  }
+  return text;
+}
+
+async function countEvents(db: Executor): Promise<number> {
   const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-function toRow({ row, createdAt, updatedAt }: ProjectedPet) {
-  return {
-    id: row.pet.id, name: row.pet.name, category_id: row.pet.categoryId, status: row.pet.status ?? null,
-    version: row.version, created_at: createdAt, updated_at: updatedAt,
-  };
-}
-
-// 7 values a row; SQLite allows 32766 parameters in one statement.
-const ROWS_PER_INSERT = 4000;
-
-/** Writes rows into `table`, replacing any with the same id. `inTransactions`: one short transaction per batch. */
-async function writeRows(db: Kysely<PetStoreDatabase>, table: string, pets: readonly ProjectedPet[], inTransactions: boolean): Promise<void> {
-  for (let index = 0; index < pets.length; index += ROWS_PER_INSERT) {
-    const values = pets.slice(index, index + ROWS_PER_INSERT).map(toRow);
-    const insert = (executor: Kysely<PetStoreDatabase>) => executor.replaceInto(table as 'pets').values(values).execute();
-    // Short transactions: service writers get the lock between batches.
-    if (inTransactions) await db.transaction().execute(insert);
-    else await insert(db);
-  }
+async function countRows(db: Executor, table: string): Promise<number> {
+  const { rows } = await db.executeQuery<{ n: number }>(CompiledQuery.raw(`select count(*) as n from ${table}`));
+  return Number(rows[0]!.n);
 }
 
 const CREATE_LIKE_PETS = (table: string, temporary = false) => sql.raw(`create ${temporary ? 'temp ' : ''}table ${table} (
@@ -77,27 +141,17 @@ const CREATE_LIKE_PETS = (table: string, temporary = false) => sql.raw(`create $
  * new one, never a half.
  */
 export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgress?: Progress): Promise<{ events: number; pets: number }> {
-  const projected = new Map<number, ProjectedPet>();
   const total = await countEvents(db);
   const progress = onProgress && { report: onProgress, total, done: 0 };
-  const replayedUpTo = await replay(db, projected, 0, progress);
-
   await sql`drop table if exists pets_rebuild`.execute(db);
   await CREATE_LIKE_PETS('pets_rebuild').execute(db);
-  await writeRows(db, 'pets_rebuild', [...projected.values()], true);
+  const replayedUpTo = await replayInto(db, 'pets_rebuild', 0, true, progress);
 
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection);
     try {
-      // Events committed since the replay: start from what those pets were, apply the rest.
-      const tail = new Map<number, ProjectedPet>();
-      for (const id of await idsWrittenAfter(connection, replayedUpTo)) {
-        const known = projected.get(id);
-        if (known) tail.set(id, known);
-      }
-      await replay(connection, tail, replayedUpTo);
-      await writeRows(connection, 'pets_rebuild', [...tail.values()], false);
-      for (const [id, pet] of tail) projected.set(id, pet);
+      // Events committed since the replay: the fold continues from the rows it wrote.
+      await replayInto(connection, 'pets_rebuild', replayedUpTo, false);
       await sql`drop table pets`.execute(connection);
       await sql`alter table pets_rebuild rename to pets`.execute(connection);
       await sql`create index pets_status_id on pets (status, id)`.execute(connection);
@@ -106,13 +160,8 @@ export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgr
       await sql`rollback`.execute(connection);
       throw error;
     }
-    return { events: await countEvents(connection), pets: projected.size };
+    return { events: await countEvents(connection), pets: await countRows(connection, 'pets') };
   });
-}
-
-async function idsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPosition: number): Promise<number[]> {
-  const rows = await db.selectFrom('events').select('stream_id').distinct().where('position', '>', afterPosition).execute();
-  return rows.map((row) => Number(row.stream_id.slice('pet-'.length)));
 }
 
 export interface ProjectionDifference {
@@ -132,12 +181,10 @@ export async function verifyPetProjection(db: Kysely<PetStoreDatabase>, onProgre
   return db.connection().execute(async (connection) => {
     await sql`begin`.execute(connection);
     try {
-      const projected = new Map<number, ProjectedPet>();
       const total = await countEvents(connection);
-      await replay(connection, projected, 0, onProgress && { report: onProgress, total, done: 0 });
       await sql`drop table if exists temp.pets_verify`.execute(connection);
       await CREATE_LIKE_PETS('pets_verify', true).execute(connection);
-      await writeRows(connection, 'pets_verify', [...projected.values()], false);
+      await replayInto(connection, 'temp.pets_verify', 0, false, onProgress && { report: onProgress, total, done: 0 });
       const columns = 'id, name, category_id, status, version, created_at, updated_at';
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from temp.pets_verify except select ${columns} from main.pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from main.pets except select ${columns} from temp.pets_verify`).execute(connection);
