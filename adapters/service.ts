@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys.ts';
+import { bufferedStdout } from './log-destination.ts';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
 import { createHttpApp } from './http/app.ts';
@@ -25,22 +26,10 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** The request log is written in chunks of this size, or after this long, whichever comes first. */
-export const LOG_BUFFER_BYTES = 4096;
-export const LOG_FLUSH_MS = 1000;
-
-/**
- * One JSON line per request to stdout, buffered: a write system call per request would cost as much as
- * the rest of a cached listing. pino flushes the buffer when the process exits; a killed process
- * (SIGKILL, power loss) can lose up to a second of log lines, never data.
- */
-function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel }, pino.destination({ dest: 1, minLength: LOG_BUFFER_BYTES, sync: false, periodicFlush: LOG_FLUSH_MS }));
-}
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
-  const logger = options.logger ?? createLogger(config);
+  const logger = options.logger ?? pino({ level: config.logLevel }, bufferedStdout());
   const store = await openSqlitePetStore(config.database);
   try {
     const apiKeys = createSqliteApiKeys(store.db);

@@ -25,7 +25,7 @@ export interface SqlitePetStore extends PetStorePorts {
 export async function openSqlitePetStore(path: string, options: { clock?: Clock } = {}): Promise<SqlitePetStore> {
   const { db, database } = await openSqlite(path);
   const clock = options.clock ?? { now: () => new Date() };
-  const changes = createCatalogWatch(database);
+  const changes = createCatalogWatch(database, path);
   const writes = createGroupCommit(db, database, changes, clock);
   return {
     db,
@@ -37,6 +37,7 @@ export async function openSqlitePetStore(path: string, options: { clock?: Clock 
     clock,
     async close() {
       await writes.drain();
+      changes.close();
       await db.destroy();
     },
   };
