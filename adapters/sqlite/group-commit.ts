@@ -63,6 +63,9 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   const forgetExpired = prepare('delete from idempotency_keys where scope = ? and idempotency_key = ? and expires_at <= ?');
   const remember = prepare('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values (?, ?, ?, ?, ?) on conflict do nothing');
   const insertEvent = prepare('insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values (?, ?, ?, ?, ?, ?)');
+  // A new stream's first event, written only if the stream has none: the check and the write in one statement.
+  const insertFirstEvent = prepare(`insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
+    select ?, 1, ?, ?, ?, ? where not exists (select 1 from events where stream_id = ?)`);
   const selectPet = prepare('select id, name, category_id, status, version from pets where id = ?');
   const insertPet = prepare('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
   const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
@@ -136,15 +139,23 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   }
 
   function appendOne({ streamId, expected, events, metadata, options }: PendingAppend): { result: AppendResult; change: PetChange | undefined } {
-    const actual = (streamVersion.all([streamId])[0] as { version: number | null }).version ?? 0;
-    if (expected === 'no_stream' ? actual !== 0 : expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
+    const fresh = expected === 'no_stream';
+    const actual = fresh ? 0 : (streamVersion.all([streamId])[0] as { version: number | null }).version ?? 0;
+    if (!fresh && expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
     if (options.remember) rememberCreation(options.remember);
     let version = actual;
     for (const event of events) {
       version += 1;
-      insertEvent.run([streamId, version, event.type, JSON.stringify(event.data), JSON.stringify(metadataFor(event, metadata)), metadata.recordedAt]);
+      const data = JSON.stringify(event.data);
+      const eventMetadata = JSON.stringify(metadataFor(event, metadata));
+      if (version > 1) {
+        insertEvent.run([streamId, version, event.type, data, eventMetadata, metadata.recordedAt]);
+      } else if (Number(insertFirstEvent.run([streamId, event.type, data, eventMetadata, metadata.recordedAt, streamId]).changes) === 0) {
+        const found = (streamVersion.all([streamId])[0] as { version: number | null }).version ?? 0;
+        throw new StreamVersionConflict(streamId, expected, found);
+      }
     }
-    return { result: { version }, change: projectIntoPets(events, version, metadata.recordedAt) };
+    return { result: { version }, change: projectIntoPets(events, version, metadata.recordedAt, fresh) };
   }
 
   /** Stored in the append's savepoint, so a crash cannot keep one without the other. */
@@ -154,11 +165,14 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
     if (Number(inserted.changes) === 0) throw new IdempotencyKeyTaken(record.scope, record.key);
   }
 
-  /** The inline projection, in the append's savepoint: a reader never sees one without the other. */
-  function projectIntoPets(events: readonly PetEvent[], version: number, at: string): PetChange | undefined {
+  /**
+   * The inline projection, in the append's savepoint: a reader never sees one without the other.
+   * A new stream has no row yet (`fresh`), so there is none to read.
+   */
+  function projectIntoPets(events: readonly PetEvent[], version: number, at: string, fresh: boolean): PetChange | undefined {
     const petId = events[0]?.data.id;
     if (petId === undefined) return undefined;
-    const existing = selectPet.all([petId])[0] as ExistingPet | undefined;
+    const existing = fresh ? undefined : (selectPet.all([petId])[0] as ExistingPet | undefined);
     const { pet } = projectPet(existing && { pet: petFromRow(existing), version: existing.version }, events, version);
     const status = pet.status ?? null;
     if (existing) updatePet.run([pet.name, pet.categoryId, status, version, at, petId]);
