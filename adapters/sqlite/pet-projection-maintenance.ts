@@ -3,97 +3,79 @@ import type { Kysely } from 'kysely';
 import { projectPet, upcast } from '../../application/index.ts';
 import type { PetRow } from '../../application/index.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import { petFromRow } from './stored-rows.ts';
 
 export type Progress = (done: number, total: number) => void;
 
+/** A pet as the replay has projected it so far. */
 interface ProjectedPet {
   row: PetRow;
   createdAt: string;
   updatedAt: string;
 }
 
-interface EventPageRow {
-  position: number;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  data: string;
-  schema_version: number;
-  recorded_at: string;
+/** A page of the log as SQLite hands it over: one JSON text of [version, type, data, schema version, recorded at] per event. */
+interface EventPage {
+  events: string | null;
+  count: number;
+  last: number | null;
 }
 
-interface TableRow {
-  id: number;
-  name: string;
-  category_id: number;
-  status: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
+type PageEvent = [streamVersion: number, type: string, data: Record<string, unknown>, schemaVersion: number | null, recordedAt: string];
 
 const PAGE = 10_000;
 const COLUMNS = 'id, name, category_id, status, version, created_at, updated_at';
-// Only what the fold needs; `recorded_at` is the metadata's recordedAt, stored beside it by every append.
-const READ_PAGE = `select position, stream_id, stream_version, type, data, json_extract(metadata, '$.schemaVersion') as schema_version, recorded_at
-  from events where position > ? order by position limit ${PAGE}`;
+// The page comes as one JSON text built by SQLite and parsed once here: a row object per event, with its
+// strings, costs more than the rest of the replay. `data` is JSON text already (every append writes
+// JSON.stringify's output), the other strings are quoted by SQLite. `recorded_at` is the metadata's
+// recordedAt, stored beside it by every append; only the schema version is read from the metadata.
+const READ_PAGE = `select '[' || group_concat('[' || stream_version || ',' || json_quote(type) || ',' || data || ','
+    || coalesce(json_extract(metadata, '$.schemaVersion'), 'null') || ',' || json_quote(recorded_at) || ']', ',' order by position) || ']' as events,
+  count(*) as count, max(position) as last
+  from (select position, stream_version, type, data, metadata, recorded_at from events where position > ? order by position limit ${PAGE})`;
 // Statements of a few fixed sizes, so that each is prepared once and served from the statement cache.
 const ROWS_PER_STATEMENT = [1000, 100, 10, 1];
-const IDS_PER_LOOKUP = 1000;
+// Rows per transaction when writing beside a running service: it gets the lock between them.
+const ROWS_PER_TRANSACTION = 50_000;
 
 type Executor = Kysely<PetStoreDatabase>;
 
 /**
- * Replays the events after `afterPosition` into `table`, page by page in position order, exactly as the
- * inline projection would have. Memory stays at one page: rows of pets first seen in an earlier page
- * are read back from `table`. `inTransactions`: each page's writes in a short transaction of their own
- * (service writers get the lock between pages). Returns the last position replayed.
+ * Replays the events after `afterPosition` into `into` (rows keyed by pet id), page by page in position
+ * order, exactly as the inline projection would have. Adds the ids it changed to `touched`, if given.
+ * Returns the last position replayed.
  */
-async function replayInto(db: Executor, table: string, afterPosition: number, inTransactions: boolean, progress?: { report: Progress; total: number; done: number }): Promise<number> {
+async function replay(db: Executor, into: Map<number, ProjectedPet>, afterPosition: number, touched?: Set<number>, progress?: { report: Progress; total: number; done: number }): Promise<number> {
   let last = afterPosition;
   for (;;) {
-    const { rows } = await db.executeQuery<EventPageRow>(CompiledQuery.raw(READ_PAGE, [last]));
-    if (rows.length === 0) return last;
-    const projected = await currentRows(db, table, rows);
-    for (const row of rows) {
-      const event = upcast(row.type, row.schema_version, JSON.parse(row.data) as Record<string, unknown>);
+    const page = (await db.executeQuery<EventPage>(CompiledQuery.raw(READ_PAGE, [last]))).rows[0];
+    if (!page || page.last === null || page.events === null) return last;
+    const events = JSON.parse(page.events) as PageEvent[];
+    if (events.length !== page.count) throw new Error(`events after position ${last}: read ${events.length} of ${page.count}`);
+    for (const [version, type, data, schemaVersion, recordedAt] of events) {
+      const event = upcast(type, schemaVersion ?? 0, data);
       const id = event.data.id;
-      const current = projected.get(id);
-      const projectedRow = projectPet(current?.row, [event], row.stream_version);
-      projected.set(id, { row: projectedRow, createdAt: current?.createdAt ?? row.recorded_at, updatedAt: row.recorded_at });
+      const current = into.get(id);
+      into.set(id, { row: projectPet(current?.row, [event], version), createdAt: current?.createdAt ?? recordedAt, updatedAt: recordedAt });
+      touched?.add(id);
     }
-    const write = (executor: Executor) => writeRows(executor, table, [...projected.values()]);
-    if (inTransactions) await db.transaction().execute(write);
-    else await write(db);
-    last = rows.at(-1)!.position;
+    last = page.last;
     if (progress) {
-      progress.done += rows.length;
+      progress.done += events.length;
       progress.report(progress.done, progress.total);
     }
   }
 }
 
-/** The rows already in `table` for the pets this page changes without adding them. */
-async function currentRows(db: Executor, table: string, page: readonly EventPageRow[]): Promise<Map<number, ProjectedPet>> {
-  const addedHere = new Set<string>();
-  const needed = new Set<number>();
-  for (const row of page) {
-    if (row.stream_version === 1) addedHere.add(row.stream_id);
-    else if (!addedHere.has(row.stream_id)) needed.add(Number(row.stream_id.slice('pet-'.length)));
+/** Writes rows into `table`, replacing any with the same id; with `inTransactions`, in short transactions of their own. */
+async function writeRows(db: Executor, table: string, pets: readonly ProjectedPet[], inTransactions: boolean): Promise<void> {
+  for (let start = 0; start < pets.length; start += ROWS_PER_TRANSACTION) {
+    const slice = pets.slice(start, start + ROWS_PER_TRANSACTION);
+    if (inTransactions) await db.transaction().execute((trx) => insertRows(trx, table, slice));
+    else await insertRows(db, table, slice);
   }
-  const found = new Map<number, ProjectedPet>();
-  const ids = [...needed];
-  for (let index = 0; index < ids.length; index += IDS_PER_LOOKUP) {
-    const chunk = ids.slice(index, index + IDS_PER_LOOKUP);
-    const { rows } = await db.executeQuery<TableRow>(CompiledQuery.raw(`select ${COLUMNS} from ${table} where id in (${chunk.map(() => '?').join(', ')})`, chunk));
-    for (const row of rows) found.set(row.id, { row: { pet: petFromRow(row), version: row.version }, createdAt: row.created_at, updatedAt: row.updated_at });
-  }
-  return found;
 }
 
-/** Writes rows into `table`, replacing any with the same id. */
-async function writeRows(db: Executor, table: string, pets: readonly ProjectedPet[]): Promise<void> {
+async function insertRows(db: Executor, table: string, pets: readonly ProjectedPet[]): Promise<void> {
   let index = 0;
   for (const size of ROWS_PER_STATEMENT) {
     const statement = insertStatement(table, size);
@@ -125,11 +107,6 @@ async function countEvents(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-async function countRows(db: Executor, table: string): Promise<number> {
-  const { rows } = await db.executeQuery<{ n: number }>(CompiledQuery.raw(`select count(*) as n from ${table}`));
-  return Number(rows[0]!.n);
-}
-
 const CREATE_LIKE_PETS = (table: string, temporary = false) => sql.raw(`create ${temporary ? 'temp ' : ''}table ${table} (
   id integer primary key, name text not null, category_id integer not null, status text,
   version integer not null, created_at text not null, updated_at text not null)`);
@@ -141,17 +118,20 @@ const CREATE_LIKE_PETS = (table: string, temporary = false) => sql.raw(`create $
  * new one, never a half.
  */
 export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgress?: Progress): Promise<{ events: number; pets: number }> {
+  const projected = new Map<number, ProjectedPet>();
   const total = await countEvents(db);
-  const progress = onProgress && { report: onProgress, total, done: 0 };
+  const replayedUpTo = await replay(db, projected, 0, undefined, onProgress && { report: onProgress, total, done: 0 });
   await sql`drop table if exists pets_rebuild`.execute(db);
   await CREATE_LIKE_PETS('pets_rebuild').execute(db);
-  const replayedUpTo = await replayInto(db, 'pets_rebuild', 0, true, progress);
+  await writeRows(db, 'pets_rebuild', [...projected.values()], true);
 
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection);
     try {
-      // Events committed since the replay: the fold continues from the rows it wrote.
-      await replayInto(connection, 'pets_rebuild', replayedUpTo, false);
+      // Events committed since the replay: fold them into the rows, write the rows they changed.
+      const touched = new Set<number>();
+      await replay(connection, projected, replayedUpTo, touched);
+      await writeRows(connection, 'pets_rebuild', [...touched].map((id) => projected.get(id)!), false);
       await sql`drop table pets`.execute(connection);
       await sql`alter table pets_rebuild rename to pets`.execute(connection);
       await sql`create index pets_status_id on pets (status, id)`.execute(connection);
@@ -160,7 +140,7 @@ export async function rebuildPetProjection(db: Kysely<PetStoreDatabase>, onProgr
       await sql`rollback`.execute(connection);
       throw error;
     }
-    return { events: await countEvents(connection), pets: await countRows(connection, 'pets') };
+    return { events: await countEvents(connection), pets: projected.size };
   });
 }
 
@@ -182,9 +162,11 @@ export async function verifyPetProjection(db: Kysely<PetStoreDatabase>, onProgre
     await sql`begin`.execute(connection);
     try {
       const total = await countEvents(connection);
+      const projected = new Map<number, ProjectedPet>();
+      await replay(connection, projected, 0, undefined, onProgress && { report: onProgress, total, done: 0 });
       await sql`drop table if exists temp.pets_verify`.execute(connection);
       await CREATE_LIKE_PETS('pets_verify', true).execute(connection);
-      await replayInto(connection, 'temp.pets_verify', 0, false, onProgress && { report: onProgress, total, done: 0 });
+      await writeRows(connection, 'temp.pets_verify', [...projected.values()], false);
       const columns = 'id, name, category_id, status, version, created_at, updated_at';
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from temp.pets_verify except select ${columns} from main.pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from main.pets except select ${columns} from temp.pets_verify`).execute(connection);
