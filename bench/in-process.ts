@@ -19,6 +19,9 @@ export interface InProcessOptions {
   readonly rebuildPets: number;
   /** mitata's minimum CPU time per measurement, in milliseconds. */
   readonly minCpuMs: number;
+  /** The filters and limits `listPets` is measured with (every pair). */
+  readonly statuses: readonly (PetStatus | 'any')[];
+  readonly limits: readonly number[];
   /** Group sizes for the append figures, and how many groups each. */
   readonly groupSizes: readonly number[];
   readonly groupsEach: number;
@@ -44,9 +47,6 @@ export interface InProcessFigures {
   readonly appends: readonly { readonly groupSize: number; readonly creationsPerSecond: number; readonly groupsPerSecond: number }[];
 }
 
-const STATUSES = ['any', 'available', 'pending', 'sold'] as const;
-const LIMITS = [1, 20, 100];
-
 async function meanNs(work: () => unknown, minCpuMs: number): Promise<number> {
   const stats = await measure(work, { min_cpu_time: minCpuMs * 1e6 });
   return stats.avg;
@@ -71,8 +71,8 @@ async function measureListPets(options: InProcessOptions): Promise<InProcessFigu
   const large = await openSeed(options.largePets);
   const cases: ListPetsFigure[] = [];
   try {
-    for (const status of STATUSES) {
-      for (const limit of LIMITS) {
+    for (const status of options.statuses) {
+      for (const limit of options.limits) {
         const input = status === 'any' ? { limit } : { status, limit };
         const smallNs = await meanNs(() => listPets(small, input), options.minCpuMs);
         const largeNs = await meanNs(() => listPets(large, input), options.minCpuMs);

@@ -32,7 +32,7 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
     met: scenario.ratio >= scenario.goal,
   }));
   goals.push({
-    name: `listPets at ${count(inProcess.listPets.largePets)} vs ${count(inProcess.listPets.smallPets)} pets (worst of 12 cases)`,
+    name: `listPets at ${count(inProcess.listPets.largePets)} vs ${count(inProcess.listPets.smallPets)} pets (worst of ${inProcess.listPets.cases.length} cases)`,
     target: `≤ ${LIST_RATIO_LIMIT}×`,
     value: `${inProcess.listPets.worstRatio.toFixed(2)}×`,
     met: inProcess.listPets.worstRatio <= LIST_RATIO_LIMIT,

@@ -4,7 +4,7 @@
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
 // (full and quick, into bench/results) puts them into README.md.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runHttp } from './http-load.ts';
@@ -14,32 +14,51 @@ import type { InProcessOptions } from './in-process.ts';
 import { chartSvg, judge, markdownTables, withResults } from './report.ts';
 import type { BenchResults } from './report.ts';
 
+const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
+
 type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
     http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: 1_000_000, memorySeconds: 10 },
-    inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, groupSizes: [1, 8, 64, 256], groupsEach: 40 },
+    inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
   },
   quick: {
     http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: undefined, memorySeconds: 0 },
-    inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, groupSizes: [1, 64], groupsEach: 10 },
+    inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
   },
   smoke: {
-    http: { pets: 1000, rounds: 1, seconds: 1, warmupSeconds: 0.5, connections: 8, memoryPets: 1000, memorySeconds: 1 },
-    inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 2, groupSizes: [1, 8], groupsEach: 2 },
+    http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: 1000, memorySeconds: 0.5 },
+    inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
   },
 };
 
 const root = resolve(import.meta.dirname, '..');
 
-function parseArguments(argv: readonly string[]): { mode: string; out: string; updateReadme: boolean } {
+interface Arguments {
+  readonly mode: string;
+  readonly out: string;
+  readonly updateReadme: boolean;
+  /** A scratch folder: the files are read back to check them, then removed. */
+  readonly scratch: boolean;
+}
+
+function parseArguments(argv: readonly string[]): Arguments {
   const [mode = 'full', ...rest] = argv;
   if (!MODES[mode]) throw new Error(`unknown mode ${mode}: use full, quick or smoke`);
   const outIndex = rest.indexOf('--out');
   const out = outIndex >= 0 ? resolve(rest[outIndex + 1] ?? '') : undefined;
-  if (mode === 'smoke') return { mode, out: out ?? mkdtempSync(join(tmpdir(), 'petstore-bench-smoke-')), updateReadme: false };
-  return { mode, out: out ?? join(root, 'bench', 'results'), updateReadme: out === undefined };
+  if (out !== undefined) return { mode, out, updateReadme: false, scratch: false };
+  if (mode === 'smoke') return { mode, out: mkdtempSync(join(tmpdir(), 'petstore-bench-smoke-')), updateReadme: false, scratch: true };
+  return { mode, out: join(root, 'bench', 'results'), updateReadme: true, scratch: false };
+}
+
+/** The smoke run's check that what it wrote can be read: the figures as JSON, the chart as SVG. */
+function checkWritten(out: string): void {
+  const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
+  const figures = [...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]), results.inProcess.rebuild.eventsPerSecond];
+  if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
+  if (!readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg')) throw new Error('chart.svg is not an SVG');
 }
 
 function git(...args: string[]): string | undefined {
@@ -62,7 +81,7 @@ function machineFacts(): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
-  const { mode, out, updateReadme } = parseArguments(process.argv.slice(2));
+  const { mode, out, updateReadme, scratch } = parseArguments(process.argv.slice(2));
   const settings = MODES[mode]!;
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const startedAt = new Date().toISOString();
@@ -92,7 +111,14 @@ async function main(): Promise<void> {
     const readme = join(root, 'README.md');
     writeFileSync(readme, withResults(readFileSync(readme, 'utf8'), tables));
   }
-  log(`\n${tables}\n\nwrote ${join(out, 'latest.json')} and ${join(out, 'chart.svg')}${updateReadme ? ', and the tables into README.md' : ''}`);
+  log(`\n${tables}\n`);
+  if (scratch) {
+    checkWritten(out);
+    rmSync(out, { recursive: true, force: true });
+    log('smoke run: the benchmark ran, and wrote readable results (now removed)');
+  } else {
+    log(`wrote ${join(out, 'latest.json')} and ${join(out, 'chart.svg')}${updateReadme ? ', and the tables into README.md' : ''}`);
+  }
 }
 
 main().catch((error: unknown) => {
