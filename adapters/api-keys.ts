@@ -8,7 +8,8 @@ export interface ApiKeyTable {
 export type KeyCheck = { readonly ok: true; readonly keyId: string } | { readonly ok: false };
 
 export interface ApiKeyVerifier {
-  verify(key: string): Promise<KeyCheck>;
+  /** Synchronous when it can answer from memory; a promise when the key table must be re-read first. */
+  verify(key: string): KeyCheck | Promise<KeyCheck>;
 }
 
 /** Revocations in the table reach every instance within this time. */
@@ -27,6 +28,8 @@ export function environmentKeyId(keyHash: string): string {
   return `env:${keyHash.slice(0, 12)}`;
 }
 
+const REFUSED: KeyCheck = { ok: false };
+
 /** How many verified keys from the table are remembered between reloads; beyond it, keys are hashed each time. */
 const VERIFIED_KEYS_REMEMBERED = 1024;
 
@@ -44,10 +47,10 @@ const VERIFIED_KEYS_REMEMBERED = 1024;
  */
 export function createApiKeyVerifier(options: { environmentKeys: readonly string[]; table?: ApiKeyTable; now?: () => number }): ApiKeyVerifier {
   const now = options.now ?? Date.now;
-  const fromEnvironment = new Map<string, string>();
-  for (const key of options.environmentKeys) fromEnvironment.set(key, environmentKeyId(sha256Hex(key)));
+  const fromEnvironment = new Map<string, KeyCheck>();
+  for (const key of options.environmentKeys) fromEnvironment.set(key, { ok: true, keyId: environmentKeyId(sha256Hex(key)) });
   let tableHashes: ReadonlyMap<string, number> = new Map();
-  let verifiedFromTable = new Map<string, string>();
+  let verifiedFromTable = new Map<string, KeyCheck>();
   let loadedAt = -Infinity;
   let loading: Promise<void> | undefined;
 
@@ -64,20 +67,21 @@ export function createApiKeyVerifier(options: { environmentKeys: readonly string
 
   function checkTable(key: string): KeyCheck {
     const remembered = verifiedFromTable.get(key);
-    if (remembered !== undefined) return { ok: true, keyId: remembered };
+    if (remembered !== undefined) return remembered;
     const tableId = tableHashes.get(sha256Hex(key));
-    if (tableId === undefined) return { ok: false };
-    const keyId = String(tableId);
-    if (verifiedFromTable.size < VERIFIED_KEYS_REMEMBERED) verifiedFromTable.set(key, keyId);
-    return { ok: true, keyId };
+    if (tableId === undefined) return REFUSED;
+    const check: KeyCheck = { ok: true, keyId: String(tableId) };
+    if (verifiedFromTable.size < VERIFIED_KEYS_REMEMBERED) verifiedFromTable.set(key, check);
+    return check;
   }
 
   return {
-    async verify(key: string): Promise<KeyCheck> {
-      const envId = fromEnvironment.get(key);
-      if (envId !== undefined) return { ok: true, keyId: envId };
-      if (!options.table) return { ok: false };
-      if (now() - loadedAt >= KEY_TABLE_REFRESH_MS) await reloadTable(options.table);
+    verify(key: string): KeyCheck | Promise<KeyCheck> {
+      const configured = fromEnvironment.get(key);
+      if (configured !== undefined) return configured;
+      const table = options.table;
+      if (!table) return REFUSED;
+      if (now() - loadedAt >= KEY_TABLE_REFRESH_MS) return reloadTable(table).then(() => checkTable(key));
       return checkTable(key);
     },
   };

@@ -38,9 +38,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 }
 
 /** HTTP/1.1 requires a Host header (RFC 9112 §3.2); Node was told not to refuse it so we can answer in our shape. */
-async function requireHost(ctx: Context, next: Next): Promise<void> {
+function requireHost(ctx: Context, next: Next): Promise<void> {
   if (ctx.req.httpVersion === '1.1' && !ctx.get('host')) throw new HttpProblem('invalid_header', 'the Host header is required');
-  await next();
+  return next();
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

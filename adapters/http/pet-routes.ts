@@ -27,12 +27,11 @@ export function createPetRouter({ ports, verifier, publicBaseUrl, listingCache }
   const router = new Router({ strict: true, sensitive: true });
   const authenticated = requireApiKey(verifier);
 
-  router.get('listPets', '/v1/pets', authenticated, async (ctx) => {
-    const querystring = ctx.querystring;
-    const answer = listingCache?.get(querystring) ?? (await readListing(querystring));
-    if (answer.link !== undefined) ctx.set('Link', answer.link);
-    ctx.set('Content-Type', JSON_TYPE);
-    ctx.body = answer.body;
+  // A cached answer is sent without a promise of its own.
+  router.get('listPets', '/v1/pets', authenticated, (ctx) => {
+    const cached = listingCache?.get(ctx.querystring);
+    if (cached) return sendListing(ctx, cached);
+    return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   });
 
   /** Reads the page from the catalogue as JSON text, and caches it when nothing changed meanwhile. */
@@ -91,6 +90,12 @@ export function createPetRouter({ ports, verifier, publicBaseUrl, listingCache }
 
 // What Koa sends for a JSON body; set by hand because the listing body is already JSON text.
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendListing(ctx: Context, answer: ListingAnswer): void {
+  if (answer.link !== undefined) ctx.set('Link', answer.link);
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = answer.body;
+}
 
 /** Checks Idempotency-Key before the body is read (the order of checks: key, path, headers, body). */
 async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
