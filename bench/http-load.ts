@@ -34,8 +34,11 @@ export interface HttpOptions {
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
-  /** Also serve this many pets with varied listings and some creations, and report the peak RSS. */
-  readonly memoryPets: number | undefined;
+  /**
+   * Also serve each of these catalogue sizes with varied listings and some creations, and report the
+   * peak RSS of each: the smallest shows what the process costs without data.
+   */
+  readonly memoryPets: readonly number[];
   readonly memorySeconds: number;
   readonly log: (line: string) => void;
 }
@@ -68,7 +71,7 @@ export interface HttpFigures {
   readonly scenarios: readonly ScenarioFigures[];
   /** The service's peak resident memory over the load rounds, in MB. */
   readonly servicePeakRssMb: number;
-  readonly serving?: ServingFigures;
+  readonly serving: readonly ServingFigures[];
 }
 
 export interface ServingFigures {
@@ -225,11 +228,9 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       };
     });
     for (const each of started.splice(0)) await stop(each);
-    const serving = options.memoryPets === undefined ? undefined : await measureServing(options, directory, client, pin);
-    return {
-      pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin,
-      scenarios, servicePeakRssMb, ...(serving ? { serving } : {}),
-    };
+    const serving: ServingFigures[] = [];
+    for (const pets of options.memoryPets) serving.push(await measureServing(pets, options, directory, client, pin));
+    return { pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin, scenarios, servicePeakRssMb, serving };
   } finally {
     client.stop();
     for (const each of started) await stop(each);
@@ -254,9 +255,8 @@ const DISTINCT_LISTINGS = 2000;
  * The service over `memoryPets` pets, asked for many different pages (every filter, every limit, cursors
  * all over the id range) with a creation every tenth request, to see its memory while it serves.
  */
-async function measureServing(options: HttpOptions, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
-  const pets = options.memoryPets!;
-  const service = await startService(await seededCopy(pets, join(directory, 'serving.db')), directory, pin);
+async function measureServing(pets: number, options: HttpOptions, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
+  const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin);
   try {
     const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
     const requests: { method: 'GET' | 'POST'; path: string; body?: string }[] = [];

@@ -43,12 +43,14 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
     value: `${count(Math.round(inProcess.rebuild.eventsPerSecond))} events/s`,
     met: inProcess.rebuild.eventsPerSecond >= REBUILD_EVENTS_PER_SECOND,
   });
-  if (http.serving) {
+  const largest = http.serving.at(-1);
+  if (largest) {
+    const smallest = http.serving[0]!;
     goals.push({
-      name: `peak RSS serving ${count(http.serving.pets)} pets`,
+      name: `peak RSS serving ${count(largest.pets)} pets` + (smallest === largest ? '' : ` (${smallest.peakRssMb.toFixed(0)} MB with ${count(smallest.pets)})`),
       target: `< ${RSS_LIMIT_MB} MB`,
-      value: `${http.serving.peakRssMb.toFixed(0)} MB`,
-      met: http.serving.peakRssMb < RSS_LIMIT_MB,
+      value: `${largest.peakRssMb.toFixed(0)} MB`,
+      met: largest.peakRssMb < RSS_LIMIT_MB,
     });
   }
   return goals;

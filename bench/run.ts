@@ -20,15 +20,15 @@ type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptio
 
 const MODES: Record<string, Settings> = {
   full: {
-    http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: 1_000_000, memorySeconds: 10 },
+    http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
   },
   quick: {
-    http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: undefined, memorySeconds: 0 },
+    http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
   },
   smoke: {
-    http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: 1000, memorySeconds: 0.5 },
+    http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
     inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
   },
 };

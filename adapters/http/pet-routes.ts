@@ -98,9 +98,9 @@ function sendListing(ctx: Context, answer: ListingAnswer): void {
 }
 
 /** Checks Idempotency-Key before the body is read (the order of checks: key, path, headers, body). */
-async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
   parseIdempotencyKey(idempotencyKeyHeader(ctx));
-  await next();
+  return next();
 }
 
 function idempotencyKeyHeader(ctx: Context): string | undefined {
