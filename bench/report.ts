@@ -138,7 +138,7 @@ export function chartSvg(results: BenchResults): string {
 
 function niceCeiling(value: number): number {
   const magnitude = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * magnitude >= value) return step * magnitude;
+  for (const step of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * magnitude >= value) return step * magnitude;
   return 10 * magnitude;
 }
 

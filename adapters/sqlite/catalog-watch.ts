@@ -78,6 +78,22 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
     tell(undefined);
   };
 
+  /**
+   * After a write of the store's own: takes the new mark as seen, unless another process committed
+   * meanwhile (what it changed is unknown). The write may have committed, so this never throws: when
+   * the marks cannot be read, the listeners hear that anything may have changed.
+   */
+  const settle = (versionBefore: number) => {
+    try {
+      const after = Buffer.from(mark.read());
+      if (readDataVersion() !== versionBefore) tell(undefined);
+      seen = after;
+    } catch {
+      seen = Buffer.alloc(0);
+      tell(undefined);
+    }
+  };
+
   return {
     subscribe(listener) {
       listeners.push(listener);
@@ -92,10 +108,7 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
       try {
         result = write();
       } finally {
-        const after = Buffer.from(mark.read());
-        // Another process committed while this write waited for the lock: what it changed is unknown.
-        if (readDataVersion() !== versionBefore) tell(undefined);
-        seen = after;
+        settle(versionBefore);
       }
       const changed = changesOf(result);
       if (changed.length > 0) tell(changed);
