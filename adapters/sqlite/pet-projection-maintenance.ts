@@ -86,8 +86,11 @@ async function insertRows(db: Executor, table: string, pets: readonly ProjectedP
   for (const size of ROWS_PER_STATEMENT) {
     const statement = insertStatement(table, size);
     for (; index + size <= pets.length; index += size) {
-      const values: unknown[] = [];
-      for (let offset = index; offset < index + size; offset++) values.push(...pets[offset]!);
+      const values: unknown[] = new Array(size * 7);
+      for (let offset = 0; offset < size; offset++) {
+        const pet = pets[index + offset]!;
+        for (let column = 0; column < 7; column++) values[offset * 7 + column] = pet[column];
+      }
       await db.executeQuery(CompiledQuery.raw(statement, values));
     }
   }
