@@ -94,3 +94,23 @@ describe('SQLite group commit', () => {
     assert.deepEqual(reports, [undefined]);
   });
 });
+
+describe('SQLite catalogue watch without a -shm file (an in-memory database)', () => {
+  it('reports its own commits precisely and a write around the store as "anything may have changed"', async () => {
+    const store = await openSqlitePetStore(':memory:');
+    const reports: (readonly PetChange[] | undefined)[] = [];
+    store.changes.subscribe((changes) => reports.push(changes));
+    try {
+      const pet = await addPet(store, { name: 'in memory', categoryId: 1, status: 'pending' });
+      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
+      store.changes.refresh();
+      assert.equal(reports.length, 1, 'nothing else changed');
+      await sql`update pets set name = 'renamed'`.execute(store.db);
+      store.changes.refresh();
+      assert.deepEqual(reports.at(-1), undefined);
+      assert.equal(reports.length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+});
