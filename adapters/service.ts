@@ -3,11 +3,13 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys.ts';
 import { countingEventStore } from './counting-event-store.ts';
+import { bufferedStdout } from './log-destination.ts';
 import type { Config } from './config.ts';
 import { ConfigError, localBaseUrl } from './config.ts';
 import { createHttpApp } from './http/app.ts';
 import { buildOpenApiDocument, openApiServers } from './http/openapi-document.ts';
 import type { OpenApiDocument } from './http/openapi-document.ts';
+import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createServiceMetrics } from './metrics.ts';
@@ -30,6 +32,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
   const logger = options.logger ?? (await createLogger(config));
@@ -41,6 +44,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let baseUrl = config.publicBaseUrl ?? '';
     const metrics = config.metrics ? createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
     const ports = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
+    // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
+    const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
     const { app, methodsAllowedAt } = createHttpApp({
       ports,
@@ -53,6 +58,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
+      listingCache,
     });
     const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
@@ -65,6 +71,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       async close() {
         await http.close();
         await store.close();
+        logger.flush();
       },
     };
   } catch (error) {

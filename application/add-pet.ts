@@ -30,7 +30,8 @@ export async function addPet(
 ): Promise<Pet> {
   const { idempotencyKey } = options;
   const scope = context.apiKeyId ?? '';
-  const fingerprint = canonicalJson(newPet);
+  // Only a keyed request needs its fingerprint.
+  const fingerprint = idempotencyKey === undefined ? '' : canonicalJson(newPet);
   if (idempotencyKey !== undefined) {
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;

@@ -17,6 +17,8 @@ export interface PetPage {
   readonly pets: Pet[];
   /** The `after` that continues the listing, or undefined when this page is the last. */
   readonly nextAfter: number | undefined;
+  /** The first pet of the next page (the one looked ahead at), or undefined when this page is the last. */
+  readonly nextId: number | undefined;
 }
 
 /** Pets in ascending id order, at most `limit` of them, optionally only those with `status`. */
@@ -28,9 +30,10 @@ export async function listPets(ports: Pick<PetStorePorts, 'catalog'>, input: Lis
 export async function listPetPage(ports: Pick<PetStorePorts, 'catalog'>, input: ListPetsInput = {}): Promise<PetPage> {
   const query = checkedQuery(input);
   const pets = await ports.catalog.list({ ...query, limit: query.limit + 1 });
-  if (pets.length <= query.limit) return { pets, nextAfter: undefined };
+  if (pets.length <= query.limit) return { pets, nextAfter: undefined, nextId: undefined };
+  const nextId = pets[query.limit]!.id;
   pets.length = query.limit;
-  return { pets, nextAfter: pets.at(-1)!.id };
+  return { pets, nextAfter: pets.at(-1)!.id, nextId };
 }
 
 function checkedQuery(input: ListPetsInput): PetQuery {

@@ -8,6 +8,7 @@ import type { ApiKeyVerifier } from '../api-keys.ts';
 import type { RateLimitPolicy } from '../config.ts';
 import { allowCrossOrigin } from './cors.ts';
 import { createDocumentRouter } from './document-routes.ts';
+import type { ListingCache } from './listing-cache.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from './openapi-document.ts';
 import { createPetRouter } from './pet-routes.ts';
@@ -30,6 +31,7 @@ export interface HttpAppOptions {
   readonly metrics?: { readonly registry: Registry; observeRequest(method: string, route: string, status: number, seconds: number): void };
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
+  readonly listingCache?: ListingCache | undefined;
 }
 
 export interface HttpApp {

@@ -22,7 +22,7 @@ const parseJson = koaBody({
 
 /** Refuses bodies that are not JSON in UTF-8 before reading them (koa-body alone would take text/plain). */
 export function requireJsonBody(mediaTypes: readonly string[]) {
-  return async function requireJsonBodyMiddleware(ctx: Context, next: Next): Promise<void> {
+  return function requireJsonBodyMiddleware(ctx: Context, next: Next): Promise<void> {
     const header = ctx.get('content-type');
     if (!header) {
       if (!ctx.request.length && !ctx.get('transfer-encoding')) throw new HttpProblem('invalid_body', 'a JSON body is required');
@@ -41,7 +41,7 @@ export function requireJsonBody(mediaTypes: readonly string[]) {
     if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
       throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
     }
-    await parseJson(ctx, next);
+    return parseJson(ctx, next);
   };
 }
 

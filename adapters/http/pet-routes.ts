@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
 import type { RateLimitPolicy } from '../config.ts';
 import { markDeprecated } from './deprecation.ts';
@@ -20,20 +21,35 @@ export interface PetRoutesOptions {
   readonly publicBaseUrl: () => string;
   /** A token bucket per API key, counted after the key check; none when undefined. */
   readonly rateLimit?: RateLimitPolicy | undefined;
+  /** When given, listing answers are cached (and kept exact by it). */
+  readonly listingCache?: ListingCache | undefined;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit, listingCache }: PetRoutesOptions): Router {
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
   const authenticated = [requireApiKey(verifier), ...(rateLimit ? [limitRate(rateLimit)] : [])];
 
-  router.get('listPets', '/v1/pets', ...authenticated, async (ctx) => {
-    const query = parseListQuery(ctx.querystring);
-    const { pets, nextAfter } = await listPetPage(ports, query);
-    if (nextAfter !== undefined) ctx.set('Link', `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`);
-    ctx.body = pets;
+  // A cached answer is sent without a promise of its own.
+  router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
+    const cached = listingCache?.get(ctx.querystring);
+    if (cached) return sendListing(ctx, cached);
+    return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   });
+
+  /** Reads the page from the catalogue as JSON text, and caches it when nothing changed meanwhile. */
+  async function readListing(querystring: string): Promise<ListingAnswer> {
+    const query = parseListQuery(querystring);
+    const mark = listingCache?.mark() ?? 0;
+    const { pets, nextAfter, nextId } = await listPetPage(ports, query);
+    const answer: ListingAnswer = {
+      body: Buffer.from(JSON.stringify(pets)),
+      link: nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`,
+    };
+    listingCache?.set(querystring, mark, answer, { status: query.status, after: query.after ?? 0, through: nextId ?? Infinity });
+    return answer;
+  }
 
   router.post('createPet', '/v1/pets', ...authenticated, checkIdempotencyKey, requireJsonBody(['application/json']), async (ctx) => {
     const idempotencyKey = parseIdempotencyKey(idempotencyKeyHeader(ctx));
@@ -76,10 +92,19 @@ export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit }: P
   return router;
 }
 
+// What Koa sends for a JSON body; set by hand because the listing body is already JSON text.
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendListing(ctx: Context, answer: ListingAnswer): void {
+  if (answer.link !== undefined) ctx.set('Link', answer.link);
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = answer.body;
+}
+
 /** Checks Idempotency-Key before the body is read (the order of checks: key, path, headers, body). */
-async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
   parseIdempotencyKey(idempotencyKeyHeader(ctx));
-  await next();
+  return next();
 }
 
 function idempotencyKeyHeader(ctx: Context): string | undefined {

@@ -1,14 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
+import pino from 'pino';
 import type { Logger } from 'pino';
 
 // A client's own request id is kept when it is short visible ASCII; anything else is replaced.
 const ACCEPTABLE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+export interface RequestFields {
+  readonly requestId: string;
+  readonly method: string;
+  readonly route: string | null;
+  readonly path: string;
+  readonly status: number;
+  readonly durationMs: number;
+  readonly apiKeyId: string | null;
+}
+
 /** Gives each request an id (the client's X-Request-Id or a new one), echoes it, and logs one line when done. */
 export function logRequests(logger: Logger) {
+  const log = requestLine(logger);
   return async function logRequestsMiddleware(ctx: Context, next: Next): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const offered = ctx.get('x-request-id');
     const requestId = ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
     ctx.state.requestId = requestId;
@@ -16,15 +28,47 @@ export function logRequests(logger: Logger) {
     try {
       await next();
     } finally {
-      logger.info({
+      log({
         requestId,
         method: ctx.method,
         route: ctx._matchedRoute ?? null,
         path: ctx.path,
         status: ctx.status,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        // Microseconds are plenty, and a rounded number is cheaper to print.
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         apiKeyId: ctx.state.apiKeyId ?? null,
-      }, 'request');
+      });
     }
+  };
+}
+
+const symbols = pino.symbols as unknown as { streamSym: symbol; timeSym: symbol; chindingsSym: symbol };
+
+interface LoggerInternals {
+  [key: symbol]: unknown;
+}
+
+/**
+ * Writes the request's line at level info. The line is the one `logger.info(fields, 'request')` would
+ * write, formatted here: pino's general serialiser walks and escapes every key of every line, which
+ * cost more than the rest of a cached listing. It goes to the logger's own destination, with the
+ * logger's time and bindings, through the symbols pino exports for such integrations.
+ */
+export function requestLine(logger: Logger): (fields: RequestFields) => void {
+  const internals = logger as unknown as LoggerInternals;
+  const destination = internals[symbols.streamSym] as { write(line: string): void } | undefined;
+  const time = internals[symbols.timeSym] as (() => string) | undefined;
+  const bindings = internals[symbols.chindingsSym];
+  const level = logger.levels.values.info;
+  if (!destination || typeof time !== 'function' || typeof bindings !== 'string') {
+    return (fields) => logger.info(fields, 'request');
+  }
+  return (fields) => {
+    if (!logger.isLevelEnabled('info')) return;
+    destination.write(
+      `{"level":${level}${time()}${bindings},"requestId":${JSON.stringify(fields.requestId)},"method":${JSON.stringify(fields.method)},` +
+        `"route":${fields.route === null ? 'null' : JSON.stringify(fields.route)},"path":${JSON.stringify(fields.path)},"status":${fields.status},` +
+        `"durationMs":${fields.durationMs},"apiKeyId":${fields.apiKeyId === null ? 'null' : JSON.stringify(fields.apiKeyId)},"msg":"request"}\n`,
+    );
   };
 }

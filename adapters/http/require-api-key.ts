@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { ApiKeyVerifier, KeyCheck } from '../api-keys.ts';
 import { HttpProblem } from './errors.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
@@ -7,7 +7,8 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /** Lets a request through only with a live key; records which key (its id, never the key) on `ctx.state`. */
 export function requireApiKey(verifier: ApiKeyVerifier) {
-  return async function requireApiKeyMiddleware(ctx: Context, next: Next): Promise<void> {
+  // Not an async function: a remembered key is checked without a promise of its own.
+  return function requireApiKeyMiddleware(ctx: Context, next: Next): Promise<void> {
     const header = ctx.get('authorization');
     if (!header) {
       throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
@@ -17,11 +18,16 @@ export function requireApiKey(verifier: ApiKeyVerifier) {
       throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
     }
     const key = BEARER.exec(header)?.[1];
-    const check = key === undefined ? { ok: false as const } : await verifier.verify(key);
-    if (!check.ok) {
-      throw new HttpProblem('unauthorized', 'the API key is not valid', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
-    }
-    ctx.state.apiKeyId = check.keyId;
-    await next();
+    const check = key === undefined ? { ok: false as const } : verifier.verify(key);
+    if (check instanceof Promise) return check.then((checked) => admit(ctx, checked, next));
+    return admit(ctx, check, next);
   };
+}
+
+function admit(ctx: Context, check: KeyCheck, next: Next): Promise<void> {
+  if (!check.ok) {
+    throw new HttpProblem('unauthorized', 'the API key is not valid', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  }
+  ctx.state.apiKeyId = check.keyId;
+  return next();
 }

@@ -51,6 +51,9 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     answer,
   );
   server.maxConnections = limits.maxConnections;
+  // A client may half-close its side once its request is sent. By default Node then drops the
+  // connection, and with it an answer still being prepared (a create waits for its group's commit).
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, methodsAllowedAt));
   // RFC 9110 lets a server ignore an expectation it does not support; Node would answer a bare 417.
   server.on('checkExpectation', answer);

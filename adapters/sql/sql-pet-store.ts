@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict, upcast } from '../../application/index.ts';
 import type {
-  AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
+  AppendResult, CatalogChanges, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
   PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { translated } from './flavour.ts';
@@ -14,6 +14,8 @@ import type { EventsTable, PetStoreDatabase } from './schema.ts';
 export interface SqlPetStore extends PetStorePorts {
   readonly db: Kysely<PetStoreDatabase>;
   readonly flavour: SqlFlavour;
+  /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
+  readonly changes?: CatalogChanges;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -42,7 +44,7 @@ export function createSqlPetStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlav
   };
 }
 
-type EventRow = Omit<EventsTable, 'position'> & { position: number };
+export type EventRow = Omit<EventsTable, 'position'> & { position: number };
 
 /** A stored row in today's shape, whatever schema version it was written with. */
 export function storedEventFromRow(row: EventRow): StoredEvent {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
+import type { SqliteDatabase } from 'kysely';
 import { migrateToLatest } from '../sql/migrations.ts';
 import type { PetStoreDatabase } from '../sql/schema.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
@@ -14,6 +15,11 @@ export interface OpenedSqlite {
   /** The raw connection, for the few things Kysely cannot express (locking the whole migration run). */
   readonly raw: SqliteConnection;
   readonly driver: SqliteDriverName;
+  /**
+   * The same connection behind Kysely's narrow `SqliteDatabase` interface (with the statement cache), for
+   * hot paths that run prepared statements synchronously; run them while holding Kysely's connection.
+   */
+  readonly database: SqliteDatabase;
 }
 
 /**
@@ -33,11 +39,10 @@ export async function openSqlite(
   raw.exec('PRAGMA journal_mode = WAL');
   raw.exec('PRAGMA synchronous = FULL');
   raw.exec('PRAGMA foreign_keys = ON');
-  const db = new Kysely<PetStoreDatabase>({
-    dialect: new PetStoreSqliteDialect({ database: withStatementCache(raw) }),
-  });
+  const database = withStatementCache(raw);
+  const db = new Kysely<PetStoreDatabase>({ dialect: new PetStoreSqliteDialect({ database }) });
   if (options.migrate !== false) await migrateExclusively(db, raw);
-  return { db, raw, driver };
+  return { db, raw, driver, database };
 }
 
 /** What the migration lock needs from a connection; both drivers have it. */

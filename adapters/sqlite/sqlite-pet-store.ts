@@ -1,11 +1,68 @@
-import type { Clock } from '../../application/index.ts';
-import { createSqlPetStore } from '../sql/sql-pet-store.ts';
+import { CompiledQuery } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Pet } from '../../domain/index.ts';
+import type { CatalogChanges, Clock, PetCatalog, PetQuery, VersionedPet } from '../../application/index.ts';
+import { translated } from '../sql/flavour.ts';
+import type { PetStoreDatabase } from '../sql/schema.ts';
+import { createSqlPetStore, petFromRow } from '../sql/sql-pet-store.ts';
 import type { SqlPetStore } from '../sql/sql-pet-store.ts';
+import { createCatalogWatch } from './catalog-watch.ts';
+import { createGroupCommit } from './group-commit.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteFlavour } from './sqlite-flavour.ts';
 
-/** The pet store on one SQLite file, migrated unless `migrate` is false. */
-export async function openSqlitePetStore(path: string, options: { clock?: Clock; migrate?: boolean } = {}): Promise<SqlPetStore> {
-  const { db } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
-  return createSqlPetStore(db, sqliteFlavour, { ...(options.clock ? { clock: options.clock } : {}), close: () => db.destroy() });
+export interface SqlitePetStore extends SqlPetStore {
+  readonly changes: CatalogChanges;
+}
+
+/**
+ * The pet store on one SQLite file, migrated unless `migrate` is false. The shared SQL store, with
+ * SQLite's own write path (group commit: one transaction and one fsync for the appends of one turn of
+ * the event loop), a precompiled listing, and a watch on the file that reports every commit.
+ */
+export async function openSqlitePetStore(path: string, options: { clock?: Clock; migrate?: boolean } = {}): Promise<SqlitePetStore> {
+  const { db, database } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
+  const clock = options.clock ?? { now: () => new Date() };
+  const changes = createCatalogWatch(database, path);
+  const writes = createGroupCommit(db, database, changes, clock);
+  const shared = createSqlPetStore(db, sqliteFlavour, {
+    clock,
+    async close() {
+      await writes.drain();
+      changes.close();
+      await db.destroy();
+    },
+  });
+  return {
+    ...shared,
+    changes,
+    eventStore: { ...shared.eventStore, append: (streamId, expected, events, metadata, appendOptions) => writes.append(streamId, expected, events, metadata, appendOptions) },
+    catalog: createSqlitePetCatalog(db),
+    petIds: { next: () => writes.nextId() },
+  };
+}
+
+// Precompiled: the listing is the hot read, and building the query anew each time costs more than running it.
+// `id > ?` with 0 for a listing from the start keeps one plan per filter.
+const LIST_ALL = 'select id, name, category_id, status from pets where id > ? order by id limit ?';
+const LIST_BY_STATUS = 'select id, name, category_id, status from pets where status = ? and id > ? order by id limit ?';
+
+type PetListRow = { id: number; name: string; category_id: number; status: string | null };
+
+function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog {
+  return {
+    async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
+      const query = status === undefined
+        ? CompiledQuery.raw(LIST_ALL, [after, limit])
+        : CompiledQuery.raw(LIST_BY_STATUS, [status, after, limit]);
+      const { rows } = await translated(sqliteFlavour, () => db.executeQuery<PetListRow>(query));
+      return rows.map(petFromRow);
+    },
+    async get(id: number): Promise<VersionedPet | undefined> {
+      const row = await translated(sqliteFlavour, () =>
+        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status', 'version']).where('id', '=', id).executeTakeFirst(),
+      );
+      return row && { pet: petFromRow(row), version: row.version };
+    },
+  };
 }

@@ -88,3 +88,13 @@ describe('dependency direction', () => {
     assert.ok(sourceFiles('application').flatMap(importsOf).some((specifier) => specifier.startsWith('../domain/')));
   });
 });
+
+describe('sources that run on Deno too', () => {
+  it('locate files from import.meta.url, not its dirname shortcut (which Deno types as possibly undefined)', () => {
+    const offences = ['adapters', 'application', 'domain', 'client', 'tests']
+      .flatMap((folder) => sourceFiles(folder))
+      .filter((file) => readFileSync(file, 'utf8').includes('import.meta.' + 'dirname'))
+      .map((file) => relative(root, file));
+    assert.deepEqual(offences, []);
+  });
+});

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { migrations } from '../../../adapters/sql/migrations.ts';
@@ -12,7 +13,7 @@ import type { ServiceProcess } from '../../support/service-process.ts';
 import { readError } from '../../support/test-service.ts';
 
 const run = promisify(execFile);
-const root = resolve(import.meta.dirname, '..', '..', '..');
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const KEY = 'instances-key-0123456789';
 
 async function query<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {

@@ -1,0 +1,276 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { once } from 'node:events';
+import type { LoadJob, LoadResult } from './load-client.ts';
+import { seededCopy } from './seed.ts';
+
+const root = resolve(import.meta.dirname, '..');
+// Resolved here, so that children find tsx whatever their working directory.
+const TS = ['--import', import.meta.resolve('tsx')];
+export const BENCH_API_KEY = 'bench-key-0123456789abcdef';
+
+export interface Scenario {
+  readonly name: string;
+  readonly label: string;
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: string;
+  /** The ratio to the Koa ceiling this scenario should reach. */
+  readonly goal: number;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'list-20', label: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20', goal: 0.8 },
+  { name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available', goal: 0.5 },
+  { name: 'create', label: 'POST /v1/pets (durable)', method: 'POST', path: '/v1/pets', body: '{"name":"Bench","categoryId":1,"status":"available"}', goal: 0.4 },
+];
+
+export interface HttpOptions {
+  readonly pets: number;
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: number;
+  /**
+   * Also serve each of these catalogue sizes with varied listings and some creations, and report the
+   * peak RSS of each: the smallest shows what the process costs without data.
+   */
+  readonly memoryPets: readonly number[];
+  readonly memorySeconds: number;
+  readonly log: (line: string) => void;
+}
+
+export interface TargetFigures {
+  /** req/s of each round, in the order run. */
+  readonly rounds: readonly number[];
+  readonly median: number;
+  readonly latencyP99Ms: number;
+}
+
+export interface ScenarioFigures {
+  readonly name: string;
+  readonly label: string;
+  readonly goal: number;
+  readonly bodyBytes: number;
+  readonly service: TargetFigures;
+  readonly ceiling: TargetFigures;
+  /** Median service req/s over median ceiling req/s. */
+  readonly ratio: number;
+}
+
+export interface HttpFigures {
+  readonly pets: number;
+  readonly connections: number;
+  readonly rounds: number;
+  readonly seconds: number;
+  /** Whether the servers (core 0) and the load generator (core 1) were pinned with taskset. */
+  readonly pinned: boolean;
+  readonly scenarios: readonly ScenarioFigures[];
+  /** The service's peak resident memory over the load rounds, in MB. */
+  readonly servicePeakRssMb: number;
+  readonly serving: readonly ServingFigures[];
+}
+
+export interface ServingFigures {
+  readonly pets: number;
+  readonly seconds: number;
+  readonly distinctListings: number;
+  readonly requestsPerSecond: number;
+  readonly peakRssMb: number;
+}
+
+/** Pinning needs taskset and two cores; without them the processes run where the OS puts them. */
+export function canPin(): boolean {
+  return availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+}
+
+function pinned(core: number, args: readonly string[], pin: boolean): [string, string[]] {
+  return pin ? ['taskset', ['-c', String(core), process.execPath, ...args]] : [process.execPath, [...args]];
+}
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly origin: string;
+}
+
+/** The service as `npm start` runs it, pinned to core 0, its log going to a file. */
+async function startService(database: string, directory: string, pin: boolean): Promise<Started> {
+  const logFile = join(directory, 'service.log');
+  const log = openSync(logFile, 'w');
+  const [command, args] = pinned(0, [...TS, join(root, 'adapters', 'main.ts')], pin);
+  const child = spawn(command, args, {
+    cwd: directory,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info' },
+    stdio: ['ignore', log, 'inherit'],
+  });
+  closeSync(log);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)\/v1/.exec(readFileSync(logFile, 'utf8'))?.[1];
+    if (url) return { child, origin: url };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the service did not start: ${readFileSync(logFile, 'utf8')}`);
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+async function startCeiling(bodiesFile: string, pin: boolean): Promise<Started> {
+  const [command, args] = pinned(0, [...TS, join(root, 'bench', 'ceiling-server.ts'), bodiesFile], pin);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  for await (const chunk of child.stdout!) {
+    output += String(chunk);
+    const port = /listening (\d+)/.exec(output)?.[1];
+    if (port) return { child, origin: `http://127.0.0.1:${port}` };
+  }
+  throw new Error('the ceiling server did not start');
+}
+
+interface LoadClient {
+  run(job: LoadJob): Promise<LoadResult>;
+  stop(): void;
+}
+
+function startLoadClient(pin: boolean): LoadClient {
+  const [command, args] = pinned(1, [...TS, join(root, 'bench', 'load-client.ts')], pin);
+  const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return {
+    async run(job) {
+      child.send(job);
+      const [answer] = (await once(child, 'message')) as [LoadResult | { error: string }];
+      if ('error' in answer) throw new Error(`load generator failed: ${answer.error}`);
+      return answer;
+    },
+    stop: () => child.disconnect(),
+  };
+}
+
+async function stop(started: Started): Promise<void> {
+  if (started.child.exitCode !== null) return;
+  started.child.kill('SIGTERM');
+  await once(started.child, 'exit');
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+const headers = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
+
+/**
+ * The service and the Koa ceiling, both on core 0, loaded in turn from core 1 by autocannon with
+ * `connections` connections: a warm-up for each, then `rounds` rounds that alternate which goes first.
+ * The figures are medians over the rounds.
+ */
+export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
+  const pin = canPin();
+  if (!pin) options.log('note: taskset or a second core is missing; the processes are not pinned');
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-bench-http-'));
+  const started: Started[] = [];
+  const client = startLoadClient(pin);
+  try {
+    const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin);
+    started.push(service);
+    const bodies = await sampleBodies(service.origin);
+    const bodiesFile = join(directory, 'ceiling-bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify({
+      gets: Object.fromEntries(SCENARIOS.filter((scenario) => scenario.method === 'GET').map((scenario) => [scenario.path.split('?')[1] ?? '', bodies.get(scenario.name)!.toString('base64')])),
+      post: bodies.get('create')!.toString('base64'),
+    }));
+    const ceiling = await startCeiling(bodiesFile, pin);
+    started.push(ceiling);
+
+    const load = (target: Started, scenario: Scenario, seconds: number) => client.run({
+      url: target.origin + scenario.path,
+      method: scenario.method,
+      headers,
+      ...(scenario.body === undefined ? {} : { body: scenario.body }),
+      connections: options.connections,
+      seconds,
+    });
+    const targets = { service, ceiling } as const;
+    for (const scenario of SCENARIOS) {
+      for (const target of [service, ceiling]) await load(target, scenario, options.warmupSeconds);
+    }
+    const results = new Map<string, LoadResult[]>();
+    for (let round = 0; round < options.rounds; round++) {
+      for (const scenario of SCENARIOS) {
+        const order = round % 2 === 0 ? (['ceiling', 'service'] as const) : (['service', 'ceiling'] as const);
+        for (const name of order) {
+          const result = await load(targets[name], scenario, options.seconds);
+          if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${scenario.label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+          const key = `${scenario.name}/${name}`;
+          results.set(key, [...(results.get(key) ?? []), result]);
+          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} ${name}: ${Math.round(result.requestsPerSecond)} req/s`);
+        }
+      }
+    }
+    const servicePeakRssMb = peakRssMb(service.child.pid!);
+    const figures = (key: string): TargetFigures => {
+      const runs = results.get(key)!;
+      return { rounds: runs.map((run) => run.requestsPerSecond), median: median(runs.map((run) => run.requestsPerSecond)), latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)) };
+    };
+    const scenarios = SCENARIOS.map((scenario): ScenarioFigures => {
+      const serviceFigures = figures(`${scenario.name}/service`);
+      const ceilingFigures = figures(`${scenario.name}/ceiling`);
+      return {
+        name: scenario.name, label: scenario.label, goal: scenario.goal, bodyBytes: bodies.get(scenario.name)!.length,
+        service: serviceFigures, ceiling: ceilingFigures, ratio: serviceFigures.median / ceilingFigures.median,
+      };
+    });
+    for (const each of started.splice(0)) await stop(each);
+    const serving: ServingFigures[] = [];
+    for (const pets of options.memoryPets) serving.push(await measureServing(pets, options, directory, client, pin));
+    return { pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin, scenarios, servicePeakRssMb, serving };
+  } finally {
+    client.stop();
+    for (const each of started) await stop(each);
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** One answer of each scenario from the service: the ceiling answers with bodies of the same size. */
+async function sampleBodies(origin: string): Promise<Map<string, Buffer>> {
+  const bodies = new Map<string, Buffer>();
+  for (const scenario of SCENARIOS) {
+    const response = await fetch(origin + scenario.path, { method: scenario.method, headers, ...(scenario.body === undefined ? {} : { body: scenario.body }) });
+    if (!response.ok) throw new Error(`${scenario.label} answered ${response.status}: ${await response.text()}`);
+    bodies.set(scenario.name, Buffer.from(await response.arrayBuffer()));
+  }
+  return bodies;
+}
+
+const DISTINCT_LISTINGS = 2000;
+
+/**
+ * The service over `memoryPets` pets, asked for many different pages (every filter, every limit, cursors
+ * all over the id range) with a creation every tenth request, to see its memory while it serves.
+ */
+async function measureServing(pets: number, options: HttpOptions, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
+  const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin);
+  try {
+    const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
+    const requests: { method: 'GET' | 'POST'; path: string; body?: string }[] = [];
+    for (let index = 0; index < DISTINCT_LISTINGS; index++) {
+      const after = Math.floor((index * 7919) % pets);
+      requests.push({ method: 'GET', path: `/v1/pets?limit=${[1, 20, 100][index % 3]}${statuses[index % 4]}&after=${after}` });
+      if (index % 10 === 9) requests.push({ method: 'POST', path: '/v1/pets', body: SCENARIOS[2]!.body! });
+    }
+    const result = await client.run({ url: service.origin, method: 'GET', headers, connections: options.connections, seconds: options.memorySeconds, requests });
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`serving ${pets} pets: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    const figures = { pets, seconds: options.memorySeconds, distinctListings: DISTINCT_LISTINGS, requestsPerSecond: result.requestsPerSecond, peakRssMb: peakRssMb(service.child.pid!) };
+    options.log(`serving ${pets} pets (${DISTINCT_LISTINGS} distinct listings, a creation in ten): ${Math.round(result.requestsPerSecond)} req/s, peak RSS ${figures.peakRssMb.toFixed(0)} MB`);
+    return figures;
+  } finally {
+    await stop(service);
+  }
+}

@@ -1,0 +1,50 @@
+// The load generator, a process of its own (pinned to its own core by the benchmark): runs autocannon
+// for each job the benchmark sends over IPC and answers with the figures.
+import autocannon from 'autocannon';
+
+export interface LoadJob {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly connections: number;
+  readonly seconds: number;
+  /** Requests cycled through instead of one (paths, and bodies for POST). */
+  readonly requests?: readonly { readonly method: 'GET' | 'POST'; readonly path: string; readonly body?: string }[];
+}
+
+export interface LoadResult {
+  readonly requestsPerSecond: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+  readonly total: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+process.on('message', (job: LoadJob) => {
+  autocannon({
+    url: job.url,
+    method: job.method,
+    headers: job.headers,
+    ...(job.body === undefined ? {} : { body: job.body }),
+    ...(job.requests === undefined ? {} : { requests: job.requests.map((request) => ({ ...request })) }),
+    connections: job.connections,
+    pipelining: 1,
+    duration: job.seconds,
+  }).then(
+    (result) => {
+      const answer: LoadResult = {
+        requestsPerSecond: result.requests.average,
+        latencyP50Ms: result.latency.p50,
+        latencyP99Ms: result.latency.p99,
+        total: result.requests.total,
+        non2xx: result.non2xx,
+        errors: result.errors + result.timeouts,
+      };
+      process.send!(answer);
+    },
+    (error: unknown) => process.send!({ error: String(error) }),
+  );
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,159 @@
+import type { HttpFigures } from './http-load.ts';
+import type { InProcessFigures } from './in-process.ts';
+
+export interface Goal {
+  readonly name: string;
+  readonly target: string;
+  readonly value: string;
+  readonly met: boolean;
+}
+
+export interface BenchResults {
+  readonly mode: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly commit: string;
+  readonly machine: Record<string, unknown>;
+  readonly http: HttpFigures;
+  readonly inProcess: InProcessFigures;
+  readonly goals: readonly Goal[];
+}
+
+const RSS_LIMIT_MB = 150;
+const LIST_RATIO_LIMIT = 1.3;
+const REBUILD_EVENTS_PER_SECOND = 300_000;
+
+/** Every goal of the benchmark, judged on one run's figures. */
+export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
+  const goals: Goal[] = http.scenarios.map((scenario) => ({
+    name: `${scenario.label} vs the Koa ceiling`,
+    target: `≥ ${scenario.goal}×`,
+    value: `${scenario.ratio.toFixed(2)}×`,
+    met: scenario.ratio >= scenario.goal,
+  }));
+  goals.push({
+    name: `listPets at ${count(inProcess.listPets.largePets)} vs ${count(inProcess.listPets.smallPets)} pets (worst of ${inProcess.listPets.cases.length} cases)`,
+    target: `≤ ${LIST_RATIO_LIMIT}×`,
+    value: `${inProcess.listPets.worstRatio.toFixed(2)}×`,
+    met: inProcess.listPets.worstRatio <= LIST_RATIO_LIMIT,
+  });
+  goals.push({
+    name: `projection rebuild (${count(inProcess.rebuild.events)} events)`,
+    target: `≥ ${count(REBUILD_EVENTS_PER_SECOND)} events/s`,
+    value: `${count(Math.round(inProcess.rebuild.eventsPerSecond))} events/s`,
+    met: inProcess.rebuild.eventsPerSecond >= REBUILD_EVENTS_PER_SECOND,
+  });
+  const largest = http.serving.at(-1);
+  if (largest) {
+    const smallest = http.serving[0]!;
+    goals.push({
+      name: `peak RSS serving ${count(largest.pets)} pets` + (smallest === largest ? '' : ` (${smallest.peakRssMb.toFixed(0)} MB with ${count(smallest.pets)})`),
+      target: `< ${RSS_LIMIT_MB} MB`,
+      value: `${largest.peakRssMb.toFixed(0)} MB`,
+      met: largest.peakRssMb < RSS_LIMIT_MB,
+    });
+  }
+  return goals;
+}
+
+export function count(value: number): string {
+  if (value >= 1_000_000 && value % 1_000_000 === 0) return `${value / 1_000_000}M`;
+  if (value >= 1000 && value % 1000 === 0) return `${value / 1000}k`;
+  return value.toLocaleString('en-US');
+}
+
+const rps = (value: number) => Math.round(value).toLocaleString('en-US');
+const micro = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
+
+/** The tables as Markdown: printed after a run and shown in the README. */
+export function markdownTables(results: BenchResults): string {
+  const { http, inProcess } = results;
+  const lines = [
+    `Run \`${results.mode}\` of ${results.finishedAt.slice(0, 10)}, commit \`${results.commit}\`, ${String(results.machine.cpuModel)} (${String(results.machine.cores)} cores), Node ${String(results.machine.node)}; ` +
+      `${count(http.pets)} pets, ${http.connections} connections, ${http.rounds} rounds of ${http.seconds} s, ${http.pinned ? 'servers on core 0 and the load generator on core 1' : 'not pinned'}.`,
+    '',
+    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | body |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...http.scenarios.map((scenario) =>
+      `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ${scenario.bodyBytes} B |`),
+    '',
+    '| goal | target | measured | met |',
+    '|---|---:|---:|:---:|',
+    ...results.goals.map((goal) => `| ${goal.name} | ${goal.target} | ${goal.value} | ${goal.met ? 'yes' : '**no**'} |`),
+    '',
+    `In process: a cached listing answer costs ${micro(inProcess.cachedAnswerNs)} (freshness check and lookup); ` +
+      inProcess.serialisation.map((each) => `JSON.stringify of ${each.pets} pets ${micro(each.stringifyNs)}`).join(', ') + '; ' +
+      'durable on this disk, in groups of ' + inProcess.appends.map((each) => each.groupSize).join(' / ') + ': ' +
+      inProcess.appends.map((each) => rps(each.appendsPerSecond)).join(' / ') + ' appends/s (one commit a group), ' +
+      inProcess.appends.map((each) => rps(each.creationsPerSecond)).join(' / ') + ' creations/s through `addPet` (two).',
+    '',
+    '| `listPets` | limit | ' + `${count(inProcess.listPets.smallPets)} pets | ${count(inProcess.listPets.largePets)} pets | ratio |`,
+    '|---|---:|---:|---:|---:|',
+    ...inProcess.listPets.cases.map((figure) => `| ${figure.status} | ${figure.limit} | ${micro(figure.smallNs)} | ${micro(figure.largeNs)} | ${figure.ratio.toFixed(2)}× |`),
+  ];
+  return lines.join('\n');
+}
+
+/** Grouped bars: the service and the ceiling, req/s, per scenario, with the ratio above each pair. */
+export function chartSvg(results: BenchResults): string {
+  const scenarios = results.http.scenarios;
+  const width = 760;
+  const height = 360;
+  const left = 70;
+  const bottom = 300;
+  const top = 50;
+  const groupWidth = (width - left - 20) / scenarios.length;
+  const barWidth = Math.min(70, groupWidth / 3);
+  const highest = Math.max(1, ...scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]));
+  const scale = niceCeiling(highest);
+  const y = (value: number) => bottom - ((bottom - top) * value) / scale;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${left}" y="22" font-size="15" font-weight="bold">petstore vs the Koa ceiling (req/s, median of ${results.http.rounds} rounds, ${results.http.connections} connections, ${count(results.http.pets)} pets)</text>`,
+  ];
+  for (let step = 0; step <= 4; step++) {
+    const value = (scale * step) / 4;
+    parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`);
+    parts.push(`<text x="${left - 8}" y="${y(value) + 4}" text-anchor="end">${rps(value)}</text>`);
+  }
+  scenarios.forEach((scenario, index) => {
+    const centre = left + groupWidth * index + groupWidth / 2;
+    const bars = [
+      { value: scenario.service.median, x: centre - barWidth - 2, colour: '#2f6fdf' },
+      { value: scenario.ceiling.median, x: centre + 2, colour: '#aaaaaa' },
+    ];
+    for (const bar of bars) {
+      parts.push(`<rect x="${bar.x}" y="${y(bar.value)}" width="${barWidth}" height="${bottom - y(bar.value)}" fill="${bar.colour}"/>`);
+      parts.push(`<text x="${bar.x + barWidth / 2}" y="${y(bar.value) - 4}" text-anchor="middle">${rps(bar.value)}</text>`);
+    }
+    const met = scenario.ratio >= scenario.goal;
+    parts.push(`<text x="${centre}" y="${top - 8}" text-anchor="middle" font-weight="bold" fill="${met ? '#1a7f37' : '#c62828'}">${scenario.ratio.toFixed(2)}× (goal ${scenario.goal}×)</text>`);
+    parts.push(`<text x="${centre}" y="${bottom + 18}" text-anchor="middle">${escapeXml(scenario.label)}</text>`);
+  });
+  parts.push(`<rect x="${left}" y="${bottom + 34}" width="12" height="12" fill="#2f6fdf"/><text x="${left + 18}" y="${bottom + 44}">petstore (auth, request log, SQLite)</text>`);
+  parts.push(`<rect x="${left + 260}" y="${bottom + 34}" width="12" height="12" fill="#aaaaaa"/><text x="${left + 278}" y="${bottom + 44}">Koa 3 + @koa/router, precomputed body of the same size</text>`);
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+function niceCeiling(value: number): number {
+  const magnitude = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * magnitude >= value) return step * magnitude;
+  return 10 * magnitude;
+}
+
+function escapeXml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+export const README_START = '<!-- bench:results:start -->';
+export const README_END = '<!-- bench:results:end -->';
+
+/** The README with the block between the markers replaced by `tables`. */
+export function withResults(readme: string, tables: string): string {
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) throw new Error(`README.md has no ${README_START} … ${README_END} block`);
+  return `${readme.slice(0, start + README_START.length)}\n${tables}\n${readme.slice(end)}`;
+}

@@ -1,0 +1,127 @@
+// The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
+// `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder).
+//   node --import tsx bench/run.ts <full|quick|smoke> [--out <folder>]
+// Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
+// (full and quick, into bench/results) puts them into README.md.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runHttp } from './http-load.ts';
+import type { HttpOptions } from './http-load.ts';
+import { runInProcess } from './in-process.ts';
+import type { InProcessOptions } from './in-process.ts';
+import { chartSvg, judge, markdownTables, withResults } from './report.ts';
+import type { BenchResults } from './report.ts';
+
+const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
+
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'> };
+
+const MODES: Record<string, Settings> = {
+  full: {
+    http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
+    inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
+  },
+  quick: {
+    http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
+    inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
+  },
+  smoke: {
+    http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
+    inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
+  },
+};
+
+const root = resolve(import.meta.dirname, '..');
+
+interface Arguments {
+  readonly mode: string;
+  readonly out: string;
+  readonly updateReadme: boolean;
+  /** A scratch folder: the files are read back to check them, then removed. */
+  readonly scratch: boolean;
+}
+
+function parseArguments(argv: readonly string[]): Arguments {
+  const [mode = 'full', ...rest] = argv;
+  if (!MODES[mode]) throw new Error(`unknown mode ${mode}: use full, quick or smoke`);
+  const outIndex = rest.indexOf('--out');
+  const out = outIndex >= 0 ? resolve(rest[outIndex + 1] ?? '') : undefined;
+  if (out !== undefined) return { mode, out, updateReadme: false, scratch: false };
+  if (mode === 'smoke') return { mode, out: mkdtempSync(join(tmpdir(), 'petstore-bench-smoke-')), updateReadme: false, scratch: true };
+  return { mode, out: join(root, 'bench', 'results'), updateReadme: true, scratch: false };
+}
+
+/** The smoke run's check that what it wrote can be read: the figures as JSON, the chart as SVG. */
+function checkWritten(out: string): void {
+  const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
+  const figures = [...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]), results.inProcess.rebuild.eventsPerSecond];
+  if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
+  if (!readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg')) throw new Error('chart.svg is not an SVG');
+}
+
+function git(...args: string[]): string | undefined {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function machineFacts(): Record<string, unknown> {
+  return {
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.versions.node,
+    platform: `${process.platform} ${release()}`,
+    loadAverage: loadavg().map((value) => Number(value.toFixed(2))),
+  };
+}
+
+async function main(): Promise<void> {
+  const { mode, out, updateReadme, scratch } = parseArguments(process.argv.slice(2));
+  const settings = MODES[mode]!;
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const startedAt = new Date().toISOString();
+  const machineAtStart = machineFacts();
+  log(`petstore benchmark (${mode}), results into ${out}`);
+
+  const inProcess = await runInProcess({ ...settings.inProcess, log });
+  const http = await runHttp({ ...settings.http, log });
+
+  const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
+  const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
+  const results: BenchResults = {
+    mode,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    commit: dirty ? `${head}+changes` : head,
+    machine: { ...machineAtStart, loadAverageAtEnd: machineFacts().loadAverage },
+    http,
+    inProcess,
+    goals: judge(http, inProcess),
+  };
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(out, 'chart.svg'), chartSvg(results));
+  const tables = markdownTables(results);
+  if (updateReadme) {
+    const readme = join(root, 'README.md');
+    writeFileSync(readme, withResults(readFileSync(readme, 'utf8'), tables));
+  }
+  log(`\n${tables}\n`);
+  if (scratch) {
+    checkWritten(out);
+    rmSync(out, { recursive: true, force: true });
+    log('smoke run: the benchmark ran, and wrote readable results (now removed)');
+  } else {
+    log(`wrote ${join(out, 'latest.json')} and ${join(out, 'chart.svg')}${updateReadme ? ', and the tables into README.md' : ''}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`benchmark failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

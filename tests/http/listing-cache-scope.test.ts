@@ -1,0 +1,99 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CatalogChanges, CatalogListener, PetChange } from '../../application/index.ts';
+import { createListingCache } from '../../adapters/http/listing-cache.ts';
+import type { ListingScope } from '../../adapters/http/listing-cache.ts';
+
+/** Change reports told by hand. */
+function toldChanges(): CatalogChanges & { tell(changes: readonly PetChange[] | undefined): void; refreshes: number } {
+  const listeners: CatalogListener[] = [];
+  return {
+    refreshes: 0,
+    subscribe: (listener) => listeners.push(listener),
+    refresh() {
+      this.refreshes += 1;
+    },
+    tell: (changes) => listeners.forEach((listener) => listener(changes)),
+  };
+}
+
+const answer = (text: string) => ({ body: Buffer.from(text), link: undefined });
+
+function cacheWith(scope: ListingScope) {
+  const changes = toldChanges();
+  const cache = createListingCache(changes);
+  cache.set('q', cache.mark(), answer('[]'), scope);
+  return { changes, cache };
+}
+
+describe('listing cache: which changes drop which answers', () => {
+  const page: ListingScope = { status: 'available', after: 10, through: 20 };
+
+  it('drops an answer when a pet of its filter changes inside its id range, ends included', () => {
+    for (const id of [11, 15, 20]) {
+      const { changes, cache } = cacheWith(page);
+      changes.tell([{ id, statuses: ['available'] }]);
+      assert.equal(cache.get('q'), undefined, `id ${id}`);
+    }
+  });
+
+  it('keeps an answer when the change is outside its range (a new pet past the look-ahead, or at or before after)', () => {
+    for (const id of [10, 21, 1000]) {
+      const { changes, cache } = cacheWith(page);
+      changes.tell([{ id, statuses: ['available'] }]);
+      assert.ok(cache.get('q'), `id ${id}`);
+    }
+  });
+
+  it('keeps a filtered answer when the change never had or has its status, and drops it when the pet leaves or enters it', () => {
+    const untouched = cacheWith(page);
+    untouched.changes.tell([{ id: 15, statuses: ['pending', 'sold'] }]);
+    assert.ok(untouched.cache.get('q'));
+    for (const statuses of [['available', 'sold'], [null, 'available']] as const) {
+      const touched = cacheWith(page);
+      touched.changes.tell([{ id: 15, statuses }]);
+      assert.equal(touched.cache.get('q'), undefined);
+    }
+  });
+
+  it('drops an unfiltered answer for a change of any status in range, and a last page for any later id', () => {
+    const unfiltered = cacheWith({ status: undefined, after: 0, through: 20 });
+    unfiltered.changes.tell([{ id: 5, statuses: [null] }]);
+    assert.equal(unfiltered.cache.get('q'), undefined);
+    const last = cacheWith({ status: undefined, after: 0, through: Infinity });
+    last.changes.tell([{ id: 10_000_000, statuses: ['sold'] }]);
+    assert.equal(last.cache.get('q'), undefined);
+  });
+
+  it('drops everything when the changes are unknown', () => {
+    const { changes, cache } = cacheWith(page);
+    cache.set('other', cache.mark(), answer('[1]'), { status: 'sold', after: 500, through: 600 });
+    changes.tell(undefined);
+    assert.equal(cache.get('q'), undefined);
+    assert.equal(cache.get('other'), undefined);
+  });
+
+  it('refuses an answer read before a change it may not reflect', () => {
+    const changes = toldChanges();
+    const cache = createListingCache(changes);
+    const mark = cache.mark();
+    changes.tell([{ id: 999, statuses: ['sold'] }]);
+    cache.set('q', mark, answer('[]'), page);
+    assert.equal(cache.get('q'), undefined);
+  });
+
+  it('looks for changes made elsewhere on every lookup', () => {
+    const { changes, cache } = cacheWith(page);
+    cache.get('q');
+    cache.get('q');
+    assert.equal(changes.refreshes, 2);
+  });
+
+  it('stays within its byte budget, letting the oldest answers go first', () => {
+    const changes = toldChanges();
+    const cache = createListingCache(changes, 3 * 1024);
+    const body = 'x'.repeat(700);
+    for (const key of ['a', 'b', 'c', 'd', 'e']) cache.set(key, cache.mark(), answer(body), page);
+    assert.deepEqual(['a', 'b', 'c', 'd', 'e'].map((key) => cache.get(key) !== undefined), [false, false, true, true, true]);
+  });
+});

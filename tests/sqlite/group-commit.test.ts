@@ -1,0 +1,117 @@
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { addPet, changePetStatus, StreamVersionConflict } from '../../application/index.ts';
+import type { PetChange } from '../../application/index.ts';
+import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { openSqlite } from '../../adapters/sqlite/open-sqlite.ts';
+import { NODE_TS_ARGS } from '../support/processes.ts';
+
+const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
+const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));
+
+describe('SQLite group commit', () => {
+  let directory: string;
+  let file: string;
+  let store: SqlitePetStore;
+  const reports: (readonly PetChange[] | undefined)[] = [];
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-group-'));
+    file = join(directory, 'store.db');
+    store = await openSqlitePetStore(file);
+    store.changes.subscribe((changes) => reports.push(changes));
+  });
+  after(async () => {
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('commits the creations asked for in one turn together, and reports them together', async () => {
+    reports.length = 0;
+    const pets = await Promise.all(Array.from({ length: 12 }, (_, index) => addPet(store, { name: `batch ${index}`, categoryId: 1, status: 'available' })));
+    assert.equal(new Set(pets.map((pet) => pet.id)).size, 12);
+    assert.equal(reports.length, 1, 'one commit for the whole group');
+    assert.deepEqual(reports[0]!.map((change) => change.id).sort((a, b) => a - b), pets.map((pet) => pet.id).sort((a, b) => a - b));
+  });
+
+  it('fails only the append that conflicts; the rest of its group commits', async () => {
+    const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 900_001, name, categoryId: 1, status: null } }];
+    const [first, second, bystander] = await Promise.allSettled([
+      store.eventStore.append('pet-900001', 'no_stream', event('first'), metadata),
+      store.eventStore.append('pet-900001', 'no_stream', event('second'), metadata),
+      addPet(store, { name: 'bystander', categoryId: 2 }),
+    ]);
+    assert.equal(first.status, 'fulfilled');
+    assert.equal(second.status, 'rejected');
+    assert.ok((second as PromiseRejectedResult).reason instanceof StreamVersionConflict);
+    assert.equal(bystander.status, 'fulfilled');
+    const stream = await store.eventStore.readStream('pet-900001');
+    assert.deepEqual(stream.events.map((stored) => stored.event.data), [{ id: 900_001, name: 'first', categoryId: 1, status: null }]);
+    assert.equal((await store.catalog.get(900_001))!.pet.name, 'first');
+  });
+
+  it('has committed an append when it resolves: another connection reads it at once', async () => {
+    const pet = await addPet(store, { name: 'durable', categoryId: 3 });
+    const other = await openSqlite(file, { migrate: false });
+    try {
+      const row = await other.db.selectFrom('pets').select('name').where('id', '=', pet.id).executeTakeFirst();
+      assert.deepEqual(row, { name: 'durable' });
+    } finally {
+      await other.db.destroy();
+    }
+  });
+
+  it('reports a status change with the status it left and the one it entered', async () => {
+    const pet = await addPet(store, { name: 'moving', categoryId: 1, status: 'available' });
+    reports.length = 0;
+    await changePetStatus(store, { id: pet.id, status: 'sold' });
+    assert.deepEqual(reports, [[{ id: pet.id, statuses: ['available', 'sold'] }]]);
+  });
+
+  it('reports "anything may have changed" for a write that went around the store', async () => {
+    store.changes.refresh();
+    reports.length = 0;
+    await sql`update pets set name = 'renamed' where id = 1`.execute(store.db);
+    store.changes.refresh();
+    assert.deepEqual(reports, [undefined]);
+    store.changes.refresh();
+    assert.deepEqual(reports, [undefined], 'once');
+  });
+
+  it('reports "anything may have changed" once another process has committed to the file', async () => {
+    store.changes.refresh();
+    reports.length = 0;
+    await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, otherProcess, file, 'add', 'elsewhere', 'pending']);
+    assert.deepEqual(reports, []);
+    store.changes.refresh();
+    assert.deepEqual(reports, [undefined]);
+  });
+});
+
+describe('SQLite catalogue watch without a -shm file (an in-memory database)', () => {
+  it('reports its own commits precisely and a write around the store as "anything may have changed"', async () => {
+    const store = await openSqlitePetStore(':memory:');
+    const reports: (readonly PetChange[] | undefined)[] = [];
+    store.changes.subscribe((changes) => reports.push(changes));
+    try {
+      const pet = await addPet(store, { name: 'in memory', categoryId: 1, status: 'pending' });
+      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
+      store.changes.refresh();
+      assert.equal(reports.length, 1, 'nothing else changed');
+      await sql`update pets set name = 'renamed'`.execute(store.db);
+      store.changes.refresh();
+      assert.deepEqual(reports.at(-1), undefined);
+      assert.equal(reports.length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+});
