@@ -103,7 +103,11 @@ async function startService(database: string, directory: string, pin: boolean): 
   const [command, args] = pinned(0, [...TS, join(root, 'adapters', 'main.ts')], pin);
   const child = spawn(command, args, {
     cwd: directory,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info' },
+    // As deployed: the production profile (metrics off unless asked for), a key, the request log on.
+    env: {
+      PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'http://127.0.0.1/v1',
+      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', log, 'inherit'],
   });
   closeSync(log);

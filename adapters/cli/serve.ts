@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.ts';
+import { loadConfig, localBaseUrl } from '../config.ts';
 import { startService } from '../service.ts';
 
 /** Serves until SIGTERM or SIGINT, then finishes requests in flight and exits 0. */
@@ -9,7 +9,9 @@ export async function serve(environment: Record<string, string | undefined>): Pr
     const { key, file } = service.createdDevelopmentKey;
     process.stdout.write(`\nCreated a development API key (also saved to ${file}):\n\n  ${key}\n\n`);
   }
-  process.stdout.write(`petstore (${config.deployment}) listening on ${service.baseUrl}\n`);
+  // Where this process listens, and the public base address when a deployment has its own.
+  const local = localBaseUrl(config.host, service.port);
+  process.stdout.write(`petstore (${config.deployment}) listening on ${local}${service.baseUrl === local ? '' : ` (public base ${service.baseUrl})`}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -58,7 +58,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   if (options.metrics) app.use(measureRequests(options.metrics.observeRequest));
   app.use(renderErrors(options.logger));
   app.use(requireHost);
-  app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
+  // Without configured origins there is nothing to add: no middleware at all on the hot path.
+  if (options.corsOrigins.length > 0) app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
   for (const router of routers) app.use(router.routes());
   app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
   return { app, methodsAllowedAt };
