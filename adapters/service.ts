@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys.ts';
 import { countingEventStore } from './counting-event-store.ts';
-import { bufferedStdout } from './log-destination.ts';
 import type { Config } from './config.ts';
 import { ConfigError, localBaseUrl } from './config.ts';
 import { createHttpApp } from './http/app.ts';

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
-import type { CatalogChanges, Clock, PetCatalog, PetQuery, VersionedPet } from '../../application/index.ts';
+import type { CatalogChanges, Clock, PetCatalog, PetQuery } from '../../application/index.ts';
 import { translated } from '../sql/flavour.ts';
 import type { PetStoreDatabase } from '../sql/schema.ts';
 import { createSqlPetStore, petFromRow } from '../sql/sql-pet-store.ts';
@@ -37,7 +37,7 @@ export async function openSqlitePetStore(path: string, options: { clock?: Clock;
     ...shared,
     changes,
     eventStore: { ...shared.eventStore, append: (streamId, expected, events, metadata, appendOptions) => writes.append(streamId, expected, events, metadata, appendOptions) },
-    catalog: createSqlitePetCatalog(db),
+    catalog: { ...shared.catalog, list: precompiledListing(db) },
     petIds: { next: () => writes.nextId() },
   };
 }
@@ -49,20 +49,13 @@ const LIST_BY_STATUS = 'select id, name, category_id, status from pets where sta
 
 type PetListRow = { id: number; name: string; category_id: number; status: string | null };
 
-function createSqlitePetCatalog(db: Kysely<PetStoreDatabase>): PetCatalog {
-  return {
-    async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
-      const query = status === undefined
-        ? CompiledQuery.raw(LIST_ALL, [after, limit])
-        : CompiledQuery.raw(LIST_BY_STATUS, [status, after, limit]);
-      const { rows } = await translated(sqliteFlavour, () => db.executeQuery<PetListRow>(query));
-      return rows.map(petFromRow);
-    },
-    async get(id: number): Promise<VersionedPet | undefined> {
-      const row = await translated(sqliteFlavour, () =>
-        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status', 'version']).where('id', '=', id).executeTakeFirst(),
-      );
-      return row && { pet: petFromRow(row), version: row.version };
-    },
+/** The listing as precompiled SQL; the lookup by id is the shared store's. */
+function precompiledListing(db: Kysely<PetStoreDatabase>): PetCatalog['list'] {
+  return async ({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> => {
+    const query = status === undefined
+      ? CompiledQuery.raw(LIST_ALL, [after, limit])
+      : CompiledQuery.raw(LIST_BY_STATUS, [status, after, limit]);
+    const { rows } = await translated(sqliteFlavour, () => db.executeQuery<PetListRow>(query));
+    return rows.map(petFromRow);
   };
 }
