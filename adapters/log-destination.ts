@@ -15,20 +15,37 @@ export interface LogDestination extends DestinationStream {
  * cached listing, so lines go out in chunks, at least once a second, and on exit. A killed process
  * (SIGKILL, power loss) can lose up to a second of log lines, never data.
  *
- * The chunks are written synchronously (no thread hand-off per chunk; a slow reader of stdout slows
- * the service rather than growing its memory), and the buffer holds bytes, each line encoded once:
- * sonic-boom's text mode measures its whole pending chunk again on every line.
+ * Lines are gathered as text (joining strings is cheap) and encoded once a chunk; sonic-boom writes
+ * each chunk synchronously (no thread hand-off; a slow reader of stdout slows the service rather than
+ * growing its memory) and deals with partial writes and EAGAIN.
  */
 export function bufferedStdout(): LogDestination {
-  const sonic = pino.destination({
-    dest: 1, sync: true, minLength: LOG_CHUNK_BYTES, maxWrite: 4 * LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS, contentMode: 'buffer',
-  });
+  const sonic = pino.destination({ dest: 1, sync: true, minLength: 0, contentMode: 'buffer' });
+  let pending = '';
+  const writePending = () => {
+    if (pending === '') return;
+    // Its typings know only text mode; in buffer mode it takes a Buffer.
+    sonic.write(Buffer.from(pending) as unknown as string);
+    pending = '';
+  };
+  setInterval(writePending, LOG_FLUSH_MS).unref();
   // pino flushes its own asynchronous destinations on exit; a synchronous one with a buffer is ours to flush.
-  process.on('exit', () => sonic.flushSync());
+  process.on('exit', () => {
+    writePending();
+    sonic.flushSync();
+  });
   return {
-    // Its typings know only text mode; in buffer mode it takes (and needs) a Buffer.
-    write: (line: string) => sonic.write(Buffer.from(line) as unknown as string),
-    flush: (callback) => sonic.flush(callback),
-    flushSync: () => sonic.flushSync(),
+    write(line: string) {
+      pending += line;
+      if (pending.length >= LOG_CHUNK_BYTES) writePending();
+    },
+    flush(callback) {
+      writePending();
+      sonic.flush(callback);
+    },
+    flushSync() {
+      writePending();
+      sonic.flushSync();
+    },
   };
 }

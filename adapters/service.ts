@@ -46,7 +46,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
-    const { app, methodsAllowedAt } = createHttpApp({
+    const { app, methodsAllowedAt, cachedListings } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -59,7 +59,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       rateLimit: config.rateLimit,
       listingCache,
     });
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt });
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst: cachedListings });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,

@@ -40,6 +40,10 @@ export interface HttpOptions {
    */
   readonly memoryPets: readonly number[];
   readonly memorySeconds: number;
+  /** Only these scenarios (by name); all when undefined. */
+  readonly only?: readonly string[] | undefined;
+  /** Write a V8 CPU profile of the service into this folder. */
+  readonly profileDirectory?: string | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -48,6 +52,11 @@ export interface TargetFigures {
   readonly rounds: readonly number[];
   readonly median: number;
   readonly latencyP99Ms: number;
+  /**
+   * The server's CPU time (user + system) over the requests it answered, median over the rounds: less
+   * swayed than req/s by other work on a shared machine.
+   */
+  readonly cpuPerRequestUs: number;
 }
 
 export interface ScenarioFigures {
@@ -97,10 +106,11 @@ interface Started {
 }
 
 /** The service as `npm start` runs it, pinned to core 0, its log going to a file. */
-async function startService(database: string, directory: string, pin: boolean): Promise<Started> {
+async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string): Promise<Started> {
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
-  const [command, args] = pinned(0, [...TS, join(root, 'adapters', 'main.ts')], pin);
+  const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
+  const [command, args] = pinned(0, [...profile, ...TS, join(root, 'adapters', 'main.ts')], pin);
   const child = spawn(command, args, {
     cwd: directory,
     // As deployed: the production profile (metrics off unless asked for), a key, the request log on.
@@ -157,6 +167,14 @@ async function stop(started: Started): Promise<void> {
   await once(started.child, 'exit');
 }
 
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process from /proc, in microseconds (Linux reports clock ticks of 1/100 s). */
+function cpuMicroseconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+}
+
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
@@ -182,7 +200,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
   const started: Started[] = [];
   const client = startLoadClient(pin);
   try {
-    const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin);
+    const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin, options.profileDirectory);
     started.push(service);
     const bodies = await sampleBodies(service.origin);
     const bodiesFile = join(directory, 'ceiling-bodies.json');
@@ -202,28 +220,36 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       seconds,
     });
     const targets = { service, ceiling } as const;
-    for (const scenario of SCENARIOS) {
+    const scenariosRun = SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
+    for (const scenario of scenariosRun) {
       for (const target of [service, ceiling]) await load(target, scenario, options.warmupSeconds);
     }
-    const results = new Map<string, LoadResult[]>();
+    const results = new Map<string, (LoadResult & { cpuPerRequestUs: number })[]>();
     for (let round = 0; round < options.rounds; round++) {
-      for (const scenario of SCENARIOS) {
+      for (const scenario of scenariosRun) {
         const order = round % 2 === 0 ? (['ceiling', 'service'] as const) : (['service', 'ceiling'] as const);
         for (const name of order) {
+          const cpuBefore = cpuMicroseconds(targets[name].child.pid!);
           const result = await load(targets[name], scenario, options.seconds);
+          const cpuPerRequestUs = (cpuMicroseconds(targets[name].child.pid!) - cpuBefore) / result.total;
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${scenario.label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
           const key = `${scenario.name}/${name}`;
-          results.set(key, [...(results.get(key) ?? []), result]);
-          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} ${name}: ${Math.round(result.requestsPerSecond)} req/s`);
+          results.set(key, [...(results.get(key) ?? []), { ...result, cpuPerRequestUs }]);
+          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} ${name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuPerRequestUs.toFixed(1)} µs CPU a request`);
         }
       }
     }
     const servicePeakRssMb = peakRssMb(service.child.pid!);
     const figures = (key: string): TargetFigures => {
       const runs = results.get(key)!;
-      return { rounds: runs.map((run) => run.requestsPerSecond), median: median(runs.map((run) => run.requestsPerSecond)), latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)) };
+      return {
+        rounds: runs.map((run) => run.requestsPerSecond),
+        median: median(runs.map((run) => run.requestsPerSecond)),
+        latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)),
+        cpuPerRequestUs: median(runs.map((run) => run.cpuPerRequestUs)),
+      };
     };
-    const scenarios = SCENARIOS.map((scenario): ScenarioFigures => {
+    const scenarios = scenariosRun.map((scenario): ScenarioFigures => {
       const serviceFigures = figures(`${scenario.name}/service`);
       const ceilingFigures = figures(`${scenario.name}/ceiling`);
       return {

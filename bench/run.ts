@@ -1,6 +1,9 @@
 // The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder).
 //   node --import tsx bench/run.ts <full|quick|smoke> [--out <folder>]
+//   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
+// --only: just those HTTP scenarios, service against ceiling, printed and not written (for working on
+// one path); --profile: also a V8 CPU profile of the service, written into that folder.
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
 // (full and quick, into bench/results) puts them into README.md.
 import { execFileSync } from 'node:child_process';
@@ -80,10 +83,26 @@ function machineFacts(): Record<string, unknown> {
   };
 }
 
+function optionValue(argv: readonly string[], name: string): string | undefined {
+  const index = argv.indexOf(name);
+  return index >= 0 ? argv[index + 1] : undefined;
+}
+
+/** `--only`: the named HTTP scenarios alone, printed as service, ceiling and ratio. */
+async function runOnly(settings: Settings, only: readonly string[], profileDirectory: string | undefined, log: (line: string) => void): Promise<void> {
+  const http = await runHttp({ ...settings.http, memoryPets: [], only, profileDirectory: profileDirectory && resolve(profileDirectory), log });
+  for (const scenario of http.scenarios) {
+    log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
+  }
+}
+
 async function main(): Promise<void> {
-  const { mode, out, updateReadme, scratch } = parseArguments(process.argv.slice(2));
-  const settings = MODES[mode]!;
+  const argv = process.argv.slice(2);
   const log = (line: string) => process.stdout.write(`${line}\n`);
+  const only = optionValue(argv, '--only');
+  if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), log);
+  const { mode, out, updateReadme, scratch } = parseArguments(argv);
+  const settings = MODES[mode]!;
   const startedAt = new Date().toISOString();
   const machineAtStart = machineFacts();
   log(`petstore benchmark (${mode}), results into ${out}`);

@@ -15,7 +15,10 @@ import { createPetRouter } from './pet-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { measureRequests } from './request-metrics.ts';
-import { logRequests } from './request-log.ts';
+import { logRequests, requestLine } from './request-log.ts';
+import { createCachedListingLane } from './cached-listing-lane.ts';
+import type { RequestLane } from './cached-listing-lane.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import { requireHost } from './require-host.ts';
 
 export interface HttpAppOptions {
@@ -38,6 +41,8 @@ export interface HttpApp {
   readonly app: Koa;
   /** The methods a path answers to (empty for an unknown path). */
   methodsAllowedAt(path: string): string[];
+  /** Answers cached listings before the app; present when there is a listing cache. */
+  readonly cachedListings: RequestLane | undefined;
 }
 
 /**
@@ -48,13 +53,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
+  const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const routers: Router[] = [
-    createPetRouter(options),
+    createPetRouter({ ...options, rateLimiter }),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];
   const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap((router) => router.match(path, 'GET').path.flatMap((layer) => layer.methods)))];
-  app.use(logRequests(options.logger));
+  const logRequest = requestLine(options.logger);
+  app.use(logRequests(logRequest));
   if (options.metrics) app.use(measureRequests(options.metrics.observeRequest));
   app.use(renderErrors(options.logger));
   app.use(requireHost);
@@ -62,7 +69,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   if (options.corsOrigins.length > 0) app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
   for (const router of routers) app.use(router.routes());
   app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
-  return { app, methodsAllowedAt };
+  const cachedListings = options.listingCache && createCachedListingLane({
+    cache: options.listingCache,
+    verifier: options.verifier,
+    logRequest,
+    rateLimiter,
+    observeRequest: options.metrics?.observeRequest,
+    crossOrigin: options.corsOrigins.length > 0,
+  });
+  return { app, methodsAllowedAt, cachedListings };
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

@@ -1,6 +1,9 @@
 import type { PetStatus } from '../../domain/index.ts';
 import type { CatalogChanges, PetChange } from '../../application/index.ts';
 
+// What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** A listing answer as sent: the JSON body and the `Link` header, if any. */
 export interface ListingAnswer {
   readonly body: Buffer;

@@ -3,15 +3,16 @@ import type { Context, Next } from 'koa';
 import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys.ts';
+import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
-import type { RateLimitPolicy } from '../config.ts';
 import { markDeprecated } from './deprecation.ts';
 import { requireJsonBody } from './json-body.ts';
 import { parseListQuery } from './list-query.ts';
 import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from './require-api-key.ts';
 
 export interface PetRoutesOptions {
@@ -20,16 +21,16 @@ export interface PetRoutesOptions {
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
   /** A token bucket per API key, counted after the key check; none when undefined. */
-  readonly rateLimit?: RateLimitPolicy | undefined;
+  readonly rateLimiter?: RateLimiter | undefined;
   /** When given, listing answers are cached (and kept exact by it). */
   readonly listingCache?: ListingCache | undefined;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit, listingCache }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimiter, listingCache }: PetRoutesOptions): Router {
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(verifier), ...(rateLimit ? [limitRate(rateLimit)] : [])];
+  const authenticated = [requireApiKey(verifier), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
   // A cached answer is sent without a promise of its own.
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
@@ -91,9 +92,6 @@ export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimit, lis
 
   return router;
 }
-
-// What Koa sends for a JSON body; set by hand because the listing body is already JSON text.
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 function sendListing(ctx: Context, answer: ListingAnswer): void {
   if (answer.link !== undefined) ctx.set('Link', answer.link);

@@ -6,28 +6,52 @@ import { createTokenBuckets } from './token-bucket.ts';
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
 export const RATE_LIMIT_POLICY_NAME = 'per-key';
 
+export interface RateDecision {
+  readonly allowed: boolean;
+  /** `RateLimit-Policy` and `RateLimit`, for every answer. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly secondsToNextToken: number;
+}
+
+/** A token bucket per API key. A refused request takes no token, so asking again gives the same refusal. */
+export interface RateLimiter {
+  readonly policy: RateLimitPolicy;
+  take(apiKeyId: string): RateDecision;
+}
+
 /**
- * A token bucket per API key, after the key check. Every answer carries the fields of
- * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy` (q: the burst; w: the seconds in which
- * the rate refills it) and `RateLimit` (r: requests left now; t: seconds until the next one is added).
- * A refused request is 429 `rate_limited` with `Retry-After` equal to t.
+ * Every answer carries the fields of draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy`
+ * (q: the burst; w: the seconds in which the rate refills it) and `RateLimit` (r: requests left now;
+ * t: seconds until the next one is added).
  */
-export function limitRate(policy: RateLimitPolicy, now?: () => number) {
+export function createRateLimiter(policy: RateLimitPolicy, now?: () => number): RateLimiter {
   const buckets = createTokenBuckets(policy, now);
   const policyField = `"${RATE_LIMIT_POLICY_NAME}";q=${policy.burst};w=${Math.max(1, Math.ceil(policy.burst / policy.perSecond))}`;
+  return {
+    policy,
+    take(apiKeyId) {
+      const result = buckets.take(apiKeyId);
+      return {
+        allowed: result.allowed,
+        headers: { 'RateLimit-Policy': policyField, RateLimit: `"${RATE_LIMIT_POLICY_NAME}";r=${result.remaining};t=${result.secondsToNextToken}` },
+        secondsToNextToken: result.secondsToNextToken,
+      };
+    },
+  };
+}
+
+/** After the key check: a refused request is 429 `rate_limited` with `Retry-After` equal to t. */
+export function limitRate(limiter: RateLimiter) {
+  const { policy } = limiter;
   return async function limitRateMiddleware(ctx: Context, next: Next): Promise<void> {
-    const result = buckets.take(String(ctx.state.apiKeyId));
-    const headers = {
-      'RateLimit-Policy': policyField,
-      RateLimit: `"${RATE_LIMIT_POLICY_NAME}";r=${result.remaining};t=${result.secondsToNextToken}`,
-    };
-    if (!result.allowed) {
+    const decision = limiter.take(String(ctx.state.apiKeyId));
+    if (!decision.allowed) {
       throw new HttpProblem('rate_limited', `too many requests for this API key: at most ${policy.burst} at once and ${policy.perSecond} a second`, {
-        ...headers,
-        'Retry-After': String(result.secondsToNextToken),
+        ...decision.headers,
+        'Retry-After': String(decision.secondsToNextToken),
       });
     }
-    ctx.set(headers);
+    ctx.set(decision.headers);
     await next();
   };
 }

@@ -17,12 +17,10 @@ export interface RequestFields {
 }
 
 /** Gives each request an id (the client's X-Request-Id or a new one), echoes it, and logs one line when done. */
-export function logRequests(logger: Logger) {
-  const log = requestLine(logger);
+export function logRequests(log: (fields: RequestFields) => void) {
   return async function logRequestsMiddleware(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
-    const offered = ctx.get('x-request-id');
-    const requestId = ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
+    const requestId = requestIdFor(ctx.req.headers['x-request-id']);
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
@@ -40,6 +38,11 @@ export function logRequests(logger: Logger) {
       });
     }
   };
+}
+
+/** The client's X-Request-Id when acceptable, else a new one. */
+export function requestIdFor(offered: string | string[] | undefined): string {
+  return typeof offered === 'string' && ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
 }
 
 const symbols = pino.symbols as unknown as { streamSym: symbol; timeSym: symbol; chindingsSym: symbol };

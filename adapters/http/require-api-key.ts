@@ -17,11 +17,16 @@ export function requireApiKey(verifier: ApiKeyVerifier) {
       // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
       throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
     }
-    const key = BEARER.exec(header)?.[1];
+    const key = bearerKey(header);
     const check = key === undefined ? { ok: false as const } : verifier.verify(key);
     if (check instanceof Promise) return check.then((checked) => admit(ctx, checked, next));
     return admit(ctx, check, next);
   };
+}
+
+/** The key of a well-formed `Bearer` credential; undefined for anything else. */
+export function bearerKey(authorization: string): string | undefined {
+  return BEARER.exec(authorization)?.[1];
 }
 
 function admit(ctx: Context, check: KeyCheck, next: Next): Promise<void> {

@@ -13,6 +13,8 @@ export interface HttpServerOptions {
   readonly limits: ServerLimits;
   /** The methods a path answers to, so that a method Node's parser refuses can still get 405 on a known path. */
   readonly methodsAllowedAt?: (path: string) => readonly string[];
+  /** Tried before the app: answers what it can (returning true) and leaves the rest to the app. */
+  readonly answerFirst?: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
 }
 
 export interface RunningHttpServer {
@@ -25,6 +27,7 @@ export interface RunningHttpServer {
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
+  const answerFirst = options.answerFirst ?? (() => false);
   const handle = app.callback();
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
@@ -34,7 +37,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     response.once('close', () => inFlight.delete(response));
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
-    void handle(request, response);
+    if (!answerFirst(request, response)) void handle(request, response);
   };
 
   const server = createServer(
