@@ -79,7 +79,8 @@ export interface EventStore {
   /**
    * Takes a new pet id, never handed out before, and appends the stream `build` makes from it, with
    * the id taken in the append's transaction where the store can (one commit for both). Resolves with
-   * what `build` made once it is stored; rejects as `append` would.
+   * what `build` made once it is stored; rejects as `append` would. `build` should be pure and quick:
+   * it may run inside the store's write transaction, and if it throws, only this append fails.
    */
   appendNew<T extends NewStream>(build: (id: number) => T, metadata: AppendMetadata): Promise<T>;
   /** Up to `limit` events after `afterPosition`, in position order. */
