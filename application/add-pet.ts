@@ -36,23 +36,21 @@ export async function addPet(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  assertValidNewPet(newPet); // before taking an id, so refused requests leave no gaps
-  const id = await ports.petIds.next();
-  const events = decide({ type: 'AddPet', data: { ...newPet, id } }, initialState());
-  const added = events.reduce(evolve, initialState());
-  if (added.kind !== 'present') throw new Error('AddPet produced no pet');
+  assertValidNewPet(newPet); // before an id is taken, so refused requests leave no gaps
   const now = ports.clock.now();
-  const remember: IdempotencyRecord | undefined = idempotencyKey === undefined
-    ? undefined
-    : { scope, key: idempotencyKey, fingerprint, pet: added.pet, expiresAt: new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString() };
+  const expiresAt = new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString();
   try {
-    await ports.eventStore.append(
-      petStreamId(id),
-      'no_stream',
-      events,
-      { recordedAt: now.toISOString(), ...context },
-      remember ? { remember } : {},
-    );
+    // The store assigns the id and appends in one transaction: the events are decided from it there.
+    const { pet } = await ports.eventStore.appendNew((id) => {
+      const events = decide({ type: 'AddPet', data: { ...newPet, id } }, initialState());
+      const added = events.reduce(evolve, initialState());
+      if (added.kind !== 'present') throw new Error('AddPet produced no pet');
+      const stream = { streamId: petStreamId(id), events, pet: added.pet };
+      if (idempotencyKey === undefined) return stream;
+      const remember: IdempotencyRecord = { scope, key: idempotencyKey, fingerprint, pet: added.pet, expiresAt };
+      return { ...stream, remember };
+    }, { recordedAt: now.toISOString(), ...context });
+    return pet;
   } catch (error) {
     // A concurrent request with the same key committed first: answer as it did.
     if (error instanceof IdempotencyKeyTaken && idempotencyKey !== undefined) {
@@ -61,7 +59,6 @@ export async function addPet(
     }
     throw error;
   }
-  return added.pet;
 }
 
 async function replayIfRemembered(ports: PetStorePorts, scope: string, key: string, fingerprint: string): Promise<Pet | undefined> {

@@ -56,6 +56,12 @@ export interface AppendOptions {
   readonly remember?: IdempotencyRecord;
 }
 
+/** A new stream, made from the id the store assigns it; stored as `append(streamId, 'no_stream', events, metadata, this)` would. */
+export interface NewStream extends AppendOptions {
+  readonly streamId: string;
+  readonly events: readonly PetEvent[];
+}
+
 export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /**
@@ -70,6 +76,13 @@ export interface EventStore {
     metadata: AppendMetadata,
     options?: AppendOptions,
   ): Promise<AppendResult>;
+  /**
+   * Takes a new pet id, never handed out before, and appends the stream `build` makes from it, with
+   * the id taken in the append's transaction where the store can (one commit for both). Resolves with
+   * what `build` made once it is stored; rejects as `append` would. `build` should be pure and quick:
+   * it may run inside the store's write transaction, and if it throws, only this append fails.
+   */
+  appendNew<T extends NewStream>(build: (id: number) => T, metadata: AppendMetadata): Promise<T>;
   /** Up to `limit` events after `afterPosition`, in position order. */
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;
 }
@@ -118,11 +131,6 @@ export interface VersionedPet {
   readonly version: number;
 }
 
-export interface PetIds {
-  /** A new id, never handed out before. */
-  next(): Promise<number>;
-}
-
 export interface Clock {
   now(): Date;
 }
@@ -131,7 +139,6 @@ export interface Clock {
 export interface PetStorePorts {
   readonly eventStore: EventStore;
   readonly catalog: PetCatalog;
-  readonly petIds: PetIds;
   readonly idempotencyKeys: IdempotencyKeys;
   readonly clock: Clock;
 }

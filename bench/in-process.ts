@@ -46,7 +46,7 @@ export interface InProcessFigures {
   readonly rebuild: { readonly pets: number; readonly events: number; readonly seconds: number; readonly eventsPerSecond: number };
   /**
    * Durable (synchronous=FULL) on this machine's disk, `groupSize` at a time: appends of a new pet's
-   * event straight to the event store (one commit a group), and creations through `addPet` (two: ids, then appends).
+   * event straight to the event store, and creations through `addPet` (each an id and an append); one commit a group.
    */
   readonly appends: readonly { readonly groupSize: number; readonly appendsPerSecond: number; readonly creationsPerSecond: number }[];
 }

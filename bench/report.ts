@@ -84,8 +84,8 @@ export function markdownTables(results: BenchResults): string {
     `In process: a cached listing answer costs ${micro(inProcess.cachedAnswerNs)} (freshness check and lookup); ` +
       inProcess.serialisation.map((each) => `JSON.stringify of ${each.pets} pets ${micro(each.stringifyNs)}`).join(', ') + '; ' +
       'durable on this disk, in groups of ' + inProcess.appends.map((each) => each.groupSize).join(' / ') + ': ' +
-      inProcess.appends.map((each) => rps(each.appendsPerSecond)).join(' / ') + ' appends/s (one commit a group), ' +
-      inProcess.appends.map((each) => rps(each.creationsPerSecond)).join(' / ') + ' creations/s through `addPet` (two).',
+      inProcess.appends.map((each) => rps(each.appendsPerSecond)).join(' / ') + ' appends/s, ' +
+      inProcess.appends.map((each) => rps(each.creationsPerSecond)).join(' / ') + ' creations/s through `addPet` (an id and an append); one commit a group.',
     '',
     '| `listPets` | limit | ' + `${count(inProcess.listPets.smallPets)} pets | ${count(inProcess.listPets.largePets)} pets | ratio |`,
     '|---|---:|---:|---:|---:|',

@@ -2,7 +2,7 @@ import type { Pet, PetEvent } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../application/index.ts';
 import type {
   AppendMetadata, AppendOptions, AppendResult, Clock, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord,
-  PetCatalog, PetIds, PetQuery, PetRow, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  PetCatalog, PetQuery, PetRow, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
@@ -21,36 +21,46 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   let lastId = 0;
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
 
+  /** Synchronous, so that nothing can come between its check and its writes. */
+  const appendNow = (streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions): AppendResult => {
+    const stream = streams.get(streamId) ?? [];
+    const actual = stream.length;
+    if ((expected === 'no_stream' && actual !== 0) || (expected !== 'no_stream' && expected !== actual)) {
+      throw new StreamVersionConflict(streamId, expected, actual);
+    }
+    const { remember } = options;
+    if (remember) {
+      const existing = remembered.get(rememberedKey(remember.scope, remember.key));
+      if (existing && existing.expiresAt > clock.now().toISOString()) throw new IdempotencyKeyTaken(remember.scope, remember.key);
+    }
+    const stored = events.map((event, index): StoredEvent => ({
+      position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata: metadataFor(event, metadata),
+    }));
+    const petId = events[0]?.data.id;
+    if (petId !== undefined) {
+      const row = projectPet(rows.get(petId), events, actual + events.length);
+      if (!rows.has(petId)) insertSorted(sortedIds, petId);
+      rows.set(petId, row);
+    }
+    log.push(...stored);
+    stream.push(...stored);
+    streams.set(streamId, stream);
+    if (remember) remembered.set(rememberedKey(remember.scope, remember.key), remember);
+    return { version: stream.length };
+  };
+
   const eventStore: EventStore = {
     async readStream(streamId: string): Promise<StreamRead> {
       const events = streams.get(streamId) ?? [];
       return { version: events.length, events: [...events] };
     },
-    async append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions = {}): Promise<AppendResult> {
-      const stream = streams.get(streamId) ?? [];
-      const actual = stream.length;
-      if ((expected === 'no_stream' && actual !== 0) || (expected !== 'no_stream' && expected !== actual)) {
-        throw new StreamVersionConflict(streamId, expected, actual);
-      }
-      const { remember } = options;
-      if (remember) {
-        const existing = remembered.get(rememberedKey(remember.scope, remember.key));
-        if (existing && existing.expiresAt > clock.now().toISOString()) throw new IdempotencyKeyTaken(remember.scope, remember.key);
-      }
-      const stored = events.map((event, index): StoredEvent => ({
-        position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata: metadataFor(event, metadata),
-      }));
-      const petId = events[0]?.data.id;
-      if (petId !== undefined) {
-        const row = projectPet(rows.get(petId), events, actual + events.length);
-        if (!rows.has(petId)) insertSorted(sortedIds, petId);
-        rows.set(petId, row);
-      }
-      log.push(...stored);
-      stream.push(...stored);
-      streams.set(streamId, stream);
-      if (remember) remembered.set(rememberedKey(remember.scope, remember.key), remember);
-      return { version: stream.length };
+    async append(streamId, expected, events, metadata, options = {}) {
+      return appendNow(streamId, expected, events, metadata, options);
+    },
+    async appendNew(build, metadata) {
+      const made = build(++lastId);
+      appendNow(made.streamId, 'no_stream', made.events, metadata, made);
+      return made;
     },
     async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
       return log.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit);
@@ -74,12 +84,6 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  const petIds: PetIds = {
-    async next() {
-      return ++lastId;
-    },
-  };
-
   const idempotencyKeys: IdempotencyKeys = {
     async find(scope: string, key: string, now: Date) {
       const record = remembered.get(rememberedKey(scope, key));
@@ -87,7 +91,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, catalog, petIds, idempotencyKeys, clock, log };
+  return { eventStore, catalog, idempotencyKeys, clock, log };
 }
 
 function insertSorted(ids: number[], id: number): void {

@@ -60,8 +60,8 @@ export const postgresFlavour: SqlFlavour = {
       cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered`.execute(trx);
   },
 
-  async nextPetId(db) {
-    const { rows } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(db);
+  async nextPetId(trx) {
+    const { rows } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(trx);
     return rows[0]!.id;
   },
 

@@ -13,8 +13,8 @@ export interface SqlFlavour {
   isUniqueViolation(error: unknown, constraint: 'events_stream_version_unique' | 'pets_pkey'): boolean;
   /** The last write of every append's transaction: its events, in order. */
   insertEvents(trx: Transaction<PetStoreDatabase>, rows: readonly Insertable<EventsTable>[]): Promise<void>;
-  /** A new pet id, never handed out before. */
-  nextPetId(db: Kysely<PetStoreDatabase>): Promise<number>;
+  /** A new pet id, never handed out before, drawn inside the append's transaction. */
+  nextPetId(trx: Transaction<PetStoreDatabase>): Promise<number>;
 
   /** Begins, on `connection`, a transaction during which no append can commit. */
   beginExclusive(connection: Kysely<PetStoreDatabase>): Promise<void>;

@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict, upcast } from '../../application/index.ts';
 import type {
-  AppendResult, CatalogChanges, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
+  AppendMetadata, AppendOptions, AppendResult, CatalogChanges, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
   PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { translated } from './flavour.ts';
@@ -29,7 +29,6 @@ export function createSqlPetStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlav
     flavour,
     eventStore: createSqlEventStore(db, flavour, clock),
     catalog: createSqlPetCatalog(db, flavour),
-    petIds: { next: () => translated(flavour, () => flavour.nextPetId(db)) },
     idempotencyKeys: createSqlIdempotencyKeys(db, flavour),
     clock,
     async ready() {
@@ -68,7 +67,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
     return row?.version ?? 0;
   };
 
-  return {
+  const eventStore: EventStore = {
     async readStream(streamId: string): Promise<StreamRead> {
       const rows = await translated(flavour, () =>
         db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
@@ -84,37 +83,58 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
       return rows.map(storedEventFromRow);
     },
 
-    async append(streamId, expected, events, metadata, options = {}): Promise<AppendResult> {
-      try {
-        return await translated(flavour, () =>
-          db.transaction().execute(async (trx) => {
-            const actual = await versionOf(trx, streamId);
-            assertExpectedVersion(streamId, expected, actual);
-            if (options.remember) await remember(trx, options.remember, clock.now());
-            const version = actual + events.length;
-            await projectIntoPets(trx, events, version, metadata.recordedAt);
-            // The events last: on PostgreSQL their insert takes the lock that keeps positions in commit
-            // order, held only until the commit that follows.
-            await flavour.insertEvents(trx, events.map((event, index) => ({
-              stream_id: streamId,
-              stream_version: actual + index + 1,
-              type: event.type,
-              data: JSON.stringify(event.data),
-              metadata: JSON.stringify(metadataFor(event, metadata)),
-              recorded_at: metadata.recordedAt,
-            })));
-            return { version };
-          }),
-        );
-      } catch (error) {
-        // Another writer appended between this one's read and its writes: a constraint decided.
-        if (flavour.isUniqueViolation(error, 'events_stream_version_unique') || flavour.isUniqueViolation(error, 'pets_pkey')) {
-          throw new StreamVersionConflict(streamId, expected, await translated(flavour, () => versionOf(db, streamId)));
-        }
-        throw error;
-      }
+    append(streamId, expected, events, metadata, options = {}) {
+      return inAppendTransaction(() => streamId, expected, (trx) => appendWithin(trx, streamId, expected, events, metadata, options));
+    },
+
+    appendNew(build, metadata) {
+      let made: ReturnType<typeof build> | undefined;
+      // The id is drawn on the append's connection, in its transaction: one round of the pool, not two.
+      return inAppendTransaction(() => made?.streamId, 'no_stream', async (trx) => {
+        made = build(await flavour.nextPetId(trx));
+        await appendWithin(trx, made.streamId, 'no_stream', made.events, metadata, made);
+        return made;
+      });
     },
   };
+  return eventStore;
+
+  /** Runs an append's transaction; `streamId` names the stream it wrote to, once known. */
+  async function inAppendTransaction<T>(
+    streamId: () => string | undefined, expected: ExpectedVersion, work: (trx: Transaction<PetStoreDatabase>) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await translated(flavour, () => db.transaction().execute(work));
+    } catch (error) {
+      // Another writer appended between this one's read and its writes: a constraint decided.
+      const written = streamId();
+      if (written !== undefined && (flavour.isUniqueViolation(error, 'events_stream_version_unique') || flavour.isUniqueViolation(error, 'pets_pkey'))) {
+        throw new StreamVersionConflict(written, expected, await translated(flavour, () => versionOf(db, written)));
+      }
+      throw error;
+    }
+  }
+
+  async function appendWithin(
+    trx: Transaction<PetStoreDatabase>, streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions,
+  ): Promise<AppendResult> {
+    const actual = await versionOf(trx, streamId);
+    assertExpectedVersion(streamId, expected, actual);
+    if (options.remember) await remember(trx, options.remember, clock.now());
+    const version = actual + events.length;
+    await projectIntoPets(trx, events, version, metadata.recordedAt);
+    // The events last: on PostgreSQL their insert takes the lock that keeps positions in commit
+    // order, held only until the commit that follows.
+    await flavour.insertEvents(trx, events.map((event, index) => ({
+      stream_id: streamId,
+      stream_version: actual + index + 1,
+      type: event.type,
+      data: JSON.stringify(event.data),
+      metadata: JSON.stringify(metadataFor(event, metadata)),
+      recorded_at: metadata.recordedAt,
+    })));
+    return { version };
+  }
 }
 
 function assertExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {

@@ -2,34 +2,34 @@ import type { Kysely, SqliteDatabase, SqliteStatement } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../application/index.ts';
 import type {
-  AppendMetadata, AppendOptions, AppendResult, Clock, ExpectedVersion, IdempotencyRecord, PetChange,
+  AppendMetadata, AppendOptions, AppendResult, Clock, ExpectedVersion, IdempotencyRecord, NewStream, PetChange,
 } from '../../application/index.ts';
 import type { CatalogWatch } from './catalog-watch.ts';
 import type { PetStoreDatabase } from '../sql/schema.ts';
 import { petFromRow } from '../sql/sql-pet-store.ts';
 import { sqliteFlavour } from './sqlite-flavour.ts';
 
-/** The store's writes: new pet ids and appends, committed in groups. */
+/** The store's writes: appends and new streams, committed in groups. */
 export interface GroupCommit {
-  /** A new pet id, never handed out before; resolves once the sequence is committed. */
-  nextId(): Promise<number>;
   /** Appends and projects in its own savepoint; resolves once the group's transaction is on disk. */
   append(streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options?: AppendOptions): Promise<AppendResult>;
+  /** Takes a pet id and appends the stream `build` makes from it, both in one savepoint; resolves as `append`. */
+  appendNew<T extends NewStream>(build: (id: number) => T, metadata: AppendMetadata): Promise<T>;
   /** Resolves when every write asked for so far has committed or failed. */
   drain(): Promise<void>;
 }
 
-interface Waiter<T> {
-  readonly resolve: (value: T) => void;
+/** A write waiting for its group. */
+interface PendingWrite {
+  /** Writes, inside the write's own savepoint; returns how to answer once the group has committed. */
+  readonly run: () => { readonly answer: () => void; readonly change: PetChange | undefined };
   readonly reject: (error: unknown) => void;
 }
 
-interface PendingAppend extends Waiter<AppendResult> {
-  readonly streamId: string;
-  readonly expected: ExpectedVersion;
-  readonly events: readonly PetEvent[];
-  readonly metadata: AppendMetadata;
-  readonly options: AppendOptions;
+/** What one append wrote. */
+interface Appended<T> {
+  readonly result: T;
+  readonly change: PetChange | undefined;
 }
 
 interface ExistingPet {
@@ -42,10 +42,11 @@ interface ExistingPet {
 
 /**
  * Group commit. Every write asked for during one turn of the event loop waits for the turn's end
- * (`setImmediate`); then one `BEGIN IMMEDIATE` transaction takes all the pet ids asked for in one
- * sequence update and runs each append in its own savepoint, so a failed append (a version conflict, a
- * taken idempotency key, a constraint) is rolled back and rejected alone. One commit, one fsync
- * (synchronous=FULL), and only then is anyone answered.
+ * (`setImmediate`); then one `BEGIN IMMEDIATE` transaction runs each append in its own savepoint, so a
+ * failed append (a version conflict, a taken idempotency key, a constraint) is rolled back and rejected
+ * alone. A new stream takes its pet id in the same transaction: the sequence is read once, under the
+ * write lock (so processes sharing the file never hand out one id twice), and written back once before
+ * the commit. One commit, one fsync (synchronous=FULL), and only then is anyone answered.
  *
  * The transaction runs synchronously on prepared statements while holding Kysely's connection, so no
  * Kysely query or transaction can interleave with it.
@@ -70,7 +71,8 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   const savepoint = prepare('savepoint append');
   const release = prepare('release append');
   const rollbackTo = prepare('rollback to append');
-  const takeIds = prepare("update sequences set value = value + ? where name = 'pet_id' returning value");
+  const readLastId = prepare("select value from sequences where name = 'pet_id'");
+  const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
   const streamVersion = prepare('select max(stream_version) as version from events where stream_id = ?');
   const forgetExpired = prepare('delete from idempotency_keys where scope = ? and idempotency_key = ? and expires_at <= ?');
   const remember = prepare('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values (?, ?, ?, ?, ?) on conflict do nothing');
@@ -82,56 +84,71 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   const insertPet = prepare('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
   const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
 
-  let idWaiters: Waiter<number>[] = [];
-  let appends: PendingAppend[] = [];
+  let pending: PendingWrite[] = [];
   let scheduled = false;
+  /** The last pet id the running group took; `undefined` until it takes one. */
+  let lastId: number | undefined;
   const flushing = new Set<Promise<void>>();
+
+  function enqueue<T>(write: () => Appended<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      pending.push({
+        run() {
+          const { result, change } = write();
+          return { answer: () => resolve(result), change };
+        },
+        reject,
+      });
+      schedule();
+    });
+  }
 
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      const flushed = flush(idWaiters, appends);
-      idWaiters = [];
-      appends = [];
+      const flushed = flush(pending);
+      pending = [];
       flushing.add(flushed);
       void flushed.then(() => flushing.delete(flushed));
     });
   }
 
-  /** Never rejects: a group that fails as a whole rejects each of its waiters. */
-  async function flush(ids: Waiter<number>[], batch: PendingAppend[]): Promise<void> {
+  /** Never rejects: a group that fails as a whole rejects each of its writes. */
+  async function flush(batch: PendingWrite[]): Promise<void> {
     try {
-      await db.connection().execute(async () => commitGroup(ids, batch));
+      await db.connection().execute(async () => commitGroup(batch));
     } catch (error) {
       const failure = sqliteFlavour.translateError(error);
-      for (const waiter of [...ids, ...batch]) waiter.reject(failure);
+      for (const write of batch) write.reject(failure);
     }
   }
 
-  /** Runs the whole group synchronously; settles the waiters only after the commit. Throws when the group failed as a whole. */
-  function commitGroup(ids: Waiter<number>[], batch: PendingAppend[]): void {
-    const outcomes: ({ ok: true; result: AppendResult } | { ok: false; error: unknown })[] = [];
+  /** Runs the whole group synchronously; answers only after the commit. Throws when the group failed as a whole. */
+  function commitGroup(batch: PendingWrite[]): void {
+    const answers: (() => void)[] = [];
     const changes: PetChange[] = [];
-    let firstId = 0;
     watch.around(() => {
       begin.run([]);
+      lastId = undefined;
       try {
-        if (ids.length > 0) firstId = (takeIds.all([ids.length])[0] as { value: number }).value - ids.length + 1;
-        for (const pending of batch) {
+        for (const write of batch) {
           savepoint.run([]);
           try {
-            const { result, change } = appendOne(pending);
+            const { answer, change } = write.run();
             release.run([]);
-            outcomes.push({ ok: true, result });
+            answers.push(answer);
             if (change) changes.push(change);
           } catch (error) {
             rollbackTo.run([]);
             release.run([]);
-            outcomes.push({ ok: false, error });
+            answers.push(() => write.reject(error));
           }
         }
+        // Outside the savepoints: an id whose append failed stays taken, so a stream that already holds
+        // the next id (written around the store) costs one request, not every later one.
+        if (lastId !== undefined) writeLastId.run([lastId]);
         commit.run([]);
       } catch (error) {
         try {
@@ -142,15 +159,20 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
         throw error;
       }
     }, () => changes);
-    ids.forEach((waiter, index) => waiter.resolve(firstId + index));
-    batch.forEach((pending, index) => {
-      const outcome = outcomes[index]!;
-      if (outcome.ok) pending.resolve(outcome.result);
-      else pending.reject(outcome.error);
-    });
+    for (const answer of answers) answer();
   }
 
-  function appendOne({ streamId, expected, events, metadata, options }: PendingAppend): { result: AppendResult; change: PetChange | undefined } {
+  /** A new stream under the next pet id. */
+  function appendNewOne<T extends NewStream>(build: (id: number) => T, metadata: AppendMetadata): Appended<T> {
+    lastId = (lastId ?? (readLastId.all([])[0] as { value: number }).value) + 1;
+    const made = build(lastId);
+    const { change } = appendOne(made.streamId, 'no_stream', made.events, metadata, made);
+    return { result: made, change };
+  }
+
+  function appendOne(
+    streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions,
+  ): Appended<AppendResult> {
     const fresh = expected === 'no_stream';
     const actual = fresh ? 0 : (streamVersion.all([streamId])[0] as { version: number | null }).version ?? 0;
     if (!fresh && expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
@@ -193,17 +215,11 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   }
 
   return {
-    nextId() {
-      return new Promise<number>((resolve, reject) => {
-        idWaiters.push({ resolve, reject });
-        schedule();
-      });
-    },
     append(streamId, expected, events, metadata, options = {}) {
-      return new Promise<AppendResult>((resolve, reject) => {
-        appends.push({ streamId, expected, events, metadata, options, resolve, reject });
-        schedule();
-      });
+      return enqueue(() => appendOne(streamId, expected, events, metadata, options));
+    },
+    appendNew(build, metadata) {
+      return enqueue(() => appendNewOne(build, metadata));
     },
     async drain() {
       while (scheduled || flushing.size > 0) {

@@ -31,15 +31,13 @@ export const sqliteFlavour: SqlFlavour = {
     await trx.insertInto('events').values([...rows]).execute();
   },
 
-  async nextPetId(db) {
-    const row = await db.transaction().execute((trx) =>
-      trx
-        .updateTable('sequences')
-        .set((eb) => ({ value: eb('value', '+', 1) }))
-        .where('name', '=', 'pet_id')
-        .returning('value')
-        .executeTakeFirstOrThrow(),
-    );
+  async nextPetId(trx) {
+    const row = await trx
+      .updateTable('sequences')
+      .set((eb) => ({ value: eb('value', '+', 1) }))
+      .where('name', '=', 'pet_id')
+      .returning('value')
+      .executeTakeFirstOrThrow();
     return row.value;
   },
 

@@ -17,8 +17,8 @@ export interface SqlitePetStore extends SqlPetStore {
 
 /**
  * The pet store on one SQLite file, migrated unless `migrate` is false. The shared SQL store, with
- * SQLite's own write path (group commit: one transaction and one fsync for the appends of one turn of
- * the event loop), a precompiled listing, and a watch on the file that reports every commit.
+ * SQLite's own write path (group commit: one transaction and one fsync for the appends and new
+ * streams of one turn of the event loop), a precompiled listing, and a watch on the file that reports every commit.
  */
 export async function openSqlitePetStore(path: string, options: { clock?: Clock; migrate?: boolean } = {}): Promise<SqlitePetStore> {
   const { db, database } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
@@ -36,9 +36,12 @@ export async function openSqlitePetStore(path: string, options: { clock?: Clock;
   return {
     ...shared,
     changes,
-    eventStore: { ...shared.eventStore, append: (streamId, expected, events, metadata, appendOptions) => writes.append(streamId, expected, events, metadata, appendOptions) },
+    eventStore: {
+      ...shared.eventStore,
+      append: (streamId, expected, events, metadata, appendOptions) => writes.append(streamId, expected, events, metadata, appendOptions),
+      appendNew: (build, metadata) => writes.appendNew(build, metadata),
+    },
     catalog: { ...shared.catalog, list: precompiledListing(db) },
-    petIds: { next: () => writes.nextId() },
   };
 }
 

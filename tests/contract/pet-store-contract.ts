@@ -76,6 +76,40 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
     });
 
+    describe('new streams under ids the store assigns', () => {
+      const newPet = (name: string) => (id: number) => ({ streamId: `pet-${id}`, events: [petAdded(id, name)], id, name });
+
+      it('gives every new stream an id never handed out before, greater than the ones before it', async () => {
+        const first = await ports.eventStore.appendNew(newPet('first'), metadata);
+        const made = await Promise.all(Array.from({ length: 10 }, (_, index) => ports.eventStore.appendNew(newPet(`many ${index}`), metadata)));
+        const ids = made.map((each) => each.id);
+        assert.equal(new Set(ids).size, 10);
+        assert.ok(ids.every((id) => id > first.id));
+        for (const each of made) {
+          const stream = await ports.eventStore.readStream(each.streamId);
+          assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, each.events[0]]]);
+          assert.deepEqual(await ports.catalog.get(each.id), { pet: { id: each.id, name: each.name, categoryId: 1 }, version: 1 });
+        }
+      });
+
+      it('stores an idempotency record with the new stream, and refuses a taken key, writing nothing', async () => {
+        const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
+        const kept = await ports.eventStore.appendNew((id) => ({ ...newPet('kept')(id), remember: record(id) }), metadata);
+        assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept.id));
+        let refusedId: number | undefined;
+        await assert.rejects(
+          ports.eventStore.appendNew((id) => {
+            refusedId = id;
+            return { ...newPet('refused')(id), remember: record(id) };
+          }, metadata),
+          IdempotencyKeyTaken,
+        );
+        assert.ok(refusedId !== undefined && refusedId !== kept.id);
+        assert.equal(await ports.catalog.get(refusedId), undefined);
+        assert.deepEqual(await ports.eventStore.readStream(`pet-${refusedId}`), { version: 0, events: [] });
+      });
+    });
+
     describe('reading', () => {
       it('reads a stream in version order with its metadata, and an unknown stream as version 0', async () => {
         const id = freshId();

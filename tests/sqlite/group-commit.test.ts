@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
@@ -16,6 +16,12 @@ import { NODE_TS_ARGS } from '../support/processes.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
 const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));
+
+/** The WAL-index header's change counter (bytes 8-11 of the -shm file, native order): one more for each commit. */
+function commitsSoFar(file: string): number {
+  const header = readFileSync(`${file}-shm`).subarray(0, 12);
+  return endianness() === 'LE' ? header.readUInt32LE(8) : header.readUInt32BE(8);
+}
 
 describe('SQLite group commit', () => {
   let directory: string;
@@ -40,6 +46,26 @@ describe('SQLite group commit', () => {
     assert.equal(new Set(pets.map((pet) => pet.id)).size, 12);
     assert.equal(reports.length, 1, 'one commit for the whole group');
     assert.deepEqual(reports[0]!.map((change) => change.id).sort((a, b) => a - b), pets.map((pet) => pet.id).sort((a, b) => a - b));
+  });
+
+  it('takes the ids of a group\'s creations in the transaction of their appends: one commit in all', async () => {
+    await addPet(store, { name: 'warm up', categoryId: 1 });
+    const before = commitsSoFar(file);
+    const pets = await Promise.all(Array.from({ length: 8 }, (_, index) => addPet(store, { name: `one commit ${index}`, categoryId: 1 })));
+    assert.equal(commitsSoFar(file) - before, 1);
+    const ids = pets.map((pet) => pet.id).sort((a, b) => a - b);
+    assert.deepEqual(ids, Array.from({ length: 8 }, (_, index) => ids[0]! + index), 'consecutive ids');
+  });
+
+  it('keeps the id of a creation that failed taken, so a stream already under the next id fails one creation only', async () => {
+    const next = (await store.db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirstOrThrow()).value + 1;
+    await store.eventStore.append(`pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata);
+    const [blocked, after] = await Promise.allSettled([addPet(store, { name: 'blocked', categoryId: 1 }), addPet(store, { name: 'after', categoryId: 1 })]);
+    assert.equal(blocked.status, 'rejected');
+    assert.ok((blocked as PromiseRejectedResult).reason instanceof StreamVersionConflict);
+    assert.equal(after.status, 'fulfilled');
+    assert.equal((after as PromiseFulfilledResult<{ id: number }>).value.id, next + 1);
+    assert.equal((await addPet(store, { name: 'later', categoryId: 1 })).id, next + 2);
   });
 
   it('fails only the append that conflicts; the rest of its group commits', async () => {

@@ -47,11 +47,13 @@ describe('SQLite pet store', () => {
     assert.equal(row.status, 'pending');
   });
 
-  it('hands out increasing, unique ids from the sequence', async () => {
-    const ids = await Promise.all(Array.from({ length: 20 }, () => store.petIds.next()));
+  it('keeps the id sequence at the last id a creation took', async () => {
+    const pets = await Promise.all(Array.from({ length: 20 }, (_, index) => addPet(store, { name: `in sequence ${index}`, categoryId: 1 })));
+    const ids = pets.map((pet) => pet.id);
     assert.equal(new Set(ids).size, 20);
-    const next = await store.petIds.next();
-    assert.ok(ids.every((id) => id < next));
+    const sequence = await store.db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirstOrThrow();
+    assert.equal(sequence.value, Math.max(...ids));
+    assert.ok((await addPet(store, { name: 'after them', categoryId: 1 })).id > sequence.value);
   });
 
   it('keeps names with SQL metacharacters, emoji and RTL text exactly', async () => {
