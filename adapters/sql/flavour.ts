@@ -24,7 +24,19 @@ export interface SqlFlavour {
   createPetsTable(executor: Kysely<PetStoreDatabase>, name: string, options: { temporary: boolean }): Promise<void>;
   /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
   swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
+
+  /**
+   * The first `limit` events after `afterPosition` as one JSON array text, one `[position, stream_version,
+   * type, data, metadata]` array per event (data and metadata as stored), in no promised order; null when
+   * there are none. One text a page: far cheaper to read and parse than a row object per event.
+   */
+  readLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<string | null>;
+  /** Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of each row, row after row. */
+  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: readonly unknown[]): Promise<void>;
 }
+
+/** The columns of `pets`, in the order `insertPetRows` takes them. */
+export const PET_COLUMNS = ['id', 'name', 'category_id', 'status', 'version', 'created_at', 'updated_at'] as const;
 
 /** Runs `work`, rethrowing its failure as the flavour names it. */
 export async function translated<T>(flavour: SqlFlavour, work: () => Promise<T>): Promise<T> {

@@ -1,6 +1,9 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../application/index.ts';
+import { PET_COLUMNS } from '../sql/flavour.ts';
 import type { SqlFlavour } from '../sql/flavour.ts';
+
+const PET_ROW_PLACEHOLDERS = `(${PET_COLUMNS.map(() => '?').join(', ')})`;
 
 /**
  * SQLite: one writer at a time. Every write transaction begins IMMEDIATE (see `sqlite-dialect.ts`),
@@ -62,5 +65,21 @@ export const sqliteFlavour: SqlFlavour = {
     await sql`drop table pets`.execute(connection);
     await sql.raw(`alter table ${from} rename to pets`).execute(connection);
     await sql`create index pets_status_id on pets (status, id)`.execute(connection);
+  },
+
+  async readLogPage(executor, afterPosition, limit) {
+    // The subquery reads in position order; an ORDER BY inside group_concat would sort it all over again.
+    const { rows } = await sql<{ page: string | null }>`
+      select '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as page
+      from (select position, stream_version, type, data, metadata from events where position > ${afterPosition} order by position limit ${limit})`
+      .execute(executor);
+    return rows[0]?.page ?? null;
+  },
+
+  async insertPetRows(executor, into, values) {
+    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
+    const rows = values.length / PET_COLUMNS.length;
+    const text = `insert into ${into} (${PET_COLUMNS.join(', ')}) values ${`${PET_ROW_PLACEHOLDERS},`.repeat(rows - 1)}${PET_ROW_PLACEHOLDERS}`;
+    await executor.executeQuery(CompiledQuery.raw(text, [...values]));
   },
 };
