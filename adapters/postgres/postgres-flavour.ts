@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { StoreUnavailable } from '../../application/index.ts';
 import { PET_COLUMNS } from '../sql/flavour.ts';
-import type { SqlFlavour } from '../sql/flavour.ts';
+import type { LogPage, SqlFlavour } from '../sql/flavour.ts';
 
 /** The types of `PET_COLUMNS`, for the arrays `insertPetRows` unnests. */
 const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
@@ -97,11 +97,13 @@ export const postgresFlavour: SqlFlavour = {
   },
 
   async readLogPage(executor, afterPosition, limit) {
-    const { rows } = await sql<{ page: string | null }>`
-      select '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as page
-      from (select position, stream_version, type, data, metadata from events where position > ${afterPosition} order by position limit ${limit}) as page_events`
+    const { rows } = await sql<LogPage | { text: null }>`
+      select max(position) as last,
+        '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
+      from (select position, stream_version, type, data, metadata from events where position > ${afterPosition} order by position limit ${limit}) as page`
       .execute(executor);
-    return rows[0]?.page ?? null;
+    const row = rows[0];
+    return row?.text == null ? null : row;
   },
 
   async insertPetRows(executor, into, values) {

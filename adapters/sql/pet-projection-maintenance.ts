@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { SqlFlavour } from './flavour.ts';
-import { petValues, replay, ReplayedPets } from './pet-replay.ts';
+import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
@@ -53,7 +53,7 @@ async function insertPets(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, int
  */
 export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
   const pets = new ReplayedPets();
-  const replayed = await replay(db, flavour, pets, 0, await progressOf(db, onProgress));
+  const replayed = await replay(await logPagesAhead(db, flavour, 0), pets, 0, await progressOf(db, onProgress));
 
   await sql`drop table if exists pets_rebuild`.execute(db);
   await flavour.createPetsTable(db, 'pets_rebuild', { temporary: false });
@@ -69,7 +69,7 @@ export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onP
         const known = pets.get(id);
         if (known) tail.set({ ...known });
       }
-      const { events } = await replay(connection, flavour, tail, replayed.last);
+      const { events } = await replay(logPages(connection, flavour, replayed.last), tail, replayed.last);
       for (let start = 0; start < written.length; start += IDS_PER_DELETE) {
         await connection.deleteFrom('pets_rebuild' as 'pets').where('id', 'in', written.slice(start, start + IDS_PER_DELETE)).execute();
       }
@@ -112,7 +112,7 @@ export async function verifyPetProjection({ db, flavour }: MaintainedStore, onPr
     await flavour.beginSnapshot(connection);
     try {
       const pets = new ReplayedPets();
-      await replay(connection, flavour, pets, 0, await progressOf(connection, onProgress));
+      await replay(logPages(connection, flavour, 0), pets, 0, await progressOf(connection, onProgress));
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
       await flavour.createPetsTable(connection, 'pets_verify', { temporary: true });
       await insertPets(connection, flavour, 'pets_verify', pets.list(), false);

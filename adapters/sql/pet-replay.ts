@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { projectPet, upcast } from '../../application/index.ts';
 import type { EventMetadata } from '../../application/index.ts';
 import { PET_COLUMNS } from './flavour.ts';
-import type { SqlFlavour } from './flavour.ts';
+import type { LogPage, SqlFlavour } from './flavour.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
 import { petFromRow } from './sql-pet-store.ts';
 
@@ -81,23 +81,46 @@ function inPositionOrder(events: PageEvent[]): PageEvent[] {
 }
 
 /**
- * Replays the events after `afterPosition` into `into`, page by page, in position order.
- * Returns the last position seen and how many events it replayed.
+ * The log's pages after `afterPosition`, read on `db`: each asked for as the one before arrives, so
+ * that, on a database across the network, the next is on its way while the caller folds this one.
+ */
+export async function* logPages(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): AsyncGenerator<LogPage> {
+  let next = flavour.readLogPage(db, afterPosition, PAGE);
+  try {
+    for (;;) {
+      const page = await next;
+      if (page === null) return;
+      next = flavour.readLogPage(db, page.last, PAGE);
+      yield page;
+    }
+  } finally {
+    // Not left running (or failing unheard) when the caller stops early.
+    await next.catch(() => undefined);
+  }
+}
+
+/** The log's pages after `afterPosition`, on a connection of their own when the flavour can: for reads outside any transaction. */
+export async function logPagesAhead(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): Promise<AsyncIterable<LogPage>> {
+  return (await flavour.readLogAhead?.(db, afterPosition, PAGE)) ?? logPages(db, flavour, afterPosition);
+}
+
+/**
+ * Replays `pages` into `into`, in position order. Returns the last position seen (`afterPosition`
+ * when there was none) and how many events it replayed.
  */
 export async function replay(
-  db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, into: ReplayedPets, afterPosition: number, onPage?: (events: number) => void,
+  pages: AsyncIterable<LogPage>, into: ReplayedPets, afterPosition: number, onPage?: (events: number) => void,
 ): Promise<{ last: number; events: number }> {
   let last = afterPosition;
   let replayed = 0;
-  for (;;) {
-    const page = await flavour.readLogPage(db, last, PAGE);
-    if (page === null) return { last, events: replayed };
-    const events = inPositionOrder(JSON.parse(page) as PageEvent[]);
+  for await (const page of pages) {
+    const events = inPositionOrder(JSON.parse(page.text) as PageEvent[]);
     fold(into, events);
-    last = events.at(-1)![0];
+    last = page.last;
     replayed += events.length;
     onPage?.(events.length);
   }
+  return { last, events: replayed };
 }
 
 /** `PET_COLUMNS` of each pet, row after row: what `insertPetRows` takes. */
