@@ -36,8 +36,11 @@ export interface SqlFlavour {
    * too short to be worth a thread. Only for reads that need not share a transaction with the caller.
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
-  /** Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of each row, row after row. */
-  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: readonly unknown[]): Promise<void>;
+  /**
+   * Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of
+   * each row, row after row. The flavour takes the array over (it may freeze it).
+   */
+  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
 }
 
 /** Some events of the log, the last at `last`. */

@@ -39,7 +39,7 @@ export class ReplayedPets {
       const pet = this.#small[id];
       if (pet !== undefined) pets.push(pet);
     }
-    pets.push(...this.#other.values());
+    for (const pet of this.#other.values()) pets.push(pet);
     return pets;
   }
 }

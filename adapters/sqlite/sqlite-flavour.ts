@@ -101,7 +101,8 @@ export const sqliteFlavour: SqlFlavour = {
   async insertPetRows(executor, into, values) {
     // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
     const rows = values.length / PET_COLUMNS.length;
+    if (rows === 0) return;
     const text = `insert into ${into} (${PET_COLUMNS.join(', ')}) values ${`${PET_ROW_PLACEHOLDERS},`.repeat(rows - 1)}${PET_ROW_PLACEHOLDERS}`;
-    await executor.executeQuery(CompiledQuery.raw(text, [...values]));
+    await executor.executeQuery(CompiledQuery.raw(text, values));
   },
 };
