@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { addPet, changePetStatus, listPets, UnknownEventShape } from '../../application/index.ts';
+import { addPet, changePetStatus, getPet, listPets, UnknownEventShape } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sql/pet-projection-maintenance.ts';
@@ -108,6 +108,22 @@ describe('projection rebuild over a log of many pages', () => {
     assert.deepEqual(await store.db.selectFrom('pets').selectAll().orderBy('id').execute(), expected);
     assert.deepEqual((await verifyProjection(store.db)).problems, []);
     assert.deepEqual(await verifyPetProjection(store), []);
+  });
+
+  // Long enough that, on Node, the unlocked replay reads on a thread and connection of its own.
+  it('rebuilds a long log while writers keep writing, losing none of their writes', async () => {
+    const writes = (async () => {
+      const made = [];
+      for (let index = 0; index < 40; index++) {
+        const pet = await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'available' });
+        made.push(index % 2 === 0 ? await changePetStatus(store, { id: pet.id, status: 'pending' }) : { pet, version: 1 });
+      }
+      return made;
+    })();
+    const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
+    assert.ok(result.pets > 12_000);
+    assert.deepEqual((await verifyProjection(store.db)).problems, []);
+    for (const written of made) assert.deepEqual(await getPet(store, written.pet.id), written);
   });
 
   it('reads every event through the upcasters: a shape it cannot read fails the rebuild, which changes nothing', async () => {
