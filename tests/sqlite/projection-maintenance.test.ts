@@ -121,7 +121,7 @@ describe('projection rebuild over a log of many pages', () => {
       return made;
     })();
     const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
-    assert.ok(result.pets > 12_000);
+    assert.ok(result.pets >= 12_000);
     assert.deepEqual((await verifyProjection(store.db)).problems, []);
     for (const written of made) assert.deepEqual(await getPet(store, written.pet.id), written);
   });
