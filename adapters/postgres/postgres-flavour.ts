@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import { StoreUnavailable } from '../../application/index.ts';
-import type { SqlFlavour } from '../sql/flavour.ts';
+import { PET_COLUMNS } from '../sql/flavour.ts';
+import type { LogPage, SqlFlavour } from '../sql/flavour.ts';
+
+/** The types of `PET_COLUMNS`, for the arrays `insertPetRows` unnests. */
+const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
 
 /**
  * The lock that makes positions follow commit order. A sequence (or identity) hands out numbers in
@@ -90,5 +94,26 @@ export const postgresFlavour: SqlFlavour = {
     await sql`delete from pets`.execute(connection);
     await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
     await sql.raw(`drop table ${from}`).execute(connection);
+  },
+
+  async readLogPage(executor, afterPosition, limit) {
+    const { rows } = await sql<LogPage | { text: null }>`
+      select max(position) as last,
+        '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
+      from (select position, stream_version, type, data, metadata from events where position > ${afterPosition} order by position limit ${limit}) as page`
+      .execute(executor);
+    const row = rows[0];
+    return row?.text == null ? null : row;
+  },
+
+  async insertPetRows(executor, into, values) {
+    // One array a column: seven parameters, however many rows.
+    const width = PET_COLUMNS.length;
+    const arrays = PET_COLUMN_ARRAY_TYPES.map((type, column) => {
+      const array: unknown[] = [];
+      for (let at = column; at < values.length; at += width) array.push(values[at]);
+      return sql`${array}::${sql.raw(type)}`;
+    });
+    await sql`insert into ${sql.raw(into)} (${sql.raw(PET_COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)})`.execute(executor);
   },
 };

@@ -24,7 +24,34 @@ export interface SqlFlavour {
   createPetsTable(executor: Kysely<PetStoreDatabase>, name: string, options: { temporary: boolean }): Promise<void>;
   /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
   swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
+
+  /**
+   * The first `limit` events after `afterPosition`, null when there are none. One text a page: far
+   * cheaper to read and parse than a row object per event.
+   */
+  readLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<LogPage | null>;
+  /**
+   * The pages `readLogPage` would give, one after another from `afterPosition`, read ahead of the caller
+   * on a thread and connection of their own; undefined when the flavour cannot here, or when the log is
+   * too short to be worth a thread. Only for reads that need not share a transaction with the caller.
+   */
+  readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
+  /**
+   * Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of
+   * each row, row after row. The flavour takes the array over (it may freeze it).
+   */
+  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
 }
+
+/** Some events of the log, the last at `last`. */
+export interface LogPage {
+  /** A JSON array: `[position, stream_version, type, data, metadata]` for each event (data and metadata as stored), in no promised order. */
+  readonly text: string;
+  readonly last: number;
+}
+
+/** The columns of `pets`, in the order `insertPetRows` takes them. */
+export const PET_COLUMNS = ['id', 'name', 'category_id', 'status', 'version', 'created_at', 'updated_at'] as const;
 
 /** Runs `work`, rethrowing its failure as the flavour names it. */
 export async function translated<T>(flavour: SqlFlavour, work: () => Promise<T>): Promise<T> {

@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { projectPet } from '../../application/index.ts';
-import type { PetRow, StoredEvent } from '../../application/index.ts';
 import type { SqlFlavour } from './flavour.ts';
+import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
+import type { ReplayedPet } from './pet-replay.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import { storedEventFromRow } from './sql-pet-store.ts';
 
 /** The database and its flavour: what the maintenance needs of an open store. */
 export interface MaintainedStore {
@@ -14,69 +13,34 @@ export interface MaintainedStore {
 
 export type Progress = (done: number, total: number) => void;
 
-interface ProjectedPet {
-  row: PetRow;
-  createdAt: string;
-  updatedAt: string;
+/** Reports each page to `onProgress`, against the number of events in the log when it starts. */
+async function progressOf(db: Kysely<PetStoreDatabase>, onProgress: Progress | undefined): Promise<((events: number) => void) | undefined> {
+  if (!onProgress) return undefined;
+  const { n } = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const total = Number(n);
+  let done = 0;
+  return (events) => onProgress((done += events), total);
 }
 
-const PAGE = 10_000;
-
-/** Folds events into rows keyed by pet id, exactly as the inline projection would have. */
-function fold(into: Map<number, ProjectedPet>, events: readonly StoredEvent[]): void {
-  for (const stored of events) {
-    const id = stored.event.data.id;
-    const current = into.get(id);
-    const row = projectPet(current?.row, [stored.event], stored.streamVersion);
-    into.set(id, { row, createdAt: current?.createdAt ?? stored.metadata.recordedAt, updatedAt: stored.metadata.recordedAt });
-  }
-}
-
-/** Replays events after `afterPosition` into `into`, page by page, in position order. Returns the last position seen. */
-async function replay(db: Kysely<PetStoreDatabase>, into: Map<number, ProjectedPet>, afterPosition: number, progress?: { report: Progress; total: number; done: number }): Promise<number> {
-  let last = afterPosition;
-  for (;;) {
-    const rows = await db.selectFrom('events').selectAll().where('position', '>', last).orderBy('position').limit(PAGE).execute();
-    if (rows.length === 0) return last;
-    fold(into, rows.map(storedEventFromRow));
-    last = rows.at(-1)!.position;
-    if (progress) {
-      progress.done += rows.length;
-      progress.report(progress.done, progress.total);
-    }
-  }
-}
-
-async function countEvents(db: Kysely<PetStoreDatabase>): Promise<number> {
-  const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-function toRow({ row, createdAt, updatedAt }: ProjectedPet) {
-  return {
-    id: row.pet.id, name: row.pet.name, category_id: row.pet.categoryId, status: row.pet.status ?? null,
-    version: row.version, created_at: createdAt, updated_at: updatedAt,
-  };
-}
-
-// 7 values a row; SQLite allows 32766 parameters in one statement, PostgreSQL 65535.
+// 7 values a row; SQLite allows 32766 parameters in one statement.
 const ROWS_PER_INSERT = 4000;
+// Rows a transaction beside the service: each commit waits for the disk, and writers wait for each transaction.
+const ROWS_PER_TRANSACTION = 4 * ROWS_PER_INSERT;
 
-/** Writes rows into `table`, replacing any with the same id. `inTransactions`: one short transaction per batch. */
-async function writeRows(db: Kysely<PetStoreDatabase>, table: string, pets: readonly ProjectedPet[], inTransactions: boolean): Promise<void> {
-  for (let index = 0; index < pets.length; index += ROWS_PER_INSERT) {
-    const values = pets.slice(index, index + ROWS_PER_INSERT).map(toRow);
-    const insert = (executor: Kysely<PetStoreDatabase>) => executor
-      .insertInto(table as 'pets')
-      .values(values)
-      .onConflict((conflict) => conflict.column('id').doUpdateSet((eb) => ({
-        name: eb.ref('excluded.name'), category_id: eb.ref('excluded.category_id'), status: eb.ref('excluded.status'),
-        version: eb.ref('excluded.version'), created_at: eb.ref('excluded.created_at'), updated_at: eb.ref('excluded.updated_at'),
-      })))
-      .execute();
-    // Short transactions: service writers get the lock between batches.
-    if (inTransactions) await db.transaction().execute(insert);
-    else await insert(db);
+/**
+ * Writes pets into the table `into`, which has none of their ids. `inTransactions`: in short
+ * transactions of their own, so that service writers get the lock between them.
+ */
+async function insertPets(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, into: string, pets: readonly ReplayedPet[], inTransactions: boolean): Promise<void> {
+  const insert = async (executor: Kysely<PetStoreDatabase>, from: number, to: number) => {
+    for (let start = from; start < to; start += ROWS_PER_INSERT) {
+      await flavour.insertPetRows(executor, into, petValues(pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
+    }
+  };
+  if (!inTransactions) return insert(db, 0, pets.length);
+  for (let start = 0; start < pets.length; start += ROWS_PER_TRANSACTION) {
+    const end = Math.min(pets.length, start + ROWS_PER_TRANSACTION);
+    await db.transaction().execute((trx) => insert(trx, start, end));
   }
 }
 
@@ -88,36 +52,42 @@ async function writeRows(db: Kysely<PetStoreDatabase>, table: string, pets: read
  * Replaying by position skips nothing: on every flavour, positions are handed out in commit order.
  */
 export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
-  const projected = new Map<number, ProjectedPet>();
-  const total = await countEvents(db);
-  const progress = onProgress && { report: onProgress, total, done: 0 };
-  const replayedUpTo = await replay(db, projected, 0, progress);
+  const pets = new ReplayedPets();
+  const replayed = await replay(await logPagesAhead(db, flavour, 0), pets, 0, await progressOf(db, onProgress));
 
   await sql`drop table if exists pets_rebuild`.execute(db);
   await flavour.createPetsTable(db, 'pets_rebuild', { temporary: false });
-  await writeRows(db, 'pets_rebuild', [...projected.values()], true);
+  await insertPets(db, flavour, 'pets_rebuild', pets.list(), true);
 
   return db.connection().execute(async (connection) => {
     await flavour.beginExclusive(connection);
     try {
-      // Events committed since the replay: start from what those pets were, apply the rest.
-      const tail = new Map<number, ProjectedPet>();
-      for (const id of await idsWrittenAfter(connection, replayedUpTo)) {
-        const known = projected.get(id);
-        if (known) tail.set(id, known);
+      // Events committed since the replay: their pets' rows go, and come back with those events applied.
+      const written = await idsWrittenAfter(connection, replayed.last);
+      const tail = new ReplayedPets();
+      for (const id of written) {
+        const known = pets.get(id);
+        if (known) tail.set({ ...known });
       }
-      await replay(connection, tail, replayedUpTo);
-      await writeRows(connection, 'pets_rebuild', [...tail.values()], false);
-      for (const [id, pet] of tail) projected.set(id, pet);
+      const { events } = await replay(logPages(connection, flavour, replayed.last), tail, replayed.last);
+      for (let start = 0; start < written.length; start += IDS_PER_DELETE) {
+        await connection.deleteFrom('pets_rebuild' as 'pets').where('id', 'in', written.slice(start, start + IDS_PER_DELETE)).execute();
+      }
+      const tailPets = tail.list();
+      await insertPets(connection, flavour, 'pets_rebuild', tailPets, false);
       await flavour.swapInPets(connection, 'pets_rebuild');
       await sql`commit`.execute(connection);
+      for (const pet of tailPets) pets.set(pet);
+      return { events: replayed.events + events, pets: pets.size };
     } catch (error) {
       await sql`rollback`.execute(connection);
       throw error;
     }
-    return { events: await countEvents(connection), pets: projected.size };
   });
 }
+
+// Well under SQLite's 32766 parameters a statement.
+const IDS_PER_DELETE = 10_000;
 
 async function idsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPosition: number): Promise<number[]> {
   const rows = await db.selectFrom('events').select('stream_id').distinct().where('position', '>', afterPosition).execute();
@@ -141,12 +111,11 @@ export async function verifyPetProjection({ db, flavour }: MaintainedStore, onPr
   return db.connection().execute(async (connection) => {
     await flavour.beginSnapshot(connection);
     try {
-      const projected = new Map<number, ProjectedPet>();
-      const total = await countEvents(connection);
-      await replay(connection, projected, 0, onProgress && { report: onProgress, total, done: 0 });
+      const pets = new ReplayedPets();
+      await replay(logPages(connection, flavour, 0), pets, 0, await progressOf(connection, onProgress));
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
       await flavour.createPetsTable(connection, 'pets_verify', { temporary: true });
-      await writeRows(connection, 'pets_verify', [...projected.values()], false);
+      await insertPets(connection, flavour, 'pets_verify', pets.list(), false);
       const columns = 'id, name, category_id, status, version, created_at, updated_at';
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets except select ${columns} from pets_verify`).execute(connection);

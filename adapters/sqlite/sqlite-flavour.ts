@@ -1,6 +1,24 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../application/index.ts';
-import type { SqlFlavour } from '../sql/flavour.ts';
+import { PET_COLUMNS } from '../sql/flavour.ts';
+import type { LogPage, SqlFlavour } from '../sql/flavour.ts';
+import { readLogOnThread } from './log-reader-thread.ts';
+import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
+import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
+
+const PET_ROW_PLACEHOLDERS = `(${PET_COLUMNS.map(() => '?').join(', ')})`;
+
+/**
+ * A page of the log after a position (the first parameter), a number of events long (the second).
+ * The subquery reads in position order; an ORDER BY inside group_concat would sort it all over again.
+ */
+const LOG_PAGE = `
+  select max(position) as last,
+    '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as text
+  from (select position, stream_version, type, data, metadata from events where position > ? order by position limit ?)`;
+
+/** Events from which reading the log on a thread of its own pays for starting one. */
+const READ_AHEAD_FROM = 10_000;
 
 /**
  * SQLite: one writer at a time. Every write transaction begins IMMEDIATE (see `sqlite-dialect.ts`),
@@ -60,5 +78,29 @@ export const sqliteFlavour: SqlFlavour = {
     await sql`drop table pets`.execute(connection);
     await sql.raw(`alter table ${from} rename to pets`).execute(connection);
     await sql`create index pets_status_id on pets (status, id)`.execute(connection);
+  },
+
+  async readLogPage(executor, afterPosition, limit) {
+    const { rows } = await executor.executeQuery<LogPage | { text: null }>(CompiledQuery.raw(LOG_PAGE, [afterPosition, limit]));
+    const row = rows[0];
+    return row?.text == null ? null : row;
+  },
+
+  async readLogAhead(db, afterPosition, limit) {
+    const { rows } = await sql<{ file: string; events: number }>`
+      select (select file from pragma_database_list where name = 'main') as file,
+        (select coalesce(max(position), 0) from events) - ${afterPosition} as events`.execute(db);
+    const { file, events } = rows[0]!;
+    // An in-memory database has no file to open again; Deno's driver is node:sqlite, which the thread does not load.
+    if (file === '' || sqliteDriverForThisRuntime() !== 'better-sqlite3' || events < READ_AHEAD_FROM) return undefined;
+    return readLogOnThread({ file, pageSql: LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  },
+
+  async insertPetRows(executor, into, values) {
+    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
+    const rows = values.length / PET_COLUMNS.length;
+    if (rows === 0) return;
+    const text = `insert into ${into} (${PET_COLUMNS.join(', ')}) values ${`${PET_ROW_PLACEHOLDERS},`.repeat(rows - 1)}${PET_ROW_PLACEHOLDERS}`;
+    await executor.executeQuery(CompiledQuery.raw(text, values));
   },
 };

@@ -4,11 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { addPet, changePetStatus, listPets } from '../../application/index.ts';
+import { addPet, changePetStatus, getPet, listPets, UnknownEventShape } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
 import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sql/pet-projection-maintenance.ts';
+import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
+import { verifyProjection } from '../support/projection-check.ts';
 
 /** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
 function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -82,6 +84,62 @@ describe('projection rebuild and verify', () => {
     assert.deepEqual(await verifyPetProjection(store), []);
     const pending = await listPets(store, { status: 'pending', limit: 100 });
     for (const pet of made) assert.ok(pending.some((listed) => listed.id === pet.id), `pet ${pet.id} is listed after the rebuild`);
+  });
+});
+
+describe('projection rebuild over a log of many pages', () => {
+  let directory: string;
+  let store: SqlPetStore;
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
+    store = await openSqlitePetStore(join(directory, 'store.db'));
+  });
+  after(async () => {
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('rebuilds every pet from a log written without its read model, old event shapes included', async () => {
+    const expected = await writeBulkLog(store.db, 12_000);
+    await store.db.updateTable('sequences').set({ value: expected.length }).where('name', '=', 'pet_id').execute();
+    const { events } = await store.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('events')).executeTakeFirstOrThrow();
+    assert.deepEqual(await rebuildPetProjection(store), { events, pets: expected.length });
+    assert.deepEqual(await store.db.selectFrom('pets').selectAll().orderBy('id').execute(), expected);
+    assert.deepEqual((await verifyProjection(store.db)).problems, []);
+    assert.deepEqual(await verifyPetProjection(store), []);
+  });
+
+  // Long enough that, on Node, the unlocked replay reads on a thread and connection of its own.
+  it('rebuilds a long log while writers keep writing, losing none of their writes', async () => {
+    const writes = (async () => {
+      const made = [];
+      for (let index = 0; index < 40; index++) {
+        const pet = await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'available' });
+        made.push(index % 2 === 0 ? await changePetStatus(store, { id: pet.id, status: 'pending' }) : { pet, version: 1 });
+      }
+      return made;
+    })();
+    const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
+    assert.ok(result.pets >= 12_000);
+    assert.deepEqual((await verifyProjection(store.db)).problems, []);
+    for (const written of made) assert.deepEqual(await getPet(store, written.pet.id), written);
+  });
+
+  it('reads every event through the upcasters: a shape it cannot read fails the rebuild, which changes nothing', async () => {
+    const before = await store.db.selectFrom('pets').selectAll().orderBy('id').execute();
+    const recordedAt = '2026-12-01T00:00:00.000Z';
+    await store.db.insertInto('events').values({
+      stream_id: 'pet-1', stream_version: 3, type: 'PetStatusChanged', data: JSON.stringify({ id: 1, from: 'available', to: 'sold' }),
+      metadata: JSON.stringify({ schemaVersion: 99, recordedAt }), recorded_at: recordedAt,
+    }).execute();
+    try {
+      await assert.rejects(rebuildPetProjection(store), UnknownEventShape);
+      await assert.rejects(verifyPetProjection(store), UnknownEventShape);
+    } finally {
+      await store.db.deleteFrom('events').where('stream_id', '=', 'pet-1').where('stream_version', '=', 3).execute();
+    }
+    assert.deepEqual(await store.db.selectFrom('pets').selectAll().orderBy('id').execute(), before);
   });
 });
 

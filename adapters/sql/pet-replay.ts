@@ -1,0 +1,140 @@
+import type { Kysely } from 'kysely';
+import { projectPet, upcast } from '../../application/index.ts';
+import type { EventMetadata } from '../../application/index.ts';
+import { PET_COLUMNS } from './flavour.ts';
+import type { LogPage, SqlFlavour } from './flavour.ts';
+import type { PetsTable, PetStoreDatabase } from './schema.ts';
+import { petFromRow } from './sql-pet-store.ts';
+
+/** A pet's row of `pets` as the replay has it so far, changed in place as its events come: one flat object a pet. */
+export type ReplayedPet = PetsTable;
+
+/** Ids below this are kept in an array: sequences hand out small dense ids, and a Map of a million is several times slower. */
+const ARRAY_IDS = 2 ** 24;
+
+/** The replayed pets by id: an array for small ids, a Map for any other. */
+export class ReplayedPets {
+  readonly #small: (ReplayedPet | undefined)[] = [];
+  readonly #other = new Map<number, ReplayedPet>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(id: number): ReplayedPet | undefined {
+    return isSmall(id) ? this.#small[id] : this.#other.get(id);
+  }
+
+  set(pet: ReplayedPet): void {
+    if (this.get(pet.id) === undefined) this.#size++;
+    if (isSmall(pet.id)) this.#small[pet.id] = pet;
+    else this.#other.set(pet.id, pet);
+  }
+
+  /** Every pet, small ids in id order first (the order the rows are best written in). */
+  list(): ReplayedPet[] {
+    const pets: ReplayedPet[] = [];
+    for (let id = 0; id < this.#small.length; id++) {
+      const pet = this.#small[id];
+      if (pet !== undefined) pets.push(pet);
+    }
+    for (const pet of this.#other.values()) pets.push(pet);
+    return pets;
+  }
+}
+
+function isSmall(id: number): boolean {
+  return Number.isInteger(id) && id >= 0 && id < ARRAY_IDS;
+}
+
+/** An event as a log page holds it: position, stream version, type, data and metadata as stored. */
+type PageEvent = [number, number, string, Record<string, unknown>, EventMetadata];
+
+/** Events a page: about a megabyte of JSON, whose objects die young (larger pages cost more in garbage collection). */
+const PAGE = 5_000;
+
+/** Folds events into the pets, as the inline projection does: from the row, one event at a time. */
+function fold(into: ReplayedPets, events: readonly PageEvent[]): void {
+  for (const [, streamVersion, type, data, { schemaVersion, recordedAt }] of events) {
+    const event = upcast(type, schemaVersion, data);
+    const current = into.get(event.data.id);
+    const { pet, version } = projectPet(current && { pet: petFromRow(current), version: current.version }, [event], streamVersion);
+    if (current) {
+      current.name = pet.name;
+      current.category_id = pet.categoryId;
+      current.status = pet.status ?? null;
+      current.version = version;
+      current.updated_at = recordedAt;
+    } else {
+      into.set({ id: pet.id, name: pet.name, category_id: pet.categoryId, status: pet.status ?? null, version, created_at: recordedAt, updated_at: recordedAt });
+    }
+  }
+}
+
+/** The page's events in position order: they come in it, but the flavours do not promise it. */
+function inPositionOrder(events: PageEvent[]): PageEvent[] {
+  for (let index = 1; index < events.length; index++) {
+    if (events[index]![0] <= events[index - 1]![0]) return events.sort((a, b) => a[0] - b[0]);
+  }
+  return events;
+}
+
+/**
+ * The log's pages after `afterPosition`, read on `db`: each asked for as the one before arrives, so
+ * that, on a database across the network, the next is on its way while the caller folds this one.
+ */
+export async function* logPages(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): AsyncGenerator<LogPage> {
+  let next = flavour.readLogPage(db, afterPosition, PAGE);
+  try {
+    for (;;) {
+      const page = await next;
+      if (page === null) return;
+      next = flavour.readLogPage(db, page.last, PAGE);
+      yield page;
+    }
+  } finally {
+    // Not left running (or failing unheard) when the caller stops early.
+    await next.catch(() => undefined);
+  }
+}
+
+/** The log's pages after `afterPosition`, on a connection of their own when the flavour can: for reads outside any transaction. */
+export async function logPagesAhead(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): Promise<AsyncIterable<LogPage>> {
+  return (await flavour.readLogAhead?.(db, afterPosition, PAGE)) ?? logPages(db, flavour, afterPosition);
+}
+
+/**
+ * Replays `pages` into `into`, in position order. Returns the last position seen (`afterPosition`
+ * when there was none) and how many events it replayed.
+ */
+export async function replay(
+  pages: AsyncIterable<LogPage>, into: ReplayedPets, afterPosition: number, onPage?: (events: number) => void,
+): Promise<{ last: number; events: number }> {
+  let last = afterPosition;
+  let replayed = 0;
+  for await (const page of pages) {
+    const events = inPositionOrder(JSON.parse(page.text) as PageEvent[]);
+    fold(into, events);
+    last = page.last;
+    replayed += events.length;
+    onPage?.(events.length);
+  }
+  return { last, events: replayed };
+}
+
+/** `PET_COLUMNS` of each pet, row after row: what `insertPetRows` takes. */
+export function petValues(pets: readonly ReplayedPet[]): unknown[] {
+  const values = new Array<unknown>(pets.length * PET_COLUMNS.length);
+  let at = 0;
+  for (const pet of pets) {
+    values[at++] = pet.id;
+    values[at++] = pet.name;
+    values[at++] = pet.category_id;
+    values[at++] = pet.status;
+    values[at++] = pet.version;
+    values[at++] = pet.created_at;
+    values[at++] = pet.updated_at;
+  }
+  return values;
+}

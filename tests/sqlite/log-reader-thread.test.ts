@@ -1,0 +1,74 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { sqliteFlavour } from '../../adapters/sqlite/sqlite-flavour.ts';
+import type { LogPage } from '../../adapters/sql/flavour.ts';
+import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { writeBulkLog } from '../support/bulk-log.ts';
+
+const PAGE = 1000;
+
+async function collect(pages: AsyncIterable<LogPage>): Promise<LogPage[]> {
+  const all: LogPage[] = [];
+  for await (const page of pages) all.push(page);
+  return all;
+}
+
+// Node only (deno.json leaves it out): on Deno the flavour reads on the caller's connection, its driver being node:sqlite.
+describe('reading the SQLite log ahead on a thread', () => {
+  let directory: string;
+  let store: SqlPetStore;
+
+  before(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'petstore-log-thread-'));
+    store = await openSqlitePetStore(join(directory, 'store.db'));
+    await writeBulkLog(store.db, 12_000);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('gives the pages the caller\'s connection gives, from any position', async () => {
+    for (const from of [0, 4321]) {
+      const ahead = await sqliteFlavour.readLogAhead!(store.db, from, PAGE);
+      assert.ok(ahead, 'a file and a long log: read on a thread');
+      const expected: LogPage[] = [];
+      for (let page = await sqliteFlavour.readLogPage(store.db, from, PAGE); page; page = await sqliteFlavour.readLogPage(store.db, page.last, PAGE)) expected.push(page);
+      assert.ok(expected.length > 10);
+      assert.deepEqual(await collect(ahead), expected);
+    }
+  });
+
+  // A thread left running would keep this file's process alive, and the run would time out.
+  it('stops its thread when the caller stops early', async () => {
+    const ahead = (await sqliteFlavour.readLogAhead!(store.db, 0, PAGE))!;
+    let taken = 0;
+    for await (const page of ahead) {
+      assert.ok(page.last > 0);
+      if (++taken === 2) break;
+    }
+    assert.equal(taken, 2);
+  });
+
+  it('sees what commits after it started, as the caller would', async () => {
+    const { last } = await store.db.selectFrom('events').select((eb) => eb.fn.max('position').as('last')).executeTakeFirstOrThrow();
+    const ahead = (await sqliteFlavour.readLogAhead!(store.db, 0, PAGE))!;
+    await writeBulkLog(store.db, 10, 100_000);
+    const pages = await collect(ahead);
+    assert.ok(pages.at(-1)!.last > last);
+  });
+
+  it('reads in place on an in-memory database, which no thread can open', async () => {
+    const memory = await openSqlitePetStore(':memory:');
+    try {
+      await writeBulkLog(memory.db, 12_000);
+      assert.equal(await sqliteFlavour.readLogAhead!(memory.db, 0, PAGE), undefined);
+    } finally {
+      await memory.close();
+    }
+  });
+});
