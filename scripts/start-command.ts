@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = resolve(import.meta.dirname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
  * The arguments `npm start` gives node (package.json's start script, `node <flags> <script>`), with
