@@ -1,26 +1,36 @@
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
+import coBody from 'co-body';
 import { parse as parseContentType } from 'content-type';
 import { HttpProblem } from './errors.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-const parseJson = koaBody({
-  json: true,
-  jsonStrict: false, // strict mode gives malformed JSON and a JSON array the same error; we tell them apart
-  jsonLimit: BODY_LIMIT_BYTES,
-  includeUnparsed: true,
-  text: false,
-  urlencoded: false,
-  multipart: false,
-  encoding: 'utf-8',
-  jsonTypes: ['application/json', 'application/merge-patch+json'],
-  onError(error) {
-    throw bodyReadProblem(error);
-  },
-});
+interface ReadBody {
+  readonly parsed: unknown;
+  /** The text as sent, for checks that need a number as written. */
+  readonly raw: string;
+}
 
-/** Refuses bodies that are not JSON in UTF-8 before reading them (koa-body alone would take text/plain). */
+/** The body each request read, for `readJsonObject`. */
+const readBodies = new WeakMap<Context['request'], ReadBody>();
+
+/**
+ * Reads and parses the body with co-body (the length limit, Content-Encoding, UTF-8 with U+FFFD for
+ * bad bytes, `__proto__` keys refused). Not strict: strict mode gives malformed JSON and a JSON array
+ * the same error; we tell them apart.
+ */
+async function parseJson(ctx: Context, next: Next): Promise<void> {
+  let read: ReadBody;
+  try {
+    read = await coBody.json(ctx, { encoding: 'utf-8', limit: BODY_LIMIT_BYTES, strict: false, returnRawBody: true });
+  } catch (error) {
+    throw bodyReadProblem(error instanceof Error ? error : new Error(String(error)));
+  }
+  readBodies.set(ctx.request, read);
+  return next();
+}
+
+/** Refuses bodies that are not JSON in UTF-8 before reading them. */
 export function requireJsonBody(mediaTypes: readonly string[]) {
   return function requireJsonBodyMiddleware(ctx: Context, next: Next): Promise<void> {
     const header = ctx.get('content-type');
@@ -58,8 +68,9 @@ function bodyReadProblem(error: Error & { status?: number; type?: string }): Htt
  * Also returns the raw text, for checks that need the number as written.
  */
 export function readJsonObject(ctx: Context, what: string, allowed: readonly string[]): { body: Record<string, unknown>; raw: string } {
-  const body: unknown = ctx.request.body;
-  const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+  const read = readBodies.get(ctx.request);
+  const body = read?.parsed;
+  const raw = read?.raw ?? '';
   if (raw.trim() === '') throw new HttpProblem('invalid_body', 'a JSON body is required');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpProblem('invalid_body', `the body must be a JSON object (${what}), got ${describe(body)}`);
