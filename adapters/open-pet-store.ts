@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from './config.ts';
-import { openPostgresPetStore } from './postgres/postgres-pet-store.ts';
 import type { SqlPetStore } from './sql/sql-pet-store.ts';
 import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
 
-/** The store the configuration names: a SQLite file or a PostgreSQL database. */
-export function openPetStore(database: DatabaseConfig, options: { migrate?: boolean; logger?: Logger } = {}): Promise<SqlPetStore> {
+/** The store the configuration names: a SQLite file or a PostgreSQL database (its driver loaded only then). */
+export async function openPetStore(database: DatabaseConfig, options: { migrate?: boolean; logger?: Logger } = {}): Promise<SqlPetStore> {
   const migrate = options.migrate === undefined ? {} : { migrate: options.migrate };
   if (database.kind === 'sqlite') return openSqlitePetStore(database.path, migrate);
+  const { openPostgresPetStore } = await import('./postgres/postgres-pet-store.ts');
   return openPostgresPetStore(database, { ...migrate, ...(options.logger ? { logger: options.logger } : {}) });
 }

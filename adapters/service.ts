@@ -11,7 +11,6 @@ import type { OpenApiDocument } from './http/openapi-document.ts';
 import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
-import { createServiceMetrics } from './metrics.ts';
 import { checkReadiness, countPetsByStatus } from './sql/service-health.ts';
 import { openPetStore } from './open-pet-store.ts';
 import { createSqlApiKeys } from './sql/api-key-table.ts';
@@ -41,7 +40,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
-    const metrics = config.metrics ? createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
+    // prom-client is loaded only when metrics are on (production's default is off).
+    const metrics = config.metrics ? (await import('./metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
     const ports = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;

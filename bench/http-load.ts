@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { LoadJob, LoadResult } from './load-client.ts';
 import { seededCopy } from './seed.ts';
+import { npmStartNodeArgs } from '../scripts/start-command.ts';
 
 const root = resolve(import.meta.dirname, '..');
 // Resolved here, so that children find tsx whatever their working directory.
@@ -110,7 +111,7 @@ async function startService(database: string, directory: string, pin: boolean, p
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
   const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
-  const [command, args] = pinned(0, [...profile, ...TS, join(root, 'adapters', 'main.ts')], pin);
+  const [command, args] = pinned(0, [...profile, ...npmStartNodeArgs()], pin);
   const child = spawn(command, args, {
     cwd: directory,
     // As deployed: the production profile (metrics off unless asked for), a key, the request log on.
@@ -268,6 +269,21 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
   }
 }
 
+/** Only the memory figures: the service serving each of `memoryPets` pets in turn. */
+export async function runServing(options: Pick<HttpOptions, 'memoryPets' | 'memorySeconds' | 'connections' | 'log'>): Promise<ServingFigures[]> {
+  const pin = canPin();
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-bench-memory-'));
+  const client = startLoadClient(pin);
+  try {
+    const serving: ServingFigures[] = [];
+    for (const pets of options.memoryPets) serving.push(await measureServing(pets, options, directory, client, pin));
+    return serving;
+  } finally {
+    client.stop();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
 /** One answer of each scenario from the service: the ceiling answers with bodies of the same size. */
 async function sampleBodies(origin: string): Promise<Map<string, Buffer>> {
   const bodies = new Map<string, Buffer>();
@@ -285,7 +301,7 @@ const DISTINCT_LISTINGS = 2000;
  * The service over `memoryPets` pets, asked for many different pages (every filter, every limit, cursors
  * all over the id range) with a creation every tenth request, to see its memory while it serves.
  */
-async function measureServing(pets: number, options: HttpOptions, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
+async function measureServing(pets: number, options: Pick<HttpOptions, 'memorySeconds' | 'connections' | 'log'>, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
   const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin);
   try {
     const statuses = ['', '&status=available', '&status=pending', '&status=sold'];

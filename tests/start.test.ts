@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { startServiceProcess } from './support/service-process.ts';
 
-describe('npm start (adapters/main.ts)', () => {
+describe('npm start (the built service; on Deno, the sources as deno task start runs them)', () => {
   it('on a fresh checkout creates a development key, prints it, saves it 0600 under ./data, and serves with it', async () => {
     const started = startServiceProcess({});
     try {

@@ -75,7 +75,7 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
         if (bytes + size <= budgetBytes) break;
         drop(key, entry);
       }
-      entries.set(querystring, { ...answer, ...scope });
+      entries.set(querystring, { ...answer, body: ownMemory(answer.body), ...scope });
       bytes += size;
     },
   };
@@ -86,6 +86,17 @@ const ENTRY_OVERHEAD_BYTES = 256;
 
 function sizeOf(key: string, body: Buffer): number {
   return body.length + key.length + ENTRY_OVERHEAD_BYTES;
+}
+
+/**
+ * A body that is a slice of Node's shared 8 KiB buffer pool (what `Buffer.from` gives for short strings)
+ * would keep its whole slab alive while cached: copied into memory of its own, it costs what the budget counts.
+ */
+function ownMemory(body: Buffer): Buffer {
+  if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) return body;
+  const own = Buffer.allocUnsafeSlow(body.byteLength);
+  body.copy(own);
+  return own;
 }
 
 function touches(entry: Entry, change: PetChange): boolean {

@@ -4,9 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { npmStartNodeArgs } from '../../scripts/start-command.ts';
 import { NODE_TS_ARGS } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../adapters/main.ts', import.meta.url));
+/** What `npm start` runs on Node (it builds the service, then runs it); on Deno, the sources as `deno task start` runs them. */
+const START_ARGS = process.versions.deno === undefined ? npmStartNodeArgs() : [...NODE_TS_ARGS, MAIN];
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -28,10 +31,10 @@ export interface ServiceProcess {
   cleanup(): void;
 }
 
-/** `npm start`'s entry point as a real process, with only the environment given (plus PATH, a free port, silent logs). */
+/** The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a free port, silent logs). */
 export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
   const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'petstore-start-'));
-  const child = spawn(process.execPath, [...NODE_TS_ARGS, MAIN], {
+  const child = spawn(process.execPath, START_ARGS, {
     cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],

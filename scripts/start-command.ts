@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The arguments `npm start` gives node (package.json's start script, `node <flags> <script>`), with
+ * the script's path made absolute: the benchmark and the tests start the service as it is deployed.
+ */
+export function npmStartNodeArgs(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...args] = scripts.start.trim().split(/\s+/);
+  if (command !== 'node') throw new Error(`package.json's start script runs ${command}, not node`);
+  return args.map((arg) => (arg.startsWith('-') ? arg : join(root, arg)));
+}
