@@ -145,7 +145,7 @@ describe('the cached listing lane', () => {
     const { answer, logged } = lane();
     const out = response();
     assert.equal(answer(request(), out.fake), true);
-    assert.equal(out.body(), body);
+    assert.deepEqual(out.body(), body);
     assert.equal(out.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(out.headers.get('content-length'), body.length);
     assert.equal(out.headers.get('link'), '<http://x/v1/pets?limit=1&after=1>; rel="next"');
