@@ -32,12 +32,16 @@ export function logRequests(log: (fields: RequestFields) => void) {
         route: ctx._matchedRoute ?? null,
         path: ctx.path,
         status: ctx.status,
-        // Microseconds are plenty, and a rounded number is cheaper to print.
-        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        durationMs: millisecondsSince(started),
         apiKeyId: ctx.state.apiKeyId ?? null,
       });
     }
   };
+}
+
+/** Milliseconds since `started` (a `performance.now()`), to the microsecond: plenty, and a rounded number is cheaper to print. */
+export function millisecondsSince(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
 }
 
 /** The client's X-Request-Id when acceptable, else a new one. */

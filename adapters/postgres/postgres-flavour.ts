@@ -90,7 +90,7 @@ export const postgresFlavour: SqlFlavour = {
   async swapInPets(connection, from) {
     // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
     // wait for this transaction. Readers keep reading the old rows until the commit.
-    const columns = 'id, name, category_id, status, version, created_at, updated_at';
+    const columns = PET_COLUMNS.join(', ');
     await sql`delete from pets`.execute(connection);
     await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
     await sql.raw(`drop table ${from}`).execute(connection);

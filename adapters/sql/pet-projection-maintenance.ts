@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import { PET_COLUMNS } from './flavour.ts';
 import type { SqlFlavour } from './flavour.ts';
 import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
@@ -116,7 +117,7 @@ export async function verifyPetProjection({ db, flavour }: MaintainedStore, onPr
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
       await flavour.createPetsTable(connection, 'pets_verify', { temporary: true });
       await insertPets(connection, flavour, 'pets_verify', pets.list(), false);
-      const columns = 'id, name, category_id, status, version, created_at, updated_at';
+      const columns = PET_COLUMNS.join(', ');
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets except select ${columns} from pets_verify`).execute(connection);
       const byId = new Map<number, { expected?: Record<string, unknown>; actual?: Record<string, unknown> }>();
