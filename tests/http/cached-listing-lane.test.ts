@@ -1,8 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import type { CatalogChanges } from '../../application/index.ts';
 import { createApiKeyVerifier } from '../../adapters/api-keys.ts';
 import { createCachedListingLane } from '../../adapters/http/cached-listing-lane.ts';
@@ -11,6 +9,7 @@ import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
 import type { RequestFields } from '../../adapters/http/request-log.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
+import { capturedLog } from '../support/captured-log.ts';
 
 /** What a client can see of an answer, less what differs on every request. */
 async function visible(response: Response) {
@@ -41,14 +40,8 @@ describe('cached listings answered before the app', () => {
   });
 
   it('echo the client request id and log the same line as the app', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
-    const api = await startTestService({}, { logger: pino({ level: 'info' }, sink) });
+    const { logger, lines } = capturedLog();
+    const api = await startTestService({}, { logger });
     try {
       const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-lane-1' } }));
       assert.equal(missed.headers.get('x-request-id'), 'trace-lane-1');

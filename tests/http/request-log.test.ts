@@ -1,21 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { logFormat } from '../../adapters/logger.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
+import { capturedLog } from '../support/captured-log.ts';
 
 /** The real service with its log lines captured as parsed JSON. */
 async function startLoggedService() {
-  const lines: Record<string, any>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, any>);
-      done();
-    },
-  });
-  const api = await startTestService({}, { logger: pino({ level: 'info' }, sink) });
+  const { logger, lines } = capturedLog();
+  const api = await startTestService({}, { logger });
   return { api, lines, raw: () => lines.map((line) => JSON.stringify(line)).join('\n') };
 }
 
