@@ -1,8 +1,17 @@
-import { ConfigError } from './config.ts';
-import { serve } from './cli/serve.ts';
+import { ConfigError } from './config/config-error.ts';
 
-/** `npm start`: the same as `petstore serve`. */
-serve(process.env).catch((error: unknown) => {
-  process.stderr.write(error instanceof ConfigError ? `configuration error: ${error.message}\n` : `petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
-  process.exit(1);
-});
+// The one process entry, and the one reader of the environment: run bare (`npm start`, `deno task
+// start`) it serves; the `petstore` command runs it as `main.ts cli <command line>`.
+const [first, ...rest] = process.argv.slice(2);
+const environment = process.env;
+
+if (first === 'cli') {
+  const { runCli } = await import('./cli/main.ts');
+  process.exitCode = await runCli(rest, environment);
+} else {
+  const { serve } = await import('./cli/serve.ts');
+  serve(environment).catch((error: unknown) => {
+    process.stderr.write(error instanceof ConfigError ? `configuration error: ${error.message}\n` : `petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}

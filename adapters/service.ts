@@ -1,21 +1,21 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { createApiKeyVerifier } from './api-keys.ts';
-import { countingEventStore } from './counting-event-store.ts';
-import type { Config } from './config.ts';
-import { ConfigError, localBaseUrl } from './config.ts';
+import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
+import { countingEventStore } from './observability/counting-event-store.ts';
+import type { Config } from './config/config.ts';
+import { ConfigError, localBaseUrl } from './config/config.ts';
 import { createHttpApp } from './http/app.ts';
-import { buildOpenApiDocument, openApiServers } from './http/openapi-document.ts';
-import type { OpenApiDocument } from './http/openapi-document.ts';
+import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
+import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
-import { createLogger } from './logger.ts';
-import { checkReadiness, countPetsByStatus } from './sql/service-health.ts';
-import { openPetStore } from './open-pet-store.ts';
-import { createSqlApiKeys } from './sql/api-key-table.ts';
-import type { ManagedApiKeys } from './sql/api-key-table.ts';
-import type { SqlPetStore } from './sql/sql-pet-store.ts';
+import { createLogger } from './observability/logger.ts';
+import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
+import { openPetStore } from './store/open-store.ts';
+import { createSqlApiKeys } from './api-keys/key-table.ts';
+import type { ManagedApiKeys } from './api-keys/key-table.ts';
+import type { SqlPetStore } from './store/sql-pet-store.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -36,12 +36,12 @@ export async function startService(config: Config, options: { logger?: Logger } 
   const logger = options.logger ?? (await createLogger(config));
   const store = await openPetStore(config.database, { logger });
   try {
-    const apiKeys = createSqlApiKeys(store.db, store.flavour);
+    const apiKeys = createSqlApiKeys(store.db, store.dialect);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const metrics = config.metrics ? (await import('./metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
+    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
     const ports = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;

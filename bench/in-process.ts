@@ -5,11 +5,11 @@ import { measure } from 'mitata';
 import { addPet, listPets } from '../application/index.ts';
 import type { Pet, PetStatus } from '../domain/index.ts';
 import { createListingCache } from '../adapters/http/listing-cache.ts';
-import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
-import { rebuildPetProjection } from '../adapters/sql/pet-projection-maintenance.ts';
-import { openSqlitePetStore } from '../adapters/sqlite/sqlite-pet-store.ts';
-import { sqliteFlavour } from '../adapters/sqlite/sqlite-flavour.ts';
-import type { SqlitePetStore } from '../adapters/sqlite/sqlite-pet-store.ts';
+import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
+import { rebuildPetProjection } from '../adapters/store/pet-projection-maintenance.ts';
+import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
+import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
+import type { SqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
 import { seededCopy, seededFile } from './seed.ts';
 
 export interface InProcessOptions {
@@ -129,7 +129,7 @@ async function measureRebuild(options: InProcessOptions): Promise<InProcessFigur
     const { db } = await openSqlite(await seededCopy(options.rebuildPets, join(directory, 'rebuild.db')));
     try {
       const started = performance.now();
-      const result = await rebuildPetProjection({ db, flavour: sqliteFlavour });
+      const result = await rebuildPetProjection({ db, dialect: sqliteSqlDialect });
       const seconds = (performance.now() - started) / 1000;
       const figure = { pets: result.pets, events: result.events, seconds, eventsPerSecond: result.events / seconds };
       options.log(`projection rebuild: ${result.events} events in ${seconds.toFixed(2)} s, ${Math.round(figure.eventsPerSecond)} events/s`);

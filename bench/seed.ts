@@ -1,8 +1,8 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CURRENT_SCHEMA_VERSION } from '../application/index.ts';
-import { migrations } from '../adapters/sql/migrations.ts';
-import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
+import { migrations } from '../adapters/store/migrations.ts';
+import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 
 /** Seeds are kept here between runs (git ignores it): a million pets take a while to write. */
 export const SEED_DIRECTORY = join(import.meta.dirname, '.data');

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import type { ErrorCode } from '../adapters/http/error-codes.ts';
-import type { NewPetSchema, PetSchema, PetStatusSchema } from '../adapters/http/schemas.ts';
+import type { ErrorCode } from '../contract/error-codes.ts';
+import type { NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
 // so the client loads no TypeBox and no server code.

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys.ts';
-import type { ApiKeyTable } from '../adapters/api-keys.ts';
-import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
-import { createSqlApiKeys } from '../adapters/sql/api-key-table.ts';
-import { sqliteFlavour } from '../adapters/sqlite/sqlite-flavour.ts';
+import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys/key-verifier.ts';
+import type { ApiKeyTable } from '../adapters/api-keys/key-verifier.ts';
+import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
+import { createSqlApiKeys } from '../adapters/api-keys/key-table.ts';
+import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import { startTestService } from './support/test-service.ts';
 
 describe('API key revocation', () => {
@@ -29,8 +29,8 @@ describe('API key revocation', () => {
     const cli = await openSqlite(join(directory, 'keys.db'));
     try {
       let clock = 0;
-      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqlApiKeys(service.db, sqliteFlavour), now: () => clock });
-      const elsewhere = createSqlApiKeys(cli.db, sqliteFlavour);
+      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqlApiKeys(service.db, sqliteSqlDialect), now: () => clock });
+      const elsewhere = createSqlApiKeys(cli.db, sqliteSqlDialect);
       const { id, key } = await elsewhere.create('from the CLI', new Date());
       assert.equal((await verifier.verify(key)).ok, true);
       await elsewhere.revoke(id, new Date());

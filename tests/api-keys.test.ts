@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApiKeyVerifier, environmentKeyId, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys.ts';
-import type { ApiKeyTable } from '../adapters/api-keys.ts';
+import { createApiKeyVerifier, environmentKeyId, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys/key-verifier.ts';
+import type { ApiKeyTable } from '../adapters/api-keys/key-verifier.ts';
 
 /** A key table in memory that counts how often it is read. */
 function tableOf(keys: Record<string, number>): ApiKeyTable & { keys: Record<string, number>; reads: number } {

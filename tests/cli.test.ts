@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { sha256Hex } from '../adapters/api-keys.ts';
-import { buildOpenApiDocument } from '../adapters/http/openapi-document.ts';
-import { openSqlite } from '../adapters/sqlite/open-sqlite.ts';
+import { sha256Hex } from '../adapters/api-keys/key-verifier.ts';
+import { buildOpenApiDocument } from '../contract/openapi-document.ts';
+import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { runPetstore } from './support/cli.ts';
 import { startTestService } from './support/test-service.ts';
 

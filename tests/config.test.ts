@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config.ts';
+import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlitePetStore } from '../adapters/sqlite/sqlite-pet-store.ts';
+import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
 import { verifyProjection } from './support/projection-check.ts';
 import { startServiceProcess } from './support/service-process.ts';
 

@@ -15,6 +15,8 @@ export interface ParsedArguments {
   readonly options: Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
   /** One value per name in `Command.arguments`, in order. */
   readonly arguments: readonly string[];
+  /** The environment the command was started with: configuration comes from it, as for the service. */
+  readonly environment: Readonly<Record<string, string | undefined>>;
 }
 
 export interface Command {

@@ -1,30 +1,30 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
-import type { Command } from './command.ts';
-import { KEY_COMMANDS } from './key-commands.ts';
+import type { Command, ParsedArguments } from './command.ts';
+import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
-const projectionModules = () => Promise.all([database(), import('../sql/pet-projection-maintenance.ts'), import('./progress.ts')]);
+const projectionModules = () => Promise.all([database(), import('../store/pet-projection-maintenance.ts'), import('./progress.ts')]);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'run the HTTP service (what npm start runs)',
     help: `petstore serve\n\nServes the API until SIGTERM or SIGINT. ${COMMON}`,
-    async run() {
+    async run({ environment }) {
       const { serve } = await import('./serve.ts');
-      await serve(process.env);
+      await serve(environment);
       return new Promise<number>(() => {}); // runs until a signal ends the process
     },
   },
   migrate: {
     summary: 'apply pending database migrations',
     help: `petstore migrate\n\nApplies every pending migration and lists them. Safe while the service runs. ${COMMON}`,
-    async run() {
-      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../sql/migrations.ts')]);
-      const before = await withConfiguredDatabase(false, (store) => pendingMigrations(store.db));
-      await withConfiguredDatabase(true, async () => undefined);
+    async run({ environment }) {
+      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../store/migrations.ts')]);
+      const before = await withConfiguredDatabase(environment, false, (store) => pendingMigrations(store.db));
+      await withConfiguredDatabase(environment, true, async () => undefined);
       process.stdout.write(before.length ? `applied ${before.length} migration(s): ${before.join(', ')}\n` : 'the database is up to date\n');
       return 0;
     },
@@ -32,9 +32,9 @@ const COMMANDS: Record<string, Command> = {
   openapi: {
     summary: 'print the OpenAPI 3.1 document (what GET /v1/openapi.json serves)',
     help: `petstore openapi\n\nPrints the OpenAPI 3.1 document as JSON. Its servers are production and staging as configured\n(PETSTORE_PRODUCTION_URL, PETSTORE_STAGING_URL; one not configured is left out) and, in development,\nhttp://HOST:PORT/v1. Needs no database. ${COMMON}`,
-    async run() {
-      const [{ loadConfig, localBaseUrl }, { buildOpenApiDocument, openApiServers }] = await Promise.all([import('../config.ts'), import('../http/openapi-document.ts')]);
-      const config = loadConfig(process.env);
+    async run({ environment }) {
+      const [{ loadConfig, localBaseUrl }, { buildOpenApiDocument, openApiServers }] = await Promise.all([import('../config/config.ts'), import('../../contract/openapi-document.ts')]);
+      const config = loadConfig(environment);
       const current = config.publicBaseUrl ?? localBaseUrl(config.host, config.port);
       process.stdout.write(`${JSON.stringify(buildOpenApiDocument(openApiServers(config, current)), null, 2)}\n`);
       return 0;
@@ -44,9 +44,9 @@ const COMMANDS: Record<string, Command> = {
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
-    async run() {
+    async run({ environment }) {
       const [{ withConfiguredDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
-      const result = await withConfiguredDatabase(true, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
+      const result = await withConfiguredDatabase(environment, true, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -54,9 +54,9 @@ const COMMANDS: Record<string, Command> = {
   'projection verify': {
     summary: 'compare the read model with a replay of the log',
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
-    async run() {
+    async run({ environment }) {
       const [{ withConfiguredDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
-      const differences = await withConfiguredDatabase(true, (store) => verifyPetProjection(store, progressReporter('verify')));
+      const differences = await withConfiguredDatabase(environment, true, (store) => verifyPetProjection(store, progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;
@@ -88,7 +88,7 @@ function groupUsage(group: string): string | undefined {
   return `usage: petstore ${group} <${names.map((name) => name.slice(group.length + 1)).join('|')}> [--help]\n\n${names.map((name) => `  ${name.padEnd(width)}  ${COMMANDS[name]!.summary}`).join('\n')}\n`;
 }
 
-function parse(name: string, command: Command, rest: readonly string[]) {
+function parse(name: string, command: Command, rest: readonly string[], environment: ParsedArguments['environment']): ParsedArguments {
   let parsed;
   try {
     parsed = parseArgs({ args: [...rest], options: command.options ?? {}, allowPositionals: true, strict: true });
@@ -102,10 +102,11 @@ function parse(name: string, command: Command, rest: readonly string[]) {
     const got = parsed.positionals.length ? parsed.positionals.join(' ') : 'none';
     throw new UsageError(`${name} takes ${wanted}, got: ${got}`, command.help);
   }
-  return { options: parsed.values, arguments: parsed.positionals };
+  return { options: parsed.values, arguments: parsed.positionals, environment };
 }
 
-export async function runCli(argv: readonly string[]): Promise<number> {
+/** Runs the command `argv` names, with configuration from `environment`; resolves with the exit code. */
+export async function runCli(argv: readonly string[], environment: ParsedArguments['environment']): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage());
     return argv.length === 0 ? 2 : 0;
@@ -124,7 +125,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${found.command.help}\n`);
       return 0;
     }
-    return await found.command.run(parse(found.name, found.command, found.rest));
+    return await found.command.run(parse(found.name, found.command, found.rest, environment));
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`petstore: ${error.message}\n\n${error.help ? `${error.help}\n` : usage()}`);
@@ -138,7 +139,3 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return 1;
   }
 }
-
-runCli(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});

@@ -1,4 +1,4 @@
-import { loadConfig, localBaseUrl } from '../config.ts';
+import { loadConfig, localBaseUrl } from '../config/config.ts';
 import { startService } from '../service.ts';
 
 /** Serves until SIGTERM or SIGINT, then finishes requests in flight and exits 0. */

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { loadConfig } from '../config.ts';
-import type { DatabaseConfig } from '../config.ts';
-import { openPetStore } from '../open-pet-store.ts';
-import type { SqlPetStore } from '../sql/sql-pet-store.ts';
+import { loadConfig } from '../config/config.ts';
+import type { DatabaseConfig } from '../config/config.ts';
+import { openPetStore } from '../store/open-store.ts';
+import type { SqlPetStore } from '../store/sql-pet-store.ts';
 
 /**
  * Opens the store (migrating it when asked), runs `work`, and closes it whatever happens. Maintenance
@@ -20,6 +20,8 @@ export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean
 }
 
 /** `withDatabase` on the database the environment configures (PETSTORE_DATABASE). */
-export function withConfiguredDatabase<T>(migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
-  return withDatabase(loadConfig(process.env).database, migrate, work);
+export function withConfiguredDatabase<T>(
+  environment: Readonly<Record<string, string | undefined>>, migrate: boolean, work: (store: SqlPetStore) => Promise<T>,
+): Promise<T> {
+  return withDatabase(loadConfig(environment).database, migrate, work);
 }

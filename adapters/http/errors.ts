@@ -4,12 +4,12 @@ import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts
 import {
   IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch,
 } from '../../application/index.ts';
-import { ERROR_STATUS } from './error-codes.ts';
-import type { ErrorCode } from './error-codes.ts';
+import { ERROR_STATUS } from '../../contract/error-codes.ts';
+import type { ErrorCode } from '../../contract/error-codes.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
-export { ERROR_STATUS } from './error-codes.ts';
-export type { ErrorCode } from './error-codes.ts';
+export { ERROR_STATUS } from '../../contract/error-codes.ts';
+export type { ErrorCode } from '../../contract/error-codes.ts';
 
 export interface ErrorBody {
   readonly code: ErrorCode;

@@ -7,7 +7,7 @@ import type { PetStatus } from '../../domain/index.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { readJsonObject } from './json-body.ts';
-import { NewPetCheck, NewPetSchema, StatusPatchCheck, StatusPatchSchema } from './schemas.ts';
+import { NewPetCheck, NewPetSchema, StatusPatchCheck, StatusPatchSchema } from '../../contract/schemas.ts';
 
 /** POST /pets: a NewPet, with a 400 that names the field for anything else. */
 export function readNewPet(ctx: Context): NewPet {

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
-import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
@@ -13,7 +13,7 @@ import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { requireApiKey } from './require-api-key.ts';
+import { requireApiKey } from '../api-keys/require-api-key.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;

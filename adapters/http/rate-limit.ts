@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { RateLimitPolicy } from '../config.ts';
+import type { RateLimitPolicy } from '../config/config.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
 

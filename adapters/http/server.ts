@@ -3,9 +3,9 @@ import { createServer, METHODS } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
-import type { ServerLimits } from '../config.ts';
+import type { ServerLimits } from '../config/config.ts';
 import { errorBody } from './errors.ts';
-import type { ErrorCode } from './error-codes.ts';
+import type { ErrorCode } from '../../contract/error-codes.ts';
 
 export interface HttpServerOptions {
   readonly host: string;

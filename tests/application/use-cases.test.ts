@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
 import { addPet, changePetStatus, getPet, InvalidPetQuery, listPets, PetNotFound, VersionMismatch } from '../../application/index.ts';
-import { createInMemoryPetStore } from '../../adapters/memory/in-memory-pet-store.ts';
+import { createInMemoryPetStore } from '../../adapters/store/memory/in-memory-pet-store.ts';
 
 const fixedClock = { now: () => new Date('2026-11-22T10:00:00.000Z') };
 

@@ -78,10 +78,24 @@ describe('dependency direction', () => {
     assert.ok(files.includes(join('client', 'exchange.ts')), 'the walk reaches the client\'s files');
   });
 
-  it('the client takes its types from the server\'s schemas, as type-only imports', () => {
-    const typeOnly = sourceFiles('client').flatMap(importsOf).filter((specifier) => specifier.includes('adapters/http/'));
-    assert.ok(typeOnly.some((specifier) => specifier.endsWith('/schemas.ts')));
-    assert.ok(sourceFiles('client').flatMap(runtimeImportsOf).every((specifier) => !specifier.includes('adapters/')));
+  it('the client shares the contract with the server, as type-only imports, and imports nothing from adapters/', () => {
+    const imports = sourceFiles('client').flatMap(importsOf);
+    assert.ok(imports.some((specifier) => specifier.endsWith('contract/schemas.ts')));
+    assert.deepEqual(imports.filter((specifier) => specifier.includes('adapters/')), []);
+    assert.ok(sourceFiles('client').flatMap(runtimeImportsOf).every((specifier) => !specifier.includes('contract/')));
+  });
+
+  it('adapters/ holds folders by capability; at its root only the composition root', () => {
+    const loose = readdirSync(join(root, 'adapters'), { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+    assert.deepEqual(loose.sort(), ['main.ts', 'service.ts']);
+  });
+
+  it('only the entry points read the environment', () => {
+    const readers = ['adapters', 'application', 'domain', 'client', 'contract']
+      .flatMap((folder) => sourceFiles(folder))
+      .filter((file) => readFileSync(file, 'utf8').includes('process.' + 'env'))
+      .map((file) => relative(root, file));
+    assert.deepEqual(readers, [join('adapters', 'main.ts')]);
   });
 
   it('the checker sees imports at all (guards against a regex that matches nothing)', () => {
@@ -91,7 +105,7 @@ describe('dependency direction', () => {
 
 describe('sources that run on Deno too', () => {
   it('locate files from import.meta.url, not its dirname shortcut (which Deno types as possibly undefined)', () => {
-    const offences = ['adapters', 'application', 'domain', 'client', 'tests']
+    const offences = ['adapters', 'application', 'contract', 'domain', 'client', 'tests']
       .flatMap((folder) => sourceFiles(folder))
       .filter((file) => readFileSync(file, 'utf8').includes('import.meta.' + 'dirname'))
       .map((file) => relative(root, file));

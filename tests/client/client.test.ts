@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { createPetStoreClient, PetStoreError } from 'petstore/client';
 import type { DeprecationNotice, Pet, PetStatus, PetStoreClient } from 'petstore/client';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../adapters/http/deprecation.ts';
-import { ERROR_STATUS } from '../../adapters/http/error-codes.ts';
-import type { ErrorCode } from '../../adapters/http/error-codes.ts';
+import { ERROR_STATUS } from '../../contract/error-codes.ts';
+import type { ErrorCode } from '../../contract/error-codes.ts';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
-import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import type { TestService } from '../support/test-service.ts';
 
 /** The client against the real service: every method, and every error code a caller can meet through it. */

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { petStoreContract } from './pet-store-contract.ts';
 
 petStoreContract('SQLite', async () => {

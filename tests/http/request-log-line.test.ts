@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { requestLine } from '../../adapters/http/request-log.ts';
-import type { RequestFields } from '../../adapters/http/request-log.ts';
+import { requestLine } from '../../adapters/observability/request-log.ts';
+import type { RequestFields } from '../../adapters/observability/request-log.ts';
 
 function capturingLogger(level: string, bindings: Record<string, unknown> = {}) {
   const lines: string[] = [];

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { logFormat } from '../../adapters/logger.ts';
+import { logFormat } from '../../adapters/observability/logger.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
 

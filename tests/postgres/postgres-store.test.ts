@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, getPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
-import { parseSafeInteger } from '../../adapters/postgres/postgres-pool.ts';
-import { postgresFlavour } from '../../adapters/postgres/postgres-flavour.ts';
-import { migrations } from '../../adapters/sql/migrations.ts';
+import { parseSafeInteger } from '../../adapters/store/postgres/postgres-pool.ts';
+import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
+import { migrations } from '../../adapters/store/migrations.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';
 
@@ -74,7 +74,7 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
 });
 
 describe('PostgreSQL failures in the application\'s words', () => {
-  const unavailable = (error: unknown) => postgresFlavour.translateError(error) instanceof StoreUnavailable;
+  const unavailable = (error: unknown) => postgresSqlDialect.translateError(error) instanceof StoreUnavailable;
   const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
   it('turns connection failures, shutdowns and timeouts into StoreUnavailable', () => {
@@ -90,7 +90,7 @@ describe('PostgreSQL failures in the application\'s words', () => {
 
   it('leaves every other failure as it is', () => {
     const violation = withCode('23505', 'duplicate key value violates unique constraint');
-    assert.equal(postgresFlavour.translateError(violation), violation);
+    assert.equal(postgresSqlDialect.translateError(violation), violation);
     assert.ok(!unavailable(withCode('42P01', 'relation "pets" does not exist')));
     assert.ok(!unavailable(new TypeError('x is undefined')));
   });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../adapters/sql/pet-projection-maintenance.ts';
+import { rebuildPetProjection, verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';

@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, StreamVersionConflict } from '../../application/index.ts';
 import type { PetChange } from '../../application/index.ts';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import { openSqlite } from '../../adapters/sqlite/open-sqlite.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };

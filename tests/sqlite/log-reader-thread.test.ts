@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import { sqliteFlavour } from '../../adapters/sqlite/sqlite-flavour.ts';
-import type { LogPage } from '../../adapters/sql/flavour.ts';
-import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { sqliteSqlDialect } from '../../adapters/store/sqlite/sqlite-sql-dialect.ts';
+import type { LogPage } from '../../adapters/store/sql-dialect.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 
 const PAGE = 1000;
@@ -17,7 +17,7 @@ async function collect(pages: AsyncIterable<LogPage>): Promise<LogPage[]> {
   return all;
 }
 
-// Node only (deno.json leaves it out): on Deno the flavour reads on the caller's connection, its driver being node:sqlite.
+// Node only (deno.json leaves it out): on Deno the dialect reads on the caller's connection, its driver being node:sqlite.
 describe('reading the SQLite log ahead on a thread', () => {
   let directory: string;
   let store: SqlPetStore;
@@ -34,10 +34,10 @@ describe('reading the SQLite log ahead on a thread', () => {
 
   it('gives the pages the caller\'s connection gives, from any position', async () => {
     for (const from of [0, 4321]) {
-      const ahead = await sqliteFlavour.readLogAhead!(store.db, from, PAGE);
+      const ahead = await sqliteSqlDialect.readLogAhead!(store.db, from, PAGE);
       assert.ok(ahead, 'a file and a long log: read on a thread');
       const expected: LogPage[] = [];
-      for (let page = await sqliteFlavour.readLogPage(store.db, from, PAGE); page; page = await sqliteFlavour.readLogPage(store.db, page.last, PAGE)) expected.push(page);
+      for (let page = await sqliteSqlDialect.readLogPage(store.db, from, PAGE); page; page = await sqliteSqlDialect.readLogPage(store.db, page.last, PAGE)) expected.push(page);
       assert.ok(expected.length > 10);
       assert.deepEqual(await collect(ahead), expected);
     }
@@ -45,7 +45,7 @@ describe('reading the SQLite log ahead on a thread', () => {
 
   // A thread left running would keep this file's process alive, and the run would time out.
   it('stops its thread when the caller stops early', async () => {
-    const ahead = (await sqliteFlavour.readLogAhead!(store.db, 0, PAGE))!;
+    const ahead = (await sqliteSqlDialect.readLogAhead!(store.db, 0, PAGE))!;
     let taken = 0;
     for await (const page of ahead) {
       assert.ok(page.last > 0);
@@ -56,7 +56,7 @@ describe('reading the SQLite log ahead on a thread', () => {
 
   it('sees what commits after it started, as the caller would', async () => {
     const { last } = await store.db.selectFrom('events').select((eb) => eb.fn.max('position').as('last')).executeTakeFirstOrThrow();
-    const ahead = (await sqliteFlavour.readLogAhead!(store.db, 0, PAGE))!;
+    const ahead = (await sqliteSqlDialect.readLogAhead!(store.db, 0, PAGE))!;
     await writeBulkLog(store.db, 10, 100_000);
     const pages = await collect(ahead);
     assert.ok(pages.at(-1)!.last > last);
@@ -66,7 +66,7 @@ describe('reading the SQLite log ahead on a thread', () => {
     const memory = await openSqlitePetStore(':memory:');
     try {
       await writeBulkLog(memory.db, 12_000);
-      assert.equal(await sqliteFlavour.readLogAhead!(memory.db, 0, PAGE), undefined);
+      assert.equal(await sqliteSqlDialect.readLogAhead!(memory.db, 0, PAGE), undefined);
     } finally {
       await memory.close();
     }

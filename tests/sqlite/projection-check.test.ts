@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addPet } from '../../application/index.ts';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { verifyProjection } from '../support/projection-check.ts';
 
 /** The check the crash tests rely on must itself see every kind of drift between log and read model. */

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlite } from '../../adapters/sqlite/open-sqlite.ts';
-import { openSqliteConnection, sqliteDriverForThisRuntime } from '../../adapters/sqlite/sqlite-connection.ts';
-import type { SqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
-import { sqliteResultCodeName } from '../../adapters/sqlite/sqlite-result-codes.ts';
+import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
+import { openSqliteConnection, sqliteDriverForThisRuntime } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { sqliteResultCodeName } from '../../adapters/store/sqlite/sqlite-result-codes.ts';
 
 /**
  * What the store relies on from a SQLite driver, checked on the driver this runtime runs:

@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, getPet, listPets, StoreUnavailable } from '../../application/index.ts';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
-import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
-import { migrations } from '../../adapters/sql/migrations.ts';
-import { BUSY_TIMEOUT_MS } from '../../adapters/sqlite/open-sqlite.ts';
-import { openSqliteConnection } from '../../adapters/sqlite/sqlite-connection.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
+import { migrations } from '../../adapters/store/migrations.ts';
+import { BUSY_TIMEOUT_MS } from '../../adapters/store/sqlite/open-sqlite.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 
 const run = promisify(execFile);

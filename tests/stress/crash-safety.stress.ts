@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pet } from '../../domain/index.ts';
-import { openSqlitePetStore } from '../../adapters/sqlite/sqlite-pet-store.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { runPetstore } from '../support/cli.ts';
 import { checkLedger } from '../support/ledger-check.ts';
 import type { LedgerReport } from '../support/ledger-check.ts';

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { EventsTable, PetsTable, PetStoreDatabase } from '../../adapters/sql/schema.ts';
+import type { EventsTable, PetsTable, PetStoreDatabase } from '../../adapters/store/schema.ts';
 
 /** Names JSON, SQL text and array literals must carry as they are. */
 const AWKWARD_NAMES = [`O'Brien "Rex"`, 'back\\slash, {braces}', 'tab\tand\nnewline', 'Ünïcødé 🐶', 'NULL', ''];

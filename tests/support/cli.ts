@@ -6,7 +6,7 @@ import { NODE_TS_ARGS } from './processes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // The bin shim on Node; on Deno (which runs TypeScript itself) the CLI module directly.
-const cliArgs = process.versions.deno === undefined ? [join(root, 'scripts', 'petstore.mjs')] : [...NODE_TS_ARGS, join(root, 'adapters', 'cli', 'main.ts')];
+const cliArgs = process.versions.deno === undefined ? [join(root, 'scripts', 'petstore.mjs')] : [...NODE_TS_ARGS, join(root, 'adapters', 'main.ts'), 'cli'];
 
 /** Runs `petstore <args>` as a process with extra environment; resolves with its exit code and output, whatever the code. */
 export async function runPetstore(args: readonly string[], environment: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { PetStatus } from '../../domain/index.ts';
-import type { PetStoreDatabase } from '../../adapters/sql/schema.ts';
+import type { PetStoreDatabase } from '../../adapters/store/schema.ts';
 import { petWithStatus } from './pet-workload.ts';
 import type { PetLedger } from './pet-workload.ts';
 import { verifyProjection } from './projection-check.ts';

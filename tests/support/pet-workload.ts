@@ -78,14 +78,14 @@ export interface Operation {
 }
 
 // Names that exercise the text path end to end; each gets a unique label in front.
-const NAME_FLAVOURS = ['Rex', 'Tom 🐈', "O'Malley; --", 'שלום', 'Zoë\u0301', '"quoted" \\ slash', '🐕‍🦺'];
+const NAME_DIALECTS = ['Rex', 'Tom 🐈', "O'Malley; --", 'שלום', 'Zoë\u0301', '"quoted" \\ slash', '🐕‍🦺'];
 
 export const createPetOperation: Operation = {
   name: 'create',
   weight: 1,
   async run(context) {
     const { random, ledger } = context;
-    const name = `${context.label} ${NAME_FLAVOURS[Math.floor(random() * NAME_FLAVOURS.length)]}`;
+    const name = `${context.label} ${NAME_DIALECTS[Math.floor(random() * NAME_DIALECTS.length)]}`;
     const categoryId = random() < 0.2 ? Number.MAX_SAFE_INTEGER - Math.floor(random() * 1000) : 1 + Math.floor(random() * 50);
     const statusIndex = Math.floor(random() * (PET_STATUSES.length + 1));
     const sent: NewPetSent = statusIndex < PET_STATUSES.length ? { name, categoryId, status: PET_STATUSES[statusIndex]! } : { name, categoryId };

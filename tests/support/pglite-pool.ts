@@ -1,8 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import { parseSafeInteger } from '../../adapters/postgres/postgres-pool.ts';
-import type { PetStoreDatabase } from '../../adapters/sql/schema.ts';
+import { parseSafeInteger } from '../../adapters/store/postgres/postgres-pool.ts';
+import type { PetStoreDatabase } from '../../adapters/store/schema.ts';
 
 const INT8 = 20;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createPostgresPetStore, openPostgresPetStore } from '../../adapters/postgres/postgres-pet-store.ts';
-import type { SqlPetStore } from '../../adapters/sql/sql-pet-store.ts';
+import { createPostgresPetStore, openPostgresPetStore } from '../../adapters/store/postgres/postgres-pet-store.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { pgliteKysely } from './pglite-pool.ts';
 
 /** Set by scripts/run-tests.mjs (through scripts/postgres-cluster.ts). */

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { projectPet } from '../../application/index.ts';
-import type { PetStoreDatabase } from '../../adapters/sql/schema.ts';
+import type { PetStoreDatabase } from '../../adapters/store/schema.ts';
 
 export interface ProjectionReport {
   readonly events: number;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { PetStoreDatabase } from '../../adapters/sql/schema.ts';
+import type { PetStoreDatabase } from '../../adapters/store/schema.ts';
 
 export interface StoreSnapshot {
   readonly events: number;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { loadConfig } from '../../adapters/config.ts';
+import { loadConfig } from '../../adapters/config/config.ts';
 import { startService } from '../../adapters/service.ts';
 import type { RunningService } from '../../adapters/service.ts';
 import { checkErrorShape } from './error-shape.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { migrations } from '../../../adapters/sql/migrations.ts';
+import { migrations } from '../../../adapters/store/migrations.ts';
 import { NODE_TS_ARGS } from '../../support/processes.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import { startServiceProcess } from '../../support/service-process.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { addPet, changePetStatus } from '../../../application/index.ts';
 import type { StoredEvent } from '../../../application/index.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../../adapters/sql/pet-projection-maintenance.ts';
+import { rebuildPetProjection, verifyPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
 import { openTestPostgresStore } from '../../support/postgres.ts';
 import type { TestStore } from '../../support/postgres.ts';
 

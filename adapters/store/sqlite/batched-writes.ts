@@ -1,13 +1,13 @@
 import type { Kysely, SqliteDatabase, SqliteStatement } from 'kysely';
-import type { PetEvent } from '../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../application/index.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../../application/index.ts';
 import type {
   AppendMetadata, AppendOptions, AppendResult, Clock, ExpectedVersion, IdempotencyRecord, NewStream, PetChange,
-} from '../../application/index.ts';
-import type { CatalogWatch } from './catalog-watch.ts';
-import type { PetStoreDatabase } from '../sql/schema.ts';
-import { petFromRow } from '../sql/sql-pet-store.ts';
-import { sqliteFlavour } from './sqlite-flavour.ts';
+} from '../../../application/index.ts';
+import type { CatalogWatch } from './commit-watch.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import { petFromRow } from '../sql-pet-store.ts';
+import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 
 /** The store's writes: appends and new streams, committed in groups. */
 export interface GroupCommit {
@@ -120,7 +120,7 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
     try {
       await db.connection().execute(async () => commitGroup(batch));
     } catch (error) {
-      const failure = sqliteFlavour.translateError(error);
+      const failure = sqliteSqlDialect.translateError(error);
       for (const write of batch) write.reject(failure);
     }
   }

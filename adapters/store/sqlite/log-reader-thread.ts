@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { LogPage } from '../sql/flavour.ts';
+import type { LogPage } from '../sql-dialect.ts';
 
 export interface LogReaderOptions {
   /** The database file, opened again on the thread. */

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
-import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.ts';
-import { ERROR_STATUS } from './errors.ts';
-import type { ErrorCode } from './errors.ts';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../adapters/http/deprecation.ts';
+import { ERROR_STATUS } from '../adapters/http/errors.ts';
+import type { ErrorCode } from '../adapters/http/errors.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';

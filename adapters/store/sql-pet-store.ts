@@ -6,14 +6,14 @@ import type {
   AppendMetadata, AppendOptions, AppendResult, CatalogChanges, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
   PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
-import { translated } from './flavour.ts';
-import type { SqlFlavour } from './flavour.ts';
+import { translated } from './sql-dialect.ts';
+import type { SqlDialect } from './sql-dialect.ts';
 import type { EventsTable, PetStoreDatabase } from './schema.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
 export interface SqlPetStore extends PetStorePorts {
   readonly db: Kysely<PetStoreDatabase>;
-  readonly flavour: SqlFlavour;
+  readonly dialect: SqlDialect;
   /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
   readonly changes?: CatalogChanges;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
@@ -22,14 +22,14 @@ export interface SqlPetStore extends PetStorePorts {
 }
 
 /** Every port over `db`; `close` is the opener's way of letting go of it. */
-export function createSqlPetStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, options: { clock?: Clock; close: () => Promise<void> }): SqlPetStore {
+export function createSqlPetStore(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, options: { clock?: Clock; close: () => Promise<void> }): SqlPetStore {
   const clock = options.clock ?? { now: () => new Date() };
   return {
     db,
-    flavour,
-    eventStore: createSqlEventStore(db, flavour, clock),
-    catalog: createSqlPetCatalog(db, flavour),
-    idempotencyKeys: createSqlIdempotencyKeys(db, flavour),
+    dialect,
+    eventStore: createSqlEventStore(db, dialect, clock),
+    catalog: createSqlPetCatalog(db, dialect),
+    idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
     async ready() {
       try {
@@ -57,7 +57,7 @@ export function storedEventFromRow(row: EventRow): StoredEvent {
   };
 }
 
-function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, clock: Clock): EventStore {
+function createSqlEventStore(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, clock: Clock): EventStore {
   const versionOf = async (executor: Kysely<PetStoreDatabase>, streamId: string): Promise<number> => {
     const row = await executor
       .selectFrom('events')
@@ -69,7 +69,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
 
   const eventStore: EventStore = {
     async readStream(streamId: string): Promise<StreamRead> {
-      const rows = await translated(flavour, () =>
+      const rows = await translated(dialect, () =>
         db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
       );
       const events = rows.map(storedEventFromRow);
@@ -77,7 +77,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
     },
 
     async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-      const rows = await translated(flavour, () =>
+      const rows = await translated(dialect, () =>
         db.selectFrom('events').selectAll().where('position', '>', afterPosition).orderBy('position').limit(limit).execute(),
       );
       return rows.map(storedEventFromRow);
@@ -91,7 +91,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
       let made: ReturnType<typeof build> | undefined;
       // The id is drawn on the append's connection, in its transaction: one round of the pool, not two.
       return inAppendTransaction(() => made?.streamId, 'no_stream', async (trx) => {
-        made = build(await flavour.nextPetId(trx));
+        made = build(await dialect.nextPetId(trx));
         await appendWithin(trx, made.streamId, 'no_stream', made.events, metadata, made);
         return made;
       });
@@ -104,12 +104,12 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
     streamId: () => string | undefined, expected: ExpectedVersion, work: (trx: Transaction<PetStoreDatabase>) => Promise<T>,
   ): Promise<T> {
     try {
-      return await translated(flavour, () => db.transaction().execute(work));
+      return await translated(dialect, () => db.transaction().execute(work));
     } catch (error) {
       // Another writer appended between this one's read and its writes: a constraint decided.
       const written = streamId();
-      if (written !== undefined && (flavour.isUniqueViolation(error, 'events_stream_version_unique') || flavour.isUniqueViolation(error, 'pets_pkey'))) {
-        throw new StreamVersionConflict(written, expected, await translated(flavour, () => versionOf(db, written)));
+      if (written !== undefined && (dialect.isUniqueViolation(error, 'events_stream_version_unique') || dialect.isUniqueViolation(error, 'pets_pkey'))) {
+        throw new StreamVersionConflict(written, expected, await translated(dialect, () => versionOf(db, written)));
       }
       throw error;
     }
@@ -125,7 +125,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, 
     await projectIntoPets(trx, events, version, metadata.recordedAt);
     // The events last: on PostgreSQL their insert takes the lock that keeps positions in commit
     // order, held only until the commit that follows.
-    await flavour.insertEvents(trx, events.map((event, index) => ({
+    await dialect.insertEvents(trx, events.map((event, index) => ({
       stream_id: streamId,
       stream_version: actual + index + 1,
       type: event.type,
@@ -175,17 +175,17 @@ async function projectIntoPets(trx: Transaction<PetStoreDatabase>, events: reado
   else await trx.insertInto('pets').values({ id: petId, ...values, created_at: at }).execute();
 }
 
-function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour): PetCatalog {
+function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): PetCatalog {
   return {
     async list({ status, limit, after }: PetQuery): Promise<Pet[]> {
       let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
       if (status !== undefined) query = query.where('status', '=', status);
       if (after !== undefined) query = query.where('id', '>', after);
-      const rows = await translated(flavour, () => query.orderBy('id').limit(limit).execute());
+      const rows = await translated(dialect, () => query.orderBy('id').limit(limit).execute());
       return rows.map(petFromRow);
     },
     async get(id: number): Promise<VersionedPet | undefined> {
-      const row = await translated(flavour, () =>
+      const row = await translated(dialect, () =>
         db.selectFrom('pets').select(['id', 'name', 'category_id', 'status', 'version']).where('id', '=', id).executeTakeFirst(),
       );
       return row && { pet: petFromRow(row), version: row.version };
@@ -193,10 +193,10 @@ function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour):
   };
 }
 
-function createSqlIdempotencyKeys(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour): IdempotencyKeys {
+function createSqlIdempotencyKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): IdempotencyKeys {
   return {
     async find(scope: string, key: string, now: Date): Promise<IdempotencyRecord | undefined> {
-      const row = await translated(flavour, () =>
+      const row = await translated(dialect, () =>
         db
           .selectFrom('idempotency_keys')
           .selectAll()

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CATEGORY_ID_MAX, PET_STATUSES } from '../../domain/index.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
+import { CATEGORY_ID_MAX, PET_STATUSES } from '../domain/index.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../application/index.ts';
 import { ERROR_STATUS } from './error-codes.ts';
 
 export const PetStatusSchema = Type.Union(PET_STATUSES.map((status) => Type.Literal(status)), {

@@ -1,14 +1,14 @@
-import type { ManagedApiKeys } from '../sql/api-key-table.ts';
-import { CONFIGURATION_NOTE, UsageError } from './command.ts';
-import type { Command } from './command.ts';
+import type { ManagedApiKeys } from './key-table.ts';
+import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
+import type { Command, ParsedArguments } from '../cli/command.ts';
 
 const LABEL = /^[\x20-\x7e]{1,100}$/;
 const KEY_ID = /^[1-9][0-9]{0,15}$/;
 
 /** Runs `work` on the configured database's key table (loaded only when a command runs). */
-async function withKeyTable<T>(work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase }, { createSqlApiKeys }] = await Promise.all([import('./with-database.ts'), import('../sql/api-key-table.ts')]);
-  return withConfiguredDatabase(true, (store) => work(createSqlApiKeys(store.db, store.flavour)));
+async function withKeyTable<T>(environment: ParsedArguments['environment'], work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
+  const [{ withConfiguredDatabase }, { createSqlApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
+  return withConfiguredDatabase(environment, true, (store) => work(createSqlApiKeys(store.db, store.dialect)));
 }
 
 /** `keys create | list | revoke`: the key table, which holds hashes only. */
@@ -27,12 +27,12 @@ export const KEY_COMMANDS: Record<string, Command> = {
       CONFIGURATION_NOTE,
     ].join('\n'),
     options: { label: { type: 'string', short: 'l' } },
-    async run({ options }) {
+    async run({ options, environment }) {
       const label = (options.label as string | undefined) ?? '';
       if (options.label !== undefined && !LABEL.test(label)) {
         throw new UsageError(`--label must be 1 to 100 printable ASCII characters, got ${JSON.stringify(label)}`, KEY_COMMANDS['keys create']!.help);
       }
-      const { id, key } = await withKeyTable((keys) => keys.create(label, new Date()));
+      const { id, key } = await withKeyTable(environment, (keys) => keys.create(label, new Date()));
       process.stdout.write(`${key}\n`);
       process.stderr.write(`created key ${id}${label ? ` (${label})` : ''}; this is the only time it is shown\n`);
       return 0;
@@ -48,8 +48,8 @@ export const KEY_COMMANDS: Record<string, Command> = {
       '',
       CONFIGURATION_NOTE,
     ].join('\n'),
-    async run() {
-      const keys = await withKeyTable((table) => table.list());
+    async run({ environment }) {
+      const keys = await withKeyTable(environment, (table) => table.list());
       if (keys.length === 0) {
         process.stdout.write('no keys in the table\n');
         return 0;
@@ -75,10 +75,10 @@ export const KEY_COMMANDS: Record<string, Command> = {
       CONFIGURATION_NOTE,
     ].join('\n'),
     arguments: ['id'],
-    async run({ arguments: [idText] }) {
+    async run({ arguments: [idText], environment }) {
       if (!KEY_ID.test(idText!)) throw new UsageError(`<id> must be a key id such as 3 (see keys list), got ${JSON.stringify(idText)}`, KEY_COMMANDS['keys revoke']!.help);
       const id = Number(idText);
-      return withKeyTable(async (keys) => {
+      return withKeyTable(environment, async (keys) => {
         if (await keys.revoke(id, new Date())) {
           process.stdout.write(`revoked key ${id}\n`);
           return 0;

@@ -1,4 +1,4 @@
-import type { EventStore } from '../application/index.ts';
+import type { EventStore } from '../../application/index.ts';
 
 /** The event store, counting what it appended once the append has committed. */
 export function countingEventStore(store: EventStore, countAppended: (eventTypes: readonly string[]) => void): EventStore {

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PetStatus } from '../domain/index.ts';
+import type { PetStatus } from '../../domain/index.ts';
 
 /** What the service measures, in one registry of its own (several services can share a process, as tests do). */
 export interface ServiceMetrics {

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { generateApiKey, sha256Hex } from '../api-keys.ts';
-import type { ApiKeyTable } from '../api-keys.ts';
-import { translated } from './flavour.ts';
-import type { SqlFlavour } from './flavour.ts';
-import type { PetStoreDatabase } from './schema.ts';
+import { generateApiKey, sha256Hex } from './key-verifier.ts';
+import type { ApiKeyTable } from './key-verifier.ts';
+import { translated } from '../store/sql-dialect.ts';
+import type { SqlDialect } from '../store/sql-dialect.ts';
+import type { PetStoreDatabase } from '../store/schema.ts';
 
 export interface ApiKeyRecord {
   readonly id: number;
@@ -22,7 +22,7 @@ export interface ManagedApiKeys extends ApiKeyTable {
 }
 
 /** The key table: hashes only. */
-export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour): ManagedApiKeys {
+export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): ManagedApiKeys {
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const listener of listeners) listener();
@@ -33,7 +33,7 @@ export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, flavour: SqlFlavo
     },
     async activeKeyHashes() {
       // Read on requests: a database that went away must answer 503, like the pet operations.
-      const rows = await translated(flavour, () => db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute());
+      const rows = await translated(dialect, () => db.selectFrom('api_keys').select(['id', 'key_hash']).where('revoked_at', 'is', null).execute());
       return new Map(rows.map((row) => [row.key_hash, row.id]));
     },
     async create(label, now) {

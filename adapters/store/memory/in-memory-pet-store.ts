@@ -1,9 +1,9 @@
-import type { Pet, PetEvent } from '../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../application/index.ts';
+import type { Pet, PetEvent } from '../../../domain/index.ts';
+import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../../application/index.ts';
 import type {
   AppendMetadata, AppendOptions, AppendResult, Clock, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord,
   PetCatalog, PetQuery, PetRow, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
-} from '../../application/index.ts';
+} from '../../../application/index.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
 export interface InMemoryPetStore extends PetStorePorts {

@@ -1,15 +1,15 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { Pet } from '../../domain/index.ts';
-import type { CatalogChanges, Clock, PetCatalog, PetQuery } from '../../application/index.ts';
-import { translated } from '../sql/flavour.ts';
-import type { PetStoreDatabase } from '../sql/schema.ts';
-import { createSqlPetStore, petFromRow } from '../sql/sql-pet-store.ts';
-import type { SqlPetStore } from '../sql/sql-pet-store.ts';
-import { createCatalogWatch } from './catalog-watch.ts';
-import { createGroupCommit } from './group-commit.ts';
+import type { Pet } from '../../../domain/index.ts';
+import type { CatalogChanges, Clock, PetCatalog, PetQuery } from '../../../application/index.ts';
+import { translated } from '../sql-dialect.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import { createSqlPetStore, petFromRow } from '../sql-pet-store.ts';
+import type { SqlPetStore } from '../sql-pet-store.ts';
+import { createCatalogWatch } from './commit-watch.ts';
+import { createGroupCommit } from './batched-writes.ts';
 import { openSqlite } from './open-sqlite.ts';
-import { sqliteFlavour } from './sqlite-flavour.ts';
+import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
@@ -25,7 +25,7 @@ export async function openSqlitePetStore(path: string, options: { clock?: Clock;
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
   const writes = createGroupCommit(db, database, changes, clock);
-  const shared = createSqlPetStore(db, sqliteFlavour, {
+  const shared = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     async close() {
       await writes.drain();
@@ -58,7 +58,7 @@ function precompiledListing(db: Kysely<PetStoreDatabase>): PetCatalog['list'] {
     const query = status === undefined
       ? CompiledQuery.raw(LIST_ALL, [after, limit])
       : CompiledQuery.raw(LIST_BY_STATUS, [status, after, limit]);
-    const { rows } = await translated(sqliteFlavour, () => db.executeQuery<PetListRow>(query));
+    const { rows } = await translated(sqliteSqlDialect, () => db.executeQuery<PetListRow>(query));
     return rows.map(petFromRow);
   };
 }

@@ -2,12 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CatalogChanges } from '../../application/index.ts';
-import { createApiKeyVerifier } from '../../adapters/api-keys.ts';
-import { createCachedListingLane } from '../../adapters/http/cached-listing-lane.ts';
-import type { CachedListingLaneOptions } from '../../adapters/http/cached-listing-lane.ts';
+import { createApiKeyVerifier } from '../../adapters/api-keys/key-verifier.ts';
+import { createCachedListingLane } from '../../adapters/http/cached-listing-fast-path.ts';
+import type { CachedListingLaneOptions } from '../../adapters/http/cached-listing-fast-path.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
-import type { RequestFields } from '../../adapters/http/request-log.ts';
+import type { RequestFields } from '../../adapters/observability/request-log.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
 

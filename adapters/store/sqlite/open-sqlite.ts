@@ -2,11 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
-import { migrateToLatest } from '../sql/migrations.ts';
-import type { PetStoreDatabase } from '../sql/schema.ts';
+import { migrateToLatest } from '../migrations.ts';
+import type { PetStoreDatabase } from '../schema.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
 import type { SqliteConnection, SqliteDriverName } from './sqlite-connection.ts';
-import { PetStoreSqliteDialect, withStatementCache } from './sqlite-dialect.ts';
+import { PetStoreSqliteDialect, withStatementCache } from './sqlite-kysely-dialect.ts';
 
 export const BUSY_TIMEOUT_MS = 5000;
 

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
-import { StoreUnavailable } from '../../application/index.ts';
-import { PET_COLUMNS } from '../sql/flavour.ts';
-import type { LogPage, SqlFlavour } from '../sql/flavour.ts';
+import { StoreUnavailable } from '../../../application/index.ts';
+import { PET_COLUMNS } from '../sql-dialect.ts';
+import type { LogPage, SqlDialect } from '../sql-dialect.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
 import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
@@ -25,7 +25,7 @@ const READ_AHEAD_FROM = 10_000;
  * so an append's read of the stream version cannot go stale before its insert, and positions are
  * handed out in commit order without anything further.
  */
-export const sqliteFlavour: SqlFlavour = {
+export const sqliteSqlDialect: SqlDialect = {
   name: 'sqlite',
 
   translateError(error) {

@@ -1,12 +1,12 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Logger } from 'pino';
-import type { Clock } from '../../application/index.ts';
-import { translated } from '../sql/flavour.ts';
-import { migrateToLatest } from '../sql/migrations.ts';
-import type { PetStoreDatabase } from '../sql/schema.ts';
-import { createSqlPetStore } from '../sql/sql-pet-store.ts';
-import type { SqlPetStore } from '../sql/sql-pet-store.ts';
-import { postgresFlavour } from './postgres-flavour.ts';
+import type { Clock } from '../../../application/index.ts';
+import { translated } from '../sql-dialect.ts';
+import { migrateToLatest } from '../migrations.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import { createSqlPetStore } from '../sql-pet-store.ts';
+import type { SqlPetStore } from '../sql-pet-store.ts';
+import { postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { createPostgresPool } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
@@ -27,7 +27,7 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
   if (options.migrate !== false) {
     const migrator = postgresKysely({ ...settings, poolSize: 1, statementTimeoutMs: 0 }, options.logger);
     try {
-      await translated(postgresFlavour, () => migrateToLatest(migrator));
+      await translated(postgresSqlDialect, () => migrateToLatest(migrator));
     } finally {
       await migrator.destroy();
     }
@@ -39,7 +39,7 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
 /** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
 export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
   if (options.migrate !== false) await migrateToLatest(db);
-  return createSqlPetStore(db, postgresFlavour, { ...(options.clock ? { clock: options.clock } : {}), close: () => db.destroy() });
+  return createSqlPetStore(db, postgresSqlDialect, { ...(options.clock ? { clock: options.clock } : {}), close: () => db.destroy() });
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiKeyVerifier } from '../api-keys.ts';
+import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingCache } from './listing-cache.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { millisecondsSince, requestIdFor } from './request-log.ts';
-import type { RequestFields } from './request-log.ts';
-import { bearerKey } from './require-api-key.ts';
+import { millisecondsSince, requestIdFor } from '../observability/request-log.ts';
+import type { RequestFields } from '../observability/request-log.ts';
+import { bearerKey } from '../api-keys/require-api-key.ts';
 import { countHostHeaders } from './require-host.ts';
 
 export interface CachedListingLaneOptions {

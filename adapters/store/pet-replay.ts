@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { projectPet, upcast } from '../../application/index.ts';
 import type { EventMetadata } from '../../application/index.ts';
-import { PET_COLUMNS } from './flavour.ts';
-import type { LogPage, SqlFlavour } from './flavour.ts';
+import { PET_COLUMNS } from './sql-dialect.ts';
+import type { LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
 import { petFromRow } from './sql-pet-store.ts';
 
@@ -72,7 +72,7 @@ function fold(into: ReplayedPets, events: readonly PageEvent[]): void {
   }
 }
 
-/** The page's events in position order: they come in it, but the flavours do not promise it. */
+/** The page's events in position order: they come in it, but the dialects do not promise it. */
 function inPositionOrder(events: PageEvent[]): PageEvent[] {
   for (let index = 1; index < events.length; index++) {
     if (events[index]![0] <= events[index - 1]![0]) return events.sort((a, b) => a[0] - b[0]);
@@ -84,13 +84,13 @@ function inPositionOrder(events: PageEvent[]): PageEvent[] {
  * The log's pages after `afterPosition`, read on `db`: each asked for as the one before arrives, so
  * that, on a database across the network, the next is on its way while the caller folds this one.
  */
-export async function* logPages(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): AsyncGenerator<LogPage> {
-  let next = flavour.readLogPage(db, afterPosition, PAGE);
+export async function* logPages(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, afterPosition: number): AsyncGenerator<LogPage> {
+  let next = dialect.readLogPage(db, afterPosition, PAGE);
   try {
     for (;;) {
       const page = await next;
       if (page === null) return;
-      next = flavour.readLogPage(db, page.last, PAGE);
+      next = dialect.readLogPage(db, page.last, PAGE);
       yield page;
     }
   } finally {
@@ -99,9 +99,9 @@ export async function* logPages(db: Kysely<PetStoreDatabase>, flavour: SqlFlavou
   }
 }
 
-/** The log's pages after `afterPosition`, on a connection of their own when the flavour can: for reads outside any transaction. */
-export async function logPagesAhead(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, afterPosition: number): Promise<AsyncIterable<LogPage>> {
-  return (await flavour.readLogAhead?.(db, afterPosition, PAGE)) ?? logPages(db, flavour, afterPosition);
+/** The log's pages after `afterPosition`, on a connection of their own when the dialect can: for reads outside any transaction. */
+export async function logPagesAhead(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, afterPosition: number): Promise<AsyncIterable<LogPage>> {
+  return (await dialect.readLogAhead?.(db, afterPosition, PAGE)) ?? logPages(db, dialect, afterPosition);
 }
 
 /**

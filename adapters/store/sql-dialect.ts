@@ -5,7 +5,7 @@ import type { EventsTable, PetStoreDatabase } from './schema.ts';
  * What differs between the SQL databases the store runs on. Everything else (the queries of the
  * event store, the catalogue, the key table, the projection maintenance) is shared Kysely code.
  */
-export interface SqlFlavour {
+export interface SqlDialect {
   readonly name: 'sqlite' | 'postgres';
   /** The database's own failures in the application's words (`StoreUnavailable`); anything else unchanged. */
   translateError(error: unknown): unknown;
@@ -32,13 +32,13 @@ export interface SqlFlavour {
   readLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<LogPage | null>;
   /**
    * The pages `readLogPage` would give, one after another from `afterPosition`, read ahead of the caller
-   * on a thread and connection of their own; undefined when the flavour cannot here, or when the log is
+   * on a thread and connection of their own; undefined when the dialect cannot here, or when the log is
    * too short to be worth a thread. Only for reads that need not share a transaction with the caller.
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
   /**
    * Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of
-   * each row, row after row. The flavour takes the array over (it may freeze it).
+   * each row, row after row. The dialect takes the array over (it may freeze it).
    */
   insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
 }
@@ -53,11 +53,11 @@ export interface LogPage {
 /** The columns of `pets`, in the order `insertPetRows` takes them. */
 export const PET_COLUMNS = ['id', 'name', 'category_id', 'status', 'version', 'created_at', 'updated_at'] as const;
 
-/** Runs `work`, rethrowing its failure as the flavour names it. */
-export async function translated<T>(flavour: SqlFlavour, work: () => Promise<T>): Promise<T> {
+/** Runs `work`, rethrowing its failure as the dialect names it. */
+export async function translated<T>(dialect: SqlDialect, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw flavour.translateError(error);
+    throw dialect.translateError(error);
   }
 }

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
-import type { ApiKeyVerifier, KeyCheck } from '../api-keys.ts';
-import { HttpProblem } from './errors.ts';
+import type { ApiKeyVerifier, KeyCheck } from './key-verifier.ts';
+import { HttpProblem } from '../http/errors.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -1,15 +1,15 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { PET_COLUMNS } from './flavour.ts';
-import type { SqlFlavour } from './flavour.ts';
+import { PET_COLUMNS } from './sql-dialect.ts';
+import type { SqlDialect } from './sql-dialect.ts';
 import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
-/** The database and its flavour: what the maintenance needs of an open store. */
+/** The database and its dialect: what the maintenance needs of an open store. */
 export interface MaintainedStore {
   readonly db: Kysely<PetStoreDatabase>;
-  readonly flavour: SqlFlavour;
+  readonly dialect: SqlDialect;
 }
 
 export type Progress = (done: number, total: number) => void;
@@ -32,10 +32,10 @@ const ROWS_PER_TRANSACTION = 4 * ROWS_PER_INSERT;
  * Writes pets into the table `into`, which has none of their ids. `inTransactions`: in short
  * transactions of their own, so that service writers get the lock between them.
  */
-async function insertPets(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, into: string, pets: readonly ReplayedPet[], inTransactions: boolean): Promise<void> {
+async function insertPets(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, into: string, pets: readonly ReplayedPet[], inTransactions: boolean): Promise<void> {
   const insert = async (executor: Kysely<PetStoreDatabase>, from: number, to: number) => {
     for (let start = from; start < to; start += ROWS_PER_INSERT) {
-      await flavour.insertPetRows(executor, into, petValues(pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
+      await dialect.insertPetRows(executor, into, petValues(pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
     }
   };
   if (!inTransactions) return insert(db, 0, pets.length);
@@ -50,18 +50,18 @@ async function insertPets(db: Kysely<PetStoreDatabase>, flavour: SqlFlavour, int
  * a lock; then, in a transaction during which no append can commit, it applies the events that
  * arrived meanwhile and swaps the result in (the table on SQLite, its rows on PostgreSQL). Writers
  * wait for that last step only; readers see the old read model or the new one, never a half.
- * Replaying by position skips nothing: on every flavour, positions are handed out in commit order.
+ * Replaying by position skips nothing: on every dialect, positions are handed out in commit order.
  */
-export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
+export async function rebuildPetProjection({ db, dialect }: MaintainedStore, onProgress?: Progress): Promise<{ events: number; pets: number }> {
   const pets = new ReplayedPets();
-  const replayed = await replay(await logPagesAhead(db, flavour, 0), pets, 0, await progressOf(db, onProgress));
+  const replayed = await replay(await logPagesAhead(db, dialect, 0), pets, 0, await progressOf(db, onProgress));
 
   await sql`drop table if exists pets_rebuild`.execute(db);
-  await flavour.createPetsTable(db, 'pets_rebuild', { temporary: false });
-  await insertPets(db, flavour, 'pets_rebuild', pets.list(), true);
+  await dialect.createPetsTable(db, 'pets_rebuild', { temporary: false });
+  await insertPets(db, dialect, 'pets_rebuild', pets.list(), true);
 
   return db.connection().execute(async (connection) => {
-    await flavour.beginExclusive(connection);
+    await dialect.beginExclusive(connection);
     try {
       // Events committed since the replay: their pets' rows go, and come back with those events applied.
       const written = await idsWrittenAfter(connection, replayed.last);
@@ -70,13 +70,13 @@ export async function rebuildPetProjection({ db, flavour }: MaintainedStore, onP
         const known = pets.get(id);
         if (known) tail.set({ ...known });
       }
-      const { events } = await replay(logPages(connection, flavour, replayed.last), tail, replayed.last);
+      const { events } = await replay(logPages(connection, dialect, replayed.last), tail, replayed.last);
       for (let start = 0; start < written.length; start += IDS_PER_DELETE) {
         await connection.deleteFrom('pets_rebuild' as 'pets').where('id', 'in', written.slice(start, start + IDS_PER_DELETE)).execute();
       }
       const tailPets = tail.list();
-      await insertPets(connection, flavour, 'pets_rebuild', tailPets, false);
-      await flavour.swapInPets(connection, 'pets_rebuild');
+      await insertPets(connection, dialect, 'pets_rebuild', tailPets, false);
+      await dialect.swapInPets(connection, 'pets_rebuild');
       await sql`commit`.execute(connection);
       for (const pet of tailPets) pets.set(pet);
       return { events: replayed.events + events, pets: pets.size };
@@ -108,15 +108,15 @@ export interface ProjectionDifference {
  * Rebuilds the read model from the log into a scratch (temporary) table and compares it row by row
  * with the live `pets`, all inside one read transaction so concurrent writers cannot cause false alarms.
  */
-export async function verifyPetProjection({ db, flavour }: MaintainedStore, onProgress?: Progress): Promise<ProjectionDifference[]> {
+export async function verifyPetProjection({ db, dialect }: MaintainedStore, onProgress?: Progress): Promise<ProjectionDifference[]> {
   return db.connection().execute(async (connection) => {
-    await flavour.beginSnapshot(connection);
+    await dialect.beginSnapshot(connection);
     try {
       const pets = new ReplayedPets();
-      await replay(logPages(connection, flavour, 0), pets, 0, await progressOf(connection, onProgress));
+      await replay(logPages(connection, dialect, 0), pets, 0, await progressOf(connection, onProgress));
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
-      await flavour.createPetsTable(connection, 'pets_verify', { temporary: true });
-      await insertPets(connection, flavour, 'pets_verify', pets.list(), false);
+      await dialect.createPetsTable(connection, 'pets_verify', { temporary: true });
+      await insertPets(connection, dialect, 'pets_verify', pets.list(), false);
       const columns = PET_COLUMNS.join(', ');
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets except select ${columns} from pets_verify`).execute(connection);

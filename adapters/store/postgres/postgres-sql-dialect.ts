@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { StoreUnavailable } from '../../application/index.ts';
-import { PET_COLUMNS } from '../sql/flavour.ts';
-import type { LogPage, SqlFlavour } from '../sql/flavour.ts';
+import { StoreUnavailable } from '../../../application/index.ts';
+import { PET_COLUMNS } from '../sql-dialect.ts';
+import type { LogPage, SqlDialect } from '../sql-dialect.ts';
 
 /** The types of `PET_COLUMNS`, for the arrays `insertPetRows` unnests. */
 const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
@@ -41,7 +41,7 @@ export function isUnavailability(error: unknown): boolean {
   return CONNECTION_MESSAGE.test(error.message);
 }
 
-export const postgresFlavour: SqlFlavour = {
+export const postgresSqlDialect: SqlDialect = {
   name: 'postgres',
 
   translateError(error) {

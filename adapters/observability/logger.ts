@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import { bufferedStdout } from './log-destination.ts';
 
 /**

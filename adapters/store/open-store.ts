@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { DatabaseConfig } from './config.ts';
-import type { SqlPetStore } from './sql/sql-pet-store.ts';
+import type { DatabaseConfig } from '../config/config.ts';
+import type { SqlPetStore } from './sql-pet-store.ts';
 import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
 
 /** The store the configuration names: a SQLite file or a PostgreSQL database (its driver loaded only then). */
