@@ -1,5 +1,5 @@
 import type { PetStatus } from '../../domain/index.ts';
-import type { CatalogChanges, PetChange } from '../../application/index.ts';
+import type { CatalogChanges, PetChange } from '../store/catalog-changes.ts';
 
 // What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
 export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -3,12 +3,12 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict, upcast } from '../../application/index.ts';
 import type {
-  AppendMetadata, AppendOptions, AppendResult, CatalogChanges, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog,
-  PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  AppendMetadata, AppendOptions, AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { EventsTable, PetStoreDatabase } from './schema.ts';
+import type { CatalogChanges } from './catalog-changes.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
 export interface SqlPetStore extends PetStorePorts {

@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CatalogChanges } from '../../application/index.ts';
 import { createApiKeyVerifier } from '../../adapters/api-keys/key-verifier.ts';
 import { createCachedListingLane } from '../../adapters/http/cached-listing-fast-path.ts';
 import type { CachedListingLaneOptions } from '../../adapters/http/cached-listing-fast-path.ts';
@@ -10,6 +9,7 @@ import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
 import type { RequestFields } from '../../adapters/observability/request-log.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
+import type { CatalogChanges } from '../../adapters/store/catalog-changes.ts';
 
 /** What a client can see of an answer, less what differs on every request. */
 async function visible(response: Response) {

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CatalogChanges, CatalogListener, PetChange } from '../../application/index.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import type { ListingScope } from '../../adapters/http/listing-cache.ts';
+import type { CatalogChanges, CatalogListener, PetChange } from '../../adapters/store/catalog-changes.ts';
 
 /** Change reports told by hand. */
 function toldChanges(): CatalogChanges & { tell(changes: readonly PetChange[] | undefined): void; refreshes: number } {

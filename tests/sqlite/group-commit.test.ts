@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, StreamVersionConflict } from '../../application/index.ts';
-import type { PetChange } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
+import type { PetChange } from '../../adapters/store/catalog-changes.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
 const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));

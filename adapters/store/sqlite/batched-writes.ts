@@ -2,12 +2,13 @@ import type { Kysely, SqliteDatabase, SqliteStatement } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../../application/index.ts';
 import type {
-  AppendMetadata, AppendOptions, AppendResult, Clock, ExpectedVersion, IdempotencyRecord, NewStream, PetChange,
+  AppendMetadata, AppendOptions, AppendResult, Clock, ExpectedVersion, IdempotencyRecord, NewStream,
 } from '../../../application/index.ts';
 import type { CatalogWatch } from './commit-watch.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { petFromRow } from '../sql-pet-store.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import type { PetChange } from '../catalog-changes.ts';
 
 /** The store's writes: appends and new streams, committed in groups. */
 export interface GroupCommit {

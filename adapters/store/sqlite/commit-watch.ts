@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
-import type { CatalogChanges, CatalogListener, PetChange } from '../../../application/index.ts';
+import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
 
 /** The store's side of `CatalogChanges`. */
 export interface CatalogWatch extends CatalogChanges {

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../../domain/index.ts';
-import type { CatalogChanges, Clock, PetCatalog, PetQuery } from '../../../application/index.ts';
+import type { Clock, PetCatalog, PetQuery } from '../../../application/index.ts';
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { createSqlPetStore, petFromRow } from '../sql-pet-store.ts';
@@ -10,6 +10,7 @@ import { createCatalogWatch } from './commit-watch.ts';
 import { createGroupCommit } from './batched-writes.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import type { CatalogChanges } from '../catalog-changes.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
