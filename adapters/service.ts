@@ -16,6 +16,7 @@ import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { SqlPetStore } from './store/sql-pet-store.ts';
+import { PET_USE_CASES } from './http/pet-use-cases.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -34,7 +35,14 @@ export interface RunningService {
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
   const logger = options.logger ?? (await createLogger(config));
-  const store = await openPetStore(config.database, { logger });
+  // The OpenTelemetry SDK is loaded only when tracing is configured.
+  const tracing = config.tracing
+    ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
+    : undefined;
+  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite }).catch(async (error: unknown) => {
+    await tracing?.shutdown();
+    throw error;
+  });
   try {
     const apiKeys = createSqlApiKeys(store.db, store.dialect);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
@@ -42,7 +50,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
-    const ports = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
+    const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
+    const ports = tracing ? tracing.tracePorts(counted) : counted;
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
@@ -58,8 +67,10 @@ export async function startService(config: Config, options: { logger?: Logger } 
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
       listingCache,
+      ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst: cachedListings });
+    const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,
@@ -70,11 +81,13 @@ export async function startService(config: Config, options: { logger?: Logger } 
       async close() {
         await http.close();
         await store.close();
+        await tracing?.shutdown();
         logger.flush();
       },
     };
   } catch (error) {
     await store.close();
+    await tracing?.shutdown();
     throw error;
   }
 }

@@ -7,6 +7,7 @@ export type ExpectedVersion = 'no_stream' | number;
 export interface RequestContext {
   readonly requestId?: string;
   readonly apiKeyId?: string;
+  readonly traceId?: string;
 }
 
 /** What the writer says about an append; the same for every event in it. */
@@ -14,6 +15,7 @@ export interface AppendMetadata {
   readonly recordedAt: string;
   readonly requestId?: string;
   readonly apiKeyId?: string;
+  readonly traceId?: string;
 }
 
 /** Stored with each event: the append's metadata plus the shape version the event was written in. */

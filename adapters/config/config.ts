@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ConfigError } from './config-error.ts';
+import { readTracingConfig } from '../observability/tracing-config.ts';
+import type { TracingConfig } from '../observability/tracing-config.ts';
 
 export const DEPLOYMENTS = ['development', 'staging', 'production'] as const;
 export type Deployment = (typeof DEPLOYMENTS)[number];
@@ -78,6 +80,8 @@ export interface Config {
   readonly metrics: boolean;
   /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
   readonly corsOrigins: readonly string[];
+  /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 /** What protects the process from slow, large or too many clients. */
@@ -150,6 +154,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
+    tracing: readTracingConfig(environment),
   });
 }
 

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -20,6 +20,7 @@ import { createCachedListingLane } from './cached-listing-fast-path.ts';
 import type { RequestLane } from './cached-listing-fast-path.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { requireHost } from './require-host.ts';
+import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
@@ -35,6 +36,10 @@ export interface HttpAppOptions {
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
+  /** First in the chain when given: the request's server span (tracing). */
+  readonly traceRequests?: Middleware | undefined;
+  /** What the pet routes call; the application's use cases unless given. */
+  readonly useCases?: PetUseCases | undefined;
 }
 
 export interface HttpApp {
@@ -61,6 +66,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   ];
   const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap((router) => router.match(path, 'GET').path.flatMap((layer) => layer.methods)))];
   const logRequest = requestLine(options.logger);
+  if (options.traceRequests) app.use(options.traceRequests);
   app.use(logRequests(logRequest));
   if (options.metrics) app.use(measureRequests(options.metrics.observeRequest));
   app.use(renderErrors(options.logger));

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { addPet, changePetStatus, DEFAULT_LIMIT, getPet, listPetPage, PetNotFound } from '../../application/index.ts';
+import { DEFAULT_LIMIT, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import { JSON_TYPE } from './listing-cache.ts';
@@ -14,6 +14,8 @@ import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
+import { PET_USE_CASES } from './pet-use-cases.ts';
+import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
@@ -24,10 +26,13 @@ export interface PetRoutesOptions {
   readonly rateLimiter?: RateLimiter | undefined;
   /** When given, listing answers are cached (and kept exact by it). */
   readonly listingCache?: ListingCache | undefined;
+  /** What the routes call; the application's own use cases unless given (traced ones, say). */
+  readonly useCases?: PetUseCases | undefined;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimiter, listingCache }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
+  const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
   const authenticated = [requireApiKey(verifier), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
@@ -126,5 +131,6 @@ function nextPageUrl(base: string, query: ListPetsInput, after: number): string 
 }
 
 function requestContext(ctx: Context): RequestContext {
-  return { requestId: ctx.state.requestId, apiKeyId: ctx.state.apiKeyId };
+  const { requestId, apiKeyId, traceId } = ctx.state;
+  return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };
 }

@@ -2,11 +2,19 @@ import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config/config.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
 import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
+import type { WriteObserver } from './write-observer.ts';
+
+export interface OpenPetStoreOptions {
+  readonly migrate?: boolean;
+  readonly logger?: Logger;
+  /** Hears of each write where the store commits in groups (SQLite). */
+  readonly observeWrite?: WriteObserver | undefined;
+}
 
 /** The store the configuration names: a SQLite file or a PostgreSQL database (its driver loaded only then). */
-export async function openPetStore(database: DatabaseConfig, options: { migrate?: boolean; logger?: Logger } = {}): Promise<SqlPetStore> {
+export async function openPetStore(database: DatabaseConfig, options: OpenPetStoreOptions = {}): Promise<SqlPetStore> {
   const migrate = options.migrate === undefined ? {} : { migrate: options.migrate };
-  if (database.kind === 'sqlite') return openSqlitePetStore(database.path, migrate);
+  if (database.kind === 'sqlite') return openSqlitePetStore(database.path, { ...migrate, observeWrite: options.observeWrite });
   const { openPostgresPetStore } = await import('./postgres/postgres-pet-store.ts');
   return openPostgresPetStore(database, { ...migrate, ...(options.logger ? { logger: options.logger } : {}) });
 }

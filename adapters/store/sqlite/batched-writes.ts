@@ -9,6 +9,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { petFromRow } from '../sql-pet-store.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { PetChange } from '../catalog-changes.ts';
+import type { CommittedGroup, WriteObserver } from '../write-observer.ts';
 
 /** The store's writes: appends and new streams, committed in groups. */
 export interface GroupCommit {
@@ -25,6 +26,7 @@ interface PendingWrite {
   /** Writes, inside the write's own savepoint; returns how to answer once the group has committed. */
   readonly run: () => { readonly answer: () => void; readonly change: PetChange | undefined };
   readonly reject: (error: unknown) => void;
+  readonly observed: ((group: CommittedGroup) => void) | undefined;
 }
 
 /** What one append wrote. */
@@ -52,7 +54,9 @@ interface ExistingPet {
  * The transaction runs synchronously on prepared statements while holding Kysely's connection, so no
  * Kysely query or transaction can interleave with it.
  */
-export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: SqliteDatabase, watch: CatalogWatch, clock: Clock): GroupCommit {
+export function createGroupCommit(
+  db: Kysely<PetStoreDatabase>, database: SqliteDatabase, watch: CatalogWatch, clock: Clock, observeWrite?: WriteObserver,
+): GroupCommit {
   // Prepared on first use: a store opened without migrating (petstore migrate) may not have the tables yet.
   const prepare = (sql: string): SqliteStatement => {
     let statement: SqliteStatement | undefined;
@@ -99,6 +103,7 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
           return { answer: () => resolve(result), change };
         },
         reject,
+        observed: observeWrite?.(),
       });
       schedule();
     });
@@ -130,6 +135,7 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
   function commitGroup(batch: PendingWrite[]): void {
     const answers: (() => void)[] = [];
     const changes: PetChange[] = [];
+    const began = performance.now();
     watch.around(() => {
       begin.run([]);
       lastId = undefined;
@@ -160,6 +166,10 @@ export function createGroupCommit(db: Kysely<PetStoreDatabase>, database: Sqlite
         throw error;
       }
     }, () => changes);
+    if (observeWrite) {
+      const group = { size: batch.length, began, committed: performance.now() };
+      for (const write of batch) write.observed?.(group);
+    }
     for (const answer of answers) answer();
   }
 

@@ -11,6 +11,7 @@ import { createGroupCommit } from './batched-writes.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
+import type { WriteObserver } from '../write-observer.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
@@ -21,11 +22,13 @@ export interface SqlitePetStore extends SqlPetStore {
  * SQLite's own write path (group commit: one transaction and one fsync for the appends and new
  * streams of one turn of the event loop), a precompiled listing, and a watch on the file that reports every commit.
  */
-export async function openSqlitePetStore(path: string, options: { clock?: Clock; migrate?: boolean } = {}): Promise<SqlitePetStore> {
+export async function openSqlitePetStore(
+  path: string, options: { clock?: Clock; migrate?: boolean; observeWrite?: WriteObserver | undefined } = {},
+): Promise<SqlitePetStore> {
   const { db, database } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
-  const writes = createGroupCommit(db, database, changes, clock);
+  const writes = createGroupCommit(db, database, changes, clock, options.observeWrite);
   const shared = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     async close() {

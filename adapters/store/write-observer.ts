@@ -1,0 +1,12 @@
+/** One group commit as its writes saw it: how many writes it held, and its transaction's span in `performance.now()` milliseconds. */
+export interface CommittedGroup {
+  readonly size: number;
+  readonly began: number;
+  readonly committed: number;
+}
+
+/**
+ * Told of each write a store commits in groups (for tracing). Called as the write is asked for, in its
+ * caller's async context; what it returns hears of the write's group once that group has committed.
+ */
+export type WriteObserver = () => ((group: CommittedGroup) => void) | undefined;
