@@ -23,6 +23,13 @@ export interface PetStoreClientOptions {
 export interface CallOptions {
   /** Aborts the call, retries and waits included. */
   readonly signal?: AbortSignal;
+  /**
+   * The caller's W3C trace context (`00-<trace id>-<parent id>-<flags>`), sent as `traceparent` with
+   * every request of the call, so that the service's spans join the caller's trace.
+   */
+  readonly traceparent?: string;
+  /** Sent as `tracestate` alongside `traceparent`. */
+  readonly tracestate?: string;
 }
 
 export interface ListPetsQuery {
@@ -103,45 +110,58 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   };
 
   return {
-    async listPets(query = {}, { signal } = {}) {
-      const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), signal });
+    async listPets(query = {}, options = {}) {
+      const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: traceHeaders(options), signal: options.signal });
       return body as Pet[];
     },
 
-    async *pets(query = {}, { signal } = {}) {
+    async *pets(query = {}, options = {}) {
+      const headers = traceHeaders(options);
       let next: URL | undefined = url('/pets', { status: query.status, limit: query.limit ?? WALK_PAGE_SIZE });
       while (next !== undefined) {
-        const { response, body }: Answer = await retried({ method: 'GET', url: next, signal });
+        const { response, body }: Answer = await retried({ method: 'GET', url: next, headers, signal: options.signal });
         yield* body as Pet[];
         next = nextPage(response);
       }
     },
 
-    async createPet(newPet, { idempotencyKey = crypto.randomUUID(), signal } = {}) {
+    async createPet(newPet, options = {}) {
+      const { idempotencyKey = crypto.randomUUID(), signal } = options;
       const { body } = await retried({
         method: 'POST',
         url: url('/pets'),
         json: { body: newPet, mediaType: 'application/json' },
-        headers: { 'idempotency-key': idempotencyKey },
+        headers: { 'idempotency-key': idempotencyKey, ...traceHeaders(options) },
         signal,
       });
       return body as Pet;
     },
 
-    async getPet(id, { signal } = {}) {
-      return versioned(await retried({ method: 'GET', url: petUrl(id), signal, observe: tellDeprecation('getPet') }));
+    async getPet(id, options = {}) {
+      return versioned(await retried({ method: 'GET', url: petUrl(id), headers: traceHeaders(options), signal: options.signal, observe: tellDeprecation('getPet') }));
     },
 
-    async changePetStatus(id, status, { ifMatch, signal } = {}) {
+    async changePetStatus(id, status, options = {}) {
+      const { ifMatch, signal } = options;
       return versioned(await exchange(settings, {
         method: 'PATCH',
         url: petUrl(id),
         json: { body: { status }, mediaType: 'application/merge-patch+json' },
-        headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
+        headers: { ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }), ...traceHeaders(options) },
         signal,
       }));
     },
   };
+}
+
+// version-trace id-parent id-flags, lower-case hex (W3C Trace Context, level 1); a later version may add fields.
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-[^\s]*)?$/;
+
+/** The call's trace context as headers; a malformed `traceparent` is the caller's mistake, a TypeError, not a silently new trace. */
+function traceHeaders({ traceparent, tracestate }: CallOptions): Record<string, string> {
+  if (traceparent === undefined) return {};
+  if (!TRACEPARENT.test(traceparent)) throw new TypeError(`traceparent is malformed: ${JSON.stringify(traceparent)} (expected 00-<32 hex>-<16 hex>-<2 hex>)`);
+  return tracestate === undefined ? { traceparent } : { traceparent, tracestate };
 }
 
 function versioned({ response, body }: Answer): VersionedPet {

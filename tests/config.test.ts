@@ -25,6 +25,7 @@ describe('configuration', () => {
       rateLimit: undefined,
       metrics: true,
       corsOrigins: [],
+      tracing: undefined,
     });
   });
 

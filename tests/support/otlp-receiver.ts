@@ -6,6 +6,8 @@ export interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId: string | undefined;
+  /** W3C tracestate, inherited from the caller's. */
+  readonly traceState: string | undefined;
   readonly name: string;
   /** 1 internal, 2 server, 3 client. */
   readonly kind: number;
@@ -76,7 +78,7 @@ interface JsonKeyValue {
 interface JsonRequest {
   resourceSpans?: {
     resource?: { attributes?: JsonKeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: JsonKeyValue[]; status?: { code?: number } }[] }[];
+    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind: number; attributes?: JsonKeyValue[]; status?: { code?: number } }[] }[];
   }[];
 }
 
@@ -100,6 +102,7 @@ function spansFromJson(request: JsonRequest): ReceivedSpan[] {
         traceId: span.traceId,
         spanId: span.spanId,
         parentSpanId: span.parentSpanId || undefined,
+        traceState: span.traceState || undefined,
         name: span.name,
         kind: span.kind,
         attributes: jsonAttributes(span.attributes),
@@ -194,6 +197,7 @@ function spansFromProtobuf(body: Uint8Array): ReceivedSpan[] {
           traceId: hex(bytesOf(1))!,
           spanId: hex(bytesOf(2))!,
           parentSpanId: hex(bytesOf(4)),
+          traceState: bytesOf(3) && text(bytesOf(3)!),
           name: text(bytesOf(5) ?? new Uint8Array()),
           kind: Number(all.find((field) => field.number === 6)?.varint ?? 0n),
           attributes: protobufAttributes(messages(span, 9)),
