@@ -4,9 +4,9 @@ import { readError, startTestService, TEST_API_KEY } from '../support/test-servi
 import type { TestService } from '../support/test-service.ts';
 
 /**
- * One `describe` per row of the README's "Decisions where the interface is silent" that applies to
- * GET /v1/pets, POST /v1/pets and GET /v1/pets/{petId}. Rows about operations that do not exist yet
- * (PATCH, idempotency, rate limits, the documents and the probes) are left out.
+ * One `describe` per row of docs/decisions.md ("Decisions where the interface is silent") that applies to
+ * GET /v1/pets, POST /v1/pets and GET /v1/pets/{petId}. The rows about PATCH, idempotency, rate limits,
+ * the documents and the probes are tested in the files named after them.
  */
 
 interface Pet {
