@@ -1,8 +1,9 @@
-import { assertValidNewPet, decide, evolve, initialState, petStreamId } from '../domain/index.ts';
-import type { Pet } from '../domain/index.ts';
+import { checkNewPet, decide, petStreamId } from '../domain/index.ts';
+import type { Pet, PetState } from '../domain/index.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { handleCommand } from './command-handler.ts';
 import { IdempotencyKeyReused, IdempotencyKeyTaken } from './errors.ts';
-import type { IdempotencyRecord, PetStorePorts, RequestContext } from './ports.ts';
+import type { PetStorePorts, RequestContext } from './ports.ts';
 
 export interface NewPet {
   readonly name: unknown;
@@ -22,12 +23,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  * Adds a pet. Throws `PetRuleViolation` when it breaks an invariant, `IdempotencyKeyReused` when the
  * key was first used with a different request.
  */
-export async function addPet(
-  ports: PetStorePorts,
-  newPet: NewPet,
-  context: RequestContext = {},
-  options: AddPetOptions = {},
-): Promise<Pet> {
+export async function addPet(ports: PetStorePorts, newPet: NewPet, context: RequestContext = {}, options: AddPetOptions = {}): Promise<Pet> {
   const { idempotencyKey } = options;
   const scope = context.apiKeyId ?? '';
   // Only a keyed request needs its fingerprint.
@@ -36,21 +32,16 @@ export async function addPet(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  assertValidNewPet(newPet); // before an id is taken, so refused requests leave no gaps
-  const now = ports.clock.now();
-  const expiresAt = new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS).toISOString();
+  const fields = checkNewPet(newPet); // before an id is taken, so refused requests leave no gaps
+  const id = await ports.petIds.next();
+  const expiresAt = new Date(ports.clock.now().getTime() + IDEMPOTENCY_WINDOW_MS).toISOString();
   try {
-    // The store assigns the id and appends in one transaction: the events are decided from it there.
-    const { pet } = await ports.eventStore.appendNew((id) => {
-      const events = decide({ type: 'AddPet', data: { ...newPet, id } }, initialState());
-      const added = events.reduce(evolve, initialState());
-      if (added.kind !== 'present') throw new Error('AddPet produced no pet');
-      const stream = { streamId: petStreamId(id), events, pet: added.pet };
-      if (idempotencyKey === undefined) return stream;
-      const remember: IdempotencyRecord = { scope, key: idempotencyKey, fingerprint, pet: added.pet, expiresAt };
-      return { ...stream, remember };
-    }, { recordedAt: now.toISOString(), ...context });
-    return pet;
+    const outcome = await handleCommand(ports, petStreamId(id), (state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
+      context,
+      newStream: true,
+      ...(idempotencyKey === undefined ? {} : { remember: (after) => ({ scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt }) }),
+    });
+    return presentPet(outcome.state);
   } catch (error) {
     // A concurrent request with the same key committed first: answer as it did.
     if (error instanceof IdempotencyKeyTaken && idempotencyKey !== undefined) {
@@ -66,4 +57,9 @@ async function replayIfRemembered(ports: PetStorePorts, scope: string, key: stri
   if (!record) return undefined;
   if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
   return record.pet;
+}
+
+function presentPet(state: PetState): Pet {
+  if (state.kind !== 'present') throw new Error('AddPet produced no pet');
+  return state.pet;
 }

@@ -7,6 +7,7 @@ export type ExpectedVersion = 'no_stream' | number;
 export interface RequestContext {
   readonly requestId?: string;
   readonly apiKeyId?: string;
+  /** The trace that caused the write, so that it can be found from the event. */
   readonly traceId?: string;
 }
 
@@ -40,6 +41,8 @@ export interface StreamRead {
 export interface AppendResult {
   /** The stream's version after the append. */
   readonly version: number;
+  /** The log position of the append's last event: how new a reader must be to see it. */
+  readonly position: number;
 }
 
 /** A remembered creation: the same key and request from the same caller get the same answer. */
@@ -58,12 +61,6 @@ export interface AppendOptions {
   readonly remember?: IdempotencyRecord;
 }
 
-/** A new stream, made from the id the store assigns it; stored as `append(streamId, 'no_stream', events, metadata, this)` would. */
-export interface NewStream extends AppendOptions {
-  readonly streamId: string;
-  readonly events: readonly PetEvent[];
-}
-
 export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /**
@@ -78,15 +75,16 @@ export interface EventStore {
     metadata: AppendMetadata,
     options?: AppendOptions,
   ): Promise<AppendResult>;
-  /**
-   * Takes a new pet id, never handed out before, and appends the stream `build` makes from it, with
-   * the id taken in the append's transaction where the store can (one commit for both). Resolves with
-   * what `build` made once it is stored; rejects as `append` would. `build` should be pure and quick:
-   * it may run inside the store's write transaction, and if it throws, only this append fails.
-   */
-  appendNew<T extends NewStream>(build: (id: number) => T, metadata: AppendMetadata): Promise<T>;
   /** Up to `limit` events after `afterPosition`, in position order. */
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;
+}
+
+/**
+ * New pet ids: never handed out twice, from 1 upwards. Where the store can, an id is drawn in the
+ * transaction of the append that follows it (SQLite), so a creation costs one commit.
+ */
+export interface PetIds {
+  next(): Promise<number>;
 }
 
 export interface IdempotencyKeys {
@@ -120,6 +118,7 @@ export interface Clock {
 /** Everything the use cases need from the outside world. */
 export interface PetStorePorts {
   readonly eventStore: EventStore;
+  readonly petIds: PetIds;
   readonly catalog: PetCatalog;
   readonly idempotencyKeys: IdempotencyKeys;
   readonly clock: Clock;

@@ -2,13 +2,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import type { LoadJob, LoadResult } from './load-client.ts';
 import { seededCopy } from './seed.ts';
 import { npmStartNodeArgs } from '../scripts/start-command.ts';
 
-const root = resolve(import.meta.dirname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 // Resolved here, so that children find tsx whatever their working directory.
 const TS = ['--import', import.meta.resolve('tsx')];
 export const BENCH_API_KEY = 'bench-key-0123456789abcdef';

@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { HttpFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 
@@ -65,7 +67,7 @@ export function count(value: number): string {
 const rps = (value: number) => Math.round(value).toLocaleString('en-US');
 const micro = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
 
-/** The tables as Markdown: printed after a run and shown in the README. */
+/** The tables as Markdown: printed after a run and shown in docs/performance.md. */
 export function markdownTables(results: BenchResults): string {
   const { http, inProcess } = results;
   const lines = [
@@ -147,13 +149,21 @@ function escapeXml(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 
-export const README_START = '<!-- bench:results:start -->';
-export const README_END = '<!-- bench:results:end -->';
+/** The page that shows the figures: the block between the markers is rendered from latest.json, the rest is written by hand. */
+export const PERFORMANCE_PAGE = 'docs/performance.md';
+export const RESULTS_START = '<!-- bench:results:start -->';
+export const RESULTS_END = '<!-- bench:results:end -->';
 
-/** The README with the block between the markers replaced by `tables`. */
-export function withResults(readme: string, tables: string): string {
-  const start = readme.indexOf(README_START);
-  const end = readme.indexOf(README_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${README_START} … ${README_END} block`);
-  return `${readme.slice(0, start + README_START.length)}\n${tables}\n${readme.slice(end)}`;
+/** The page with the block between the markers replaced by `tables`. */
+export function withResults(page: string, tables: string): string {
+  const start = page.indexOf(RESULTS_START);
+  const end = page.indexOf(RESULTS_END);
+  if (start < 0 || end < start) throw new Error(`${PERFORMANCE_PAGE} has no ${RESULTS_START} … ${RESULTS_END} block`);
+  return `${page.slice(0, start + RESULTS_START.length)}\n${tables}\n${page.slice(end)}`;
+}
+
+/** Renders the figures of `results` into the performance page under `root`. */
+export function writePerformancePage(root: string, results: BenchResults): void {
+  const path = join(root, PERFORMANCE_PAGE);
+  writeFileSync(path, withResults(readFileSync(path, 'utf8'), markdownTables(results)));
 }

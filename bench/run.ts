@@ -1,11 +1,12 @@
 // The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
-// `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder).
-//   node --import tsx bench/run.ts <full|quick|smoke> [--out <folder>]
+// `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
+// `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
+//   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
 // --only: just those HTTP scenarios, service against ceiling, printed and not written (for working on
 // one path); --profile: also a V8 CPU profile of the service, written into that folder.
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
-// (full and quick, into bench/results) puts them into README.md.
+// (full and quick, into bench/results) renders them into docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
@@ -14,7 +15,7 @@ import { runHttp } from './http-load.ts';
 import type { HttpOptions } from './http-load.ts';
 import { runInProcess } from './in-process.ts';
 import type { InProcessOptions } from './in-process.ts';
-import { chartSvg, judge, markdownTables, withResults } from './report.ts';
+import { chartSvg, judge, markdownTables, PERFORMANCE_PAGE, writePerformancePage } from './report.ts';
 import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
@@ -41,19 +42,19 @@ const root = resolve(import.meta.dirname, '..');
 interface Arguments {
   readonly mode: string;
   readonly out: string;
-  readonly updateReadme: boolean;
+  readonly updatePage: boolean;
   /** A scratch folder: the files are read back to check them, then removed. */
   readonly scratch: boolean;
 }
 
 function parseArguments(argv: readonly string[]): Arguments {
   const [mode = 'full', ...rest] = argv;
-  if (!MODES[mode]) throw new Error(`unknown mode ${mode}: use full, quick or smoke`);
+  if (!MODES[mode]) throw new Error(`unknown mode ${mode}: use full, quick, smoke or report`);
   const outIndex = rest.indexOf('--out');
   const out = outIndex >= 0 ? resolve(rest[outIndex + 1] ?? '') : undefined;
-  if (out !== undefined) return { mode, out, updateReadme: false, scratch: false };
-  if (mode === 'smoke') return { mode, out: mkdtempSync(join(tmpdir(), 'petstore-bench-smoke-')), updateReadme: false, scratch: true };
-  return { mode, out: join(root, 'bench', 'results'), updateReadme: true, scratch: false };
+  if (out !== undefined) return { mode, out, updatePage: false, scratch: false };
+  if (mode === 'smoke') return { mode, out: mkdtempSync(join(tmpdir(), 'petstore-bench-smoke-')), updatePage: false, scratch: true };
+  return { mode, out: join(root, 'bench', 'results'), updatePage: true, scratch: false };
 }
 
 /** The smoke run's check that what it wrote can be read: the figures as JSON, the chart as SVG. */
@@ -101,7 +102,12 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const only = optionValue(argv, '--only');
   if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), log);
-  const { mode, out, updateReadme, scratch } = parseArguments(argv);
+  if (argv[0] === 'report') {
+    writePerformancePage(root, JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults);
+    log(`rendered ${PERFORMANCE_PAGE} from bench/results/latest.json`);
+    return;
+  }
+  const { mode, out, updatePage, scratch } = parseArguments(argv);
   const settings = MODES[mode]!;
   const startedAt = new Date().toISOString();
   const machineAtStart = machineFacts();
@@ -126,17 +132,14 @@ async function main(): Promise<void> {
   writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(out, 'chart.svg'), chartSvg(results));
   const tables = markdownTables(results);
-  if (updateReadme) {
-    const readme = join(root, 'README.md');
-    writeFileSync(readme, withResults(readFileSync(readme, 'utf8'), tables));
-  }
+  if (updatePage) writePerformancePage(root, results);
   log(`\n${tables}\n`);
   if (scratch) {
     checkWritten(out);
     rmSync(out, { recursive: true, force: true });
     log('smoke run: the benchmark ran, and wrote readable results (now removed)');
   } else {
-    log(`wrote ${join(out, 'latest.json')} and ${join(out, 'chart.svg')}${updateReadme ? ', and the tables into README.md' : ''}`);
+    log(`wrote ${join(out, 'latest.json')} and ${join(out, 'chart.svg')}${updatePage ? `, and the tables into ${PERFORMANCE_PAGE}` : ''}`);
   }
 }
 

@@ -1,11 +1,12 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CURRENT_SCHEMA_VERSION } from '../application/index.ts';
 import { migrations } from '../adapters/store/migrations.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 
 /** Seeds are kept here between runs (git ignores it): a million pets take a while to write. */
-export const SEED_DIRECTORY = join(import.meta.dirname, '.data');
+export const SEED_DIRECTORY = fileURLToPath(new URL('.data', import.meta.url));
 
 // Bump when the seed's content changes, so old files are not reused.
 const SEED_VERSION = 1;

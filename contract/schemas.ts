@@ -62,5 +62,4 @@ export const PetIdSchema = Type.Integer({
 export type NewPetBody = Static<typeof NewPetSchema>;
 
 /** Compiled once at load: validation is a plain function call per request. */
-export const NewPetCheck = TypeCompiler.Compile(NewPetSchema);
 export const StatusPatchCheck = TypeCompiler.Compile(StatusPatchSchema);

@@ -32,11 +32,17 @@ export function assertValidStatus(status: unknown): asserts status is PetStatus 
   }
 }
 
-/** Every rule a new pet's fields must meet; callers check before taking an id, `decide` checks again. */
-export function assertValidNewPet<T extends { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }>(
-  data: T,
-): asserts data is T & { readonly name: string; readonly categoryId: number; readonly status?: PetStatus } {
-  assertValidName(data.name);
-  assertValidCategoryId(data.categoryId);
-  if (data.status !== undefined) assertValidStatus(data.status);
+/** A new pet's fields, checked: what the `AddPet` command carries. `status: null` means none was given. */
+export interface NewPetFields {
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status: PetStatus | null;
+}
+
+/** Every rule a new pet's fields must meet, checked once: the one way to a `NewPetFields`. */
+export function checkNewPet(input: { readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown }): NewPetFields {
+  assertValidName(input.name);
+  assertValidCategoryId(input.categoryId);
+  if (input.status !== undefined) assertValidStatus(input.status);
+  return { name: input.name, categoryId: input.categoryId, status: input.status ?? null };
 }

@@ -1,5 +1,6 @@
 import type { PetStatus } from './pet-status.ts';
-import { assertValidNewPet, assertValidStatus } from './pet-invariants.ts';
+import { assertValidStatus } from './pet-invariants.ts';
+import type { NewPetFields } from './pet-invariants.ts';
 import { IllegalStatusTransition } from './pet-rule-violation.ts';
 import { isAllowedTransition } from './status-rules.ts';
 
@@ -27,8 +28,8 @@ export type PetEvent = PetAdded | PetStatusChanged;
 
 export type AddPet = {
   readonly type: 'AddPet';
-  /** The id comes in as data: the domain never invents identity. */
-  readonly data: { readonly id: number; readonly name: unknown; readonly categoryId: unknown; readonly status?: unknown };
+  /** The id comes in as data: the domain never invents identity. The fields were checked by `checkNewPet`. */
+  readonly data: { readonly id: number } & NewPetFields;
 };
 
 export type ChangePetStatus = {
@@ -58,9 +59,8 @@ export function decide(command: PetCommand, state: PetState): PetEvent[] {
   switch (command.type) {
     case 'AddPet': {
       if (state.kind === 'present') throw new PetStateConflict(`pet ${state.pet.id} already exists`);
-      assertValidNewPet(command.data);
-      const { id, name, categoryId, status } = command.data as { id: number; name: string; categoryId: number; status?: PetStatus };
-      return [{ type: 'PetAdded', data: { id, name, categoryId, status: status ?? null } }];
+      const { id, name, categoryId, status } = command.data;
+      return [{ type: 'PetAdded', data: { id, name, categoryId, status } }];
     }
     case 'ChangePetStatus': {
       if (state.kind === 'absent') throw new PetStateConflict(`pet ${command.data.id} does not exist`);

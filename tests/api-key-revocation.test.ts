@@ -1,13 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys/key-verifier.ts';
 import type { ApiKeyTable } from '../adapters/api-keys/key-verifier.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { createSqlApiKeys } from '../adapters/api-keys/key-table.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
+import { temporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
 
 describe('API key revocation', () => {
@@ -24,9 +22,9 @@ describe('API key revocation', () => {
   });
 
   it('refuses a key revoked by another process (another connection to the file) within one second', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-keys-'));
-    const service = await openSqlite(join(directory, 'keys.db'));
-    const cli = await openSqlite(join(directory, 'keys.db'));
+    const directory = temporaryDirectory('keys');
+    const service = await openSqlite(directory.file('keys.db'));
+    const cli = await openSqlite(directory.file('keys.db'));
     try {
       let clock = 0;
       const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqlApiKeys(service.db, sqliteSqlDialect), now: () => clock });
@@ -41,7 +39,7 @@ describe('API key revocation', () => {
     } finally {
       await service.db.destroy();
       await cli.db.destroy();
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 

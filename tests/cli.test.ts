@@ -1,27 +1,25 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { sha256Hex } from '../adapters/api-keys/key-verifier.ts';
 import { buildOpenApiDocument } from '../contract/openapi-document.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { runPetstore } from './support/cli.ts';
+import { temporaryDirectory } from './support/temporary-store.ts';
+import type { TemporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
 
-let directory: string;
+let directory: TemporaryDirectory;
 let database: string;
 
 before(() => {
-  directory = mkdtempSync(join(tmpdir(), 'petstore-cli-'));
-  database = join(directory, 'petstore.db');
+  directory = temporaryDirectory('cli');
+  database = directory.file('petstore.db');
 });
 
-after(() => {
-  rmSync(directory, { recursive: true, force: true });
-});
+after(() => directory.remove());
 
 const petstore = (...args: string[]) => runPetstore(args, { PETSTORE_DATABASE: database });
 

@@ -1,11 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
 import { verifyProjection } from './support/projection-check.ts';
 import { startServiceProcess } from './support/service-process.ts';
+import { temporaryDirectory } from './support/temporary-store.ts';
 
 const KEY = 'shutdown-key-0123456789abcdef';
 const CLIENTS = 64;
@@ -24,8 +22,8 @@ interface Outcome {
 
 describe('SIGTERM under load', () => {
   it(`lets every request accepted before the signal finish normally with ${CLIENTS} clients, and exits 0 within the grace period`, async (t) => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-shutdown-'));
-    const database = join(directory, 'petstore.db');
+    const directory = temporaryDirectory('shutdown');
+    const database = directory.file('petstore.db');
     const service = startServiceProcess({
       PETSTORE_DATABASE: database,
       PETSTORE_API_KEYS: KEY,
@@ -132,7 +130,7 @@ describe('SIGTERM under load', () => {
       t.diagnostic(`${received.size} answers (${inFlight} after the ${ANSWERS_BEFORE_SIGNAL}th, when SIGTERM was sent); ${outcomes.length - received.size} requests refused after it; exit after ${Math.round(exitMs)} ms`);
     } finally {
       service.child.kill('SIGKILL');
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });

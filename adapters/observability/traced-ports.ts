@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Span, SpanOptions } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
-import type { AppendResult, EventStore, ExpectedVersion, IdempotencyKeys, PetCatalog, PetStorePorts } from '../../application/index.ts';
+import type { EventStore, ExpectedVersion, IdempotencyKeys, PetCatalog, PetIds, PetStorePorts } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
 import type { PetUseCases } from '../http/pet-use-cases.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
@@ -14,7 +14,7 @@ export const ATTR_EXPECTED_VERSION = 'petstore.stream.expected_version';
 /** The stream's version after the append. */
 export const ATTR_STREAM_VERSION = 'petstore.stream.version';
 export const ATTR_EVENT_TYPES = 'petstore.event.types';
-/** The commit's position in the log, where the store tells it. */
+/** The log position of the append's last event. */
 export const ATTR_LOG_POSITION = 'petstore.log.position';
 /** How many writes shared the append's commit (SQLite's group commit). */
 export const ATTR_GROUP_SIZE = 'petstore.commit.group_size';
@@ -23,7 +23,7 @@ const ATTR_DB_RETURNED_ROWS = 'db.response.returned_rows';
 
 export type DatabaseSystem = 'sqlite' | 'postgresql';
 
-/** The ports with a span around each call: a CLIENT span per query, an INTERNAL one per append. */
+/** The ports with a span around each call: a CLIENT span per query, an INTERNAL one per append and per new pet id. */
 export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: DatabaseSystem): PetStorePorts {
   const select = (table: string, attributes: Attributes): SpanOptions => ({
     kind: SpanKind.CLIENT,
@@ -33,22 +33,17 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
     span.setAttribute(ATTR_DB_RETURNED_ROWS, rows);
     return value;
   };
-  const appending = (streamId: string | undefined, expected: ExpectedVersion, events: readonly PetEvent[] | undefined): SpanOptions => ({
+  const appending = (streamId: string, expected: ExpectedVersion, events: readonly PetEvent[]): SpanOptions => ({
     kind: SpanKind.INTERNAL,
     attributes: {
       [ATTR_DB_SYSTEM_NAME]: databaseSystem,
+      [ATTR_STREAM_ID]: streamId,
       [ATTR_EXPECTED_VERSION]: expected === 'no_stream' ? 0 : expected,
-      ...(streamId === undefined ? {} : { [ATTR_STREAM_ID]: streamId }),
-      ...(events === undefined ? {} : { [ATTR_EVENT_TYPES]: events.map((event) => event.type) }),
+      [ATTR_EVENT_TYPES]: events.map((event) => event.type),
     },
   });
-  const appended = (span: Span, result: AppendResult): void => {
-    span.setAttribute(ATTR_STREAM_VERSION, result.version);
-    const position = (result as { position?: unknown }).position;
-    if (typeof position === 'number') span.setAttribute(ATTR_LOG_POSITION, position);
-  };
 
-  const { eventStore, catalog, idempotencyKeys } = ports;
+  const { eventStore, petIds, catalog, idempotencyKeys } = ports;
   const tracedEventStore: EventStore = {
     readStream: (streamId) =>
       spans.run('SELECT events', select('events', { [ATTR_STREAM_ID]: streamId }), async (span) => {
@@ -63,18 +58,17 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
     append: (streamId, expected, events, metadata, options) =>
       spans.run('append', appending(streamId, expected, events), async (span) => {
         const result = await eventStore.append(streamId, expected, events, metadata, options);
-        appended(span, result);
+        span.setAttributes({ [ATTR_STREAM_VERSION]: result.version, [ATTR_LOG_POSITION]: result.position });
         return result;
       }),
-    appendNew: (build, metadata) =>
-      spans.run('append', appending(undefined, 'no_stream', undefined), async (span) => {
-        const made = await eventStore.appendNew((id) => {
-          const stream = build(id);
-          span.setAttributes({ [ATTR_STREAM_ID]: stream.streamId, [ATTR_EVENT_TYPES]: stream.events.map((event) => event.type) });
-          return stream;
-        }, metadata);
-        appended(span, { version: made.events.length });
-        return made;
+  };
+  const tracedPetIds: PetIds = {
+    // On SQLite the id is drawn in the next group's transaction: this is the wait for it.
+    next: () =>
+      spans.run('nextPetId', { kind: SpanKind.INTERNAL, attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem } }, async (span) => {
+        const id = await petIds.next();
+        span.setAttribute(ATTR_PET_ID, id);
+        return id;
       }),
   };
   const tracedCatalog: PetCatalog = {
@@ -96,7 +90,7 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         return returned(span, record === undefined ? 0 : 1, record);
       }),
   };
-  return { ...ports, eventStore: tracedEventStore, catalog: tracedCatalog, idempotencyKeys: tracedIdempotencyKeys };
+  return { ...ports, eventStore: tracedEventStore, petIds: tracedPetIds, catalog: tracedCatalog, idempotencyKeys: tracedIdempotencyKeys };
 }
 
 function listingAttributes(query: { readonly status?: string | undefined; readonly limit?: number | undefined; readonly after?: number | undefined }): Attributes {

@@ -32,16 +32,7 @@ export const migrations: Record<string, Migration> = {
         .addUniqueConstraint('events_stream_version_unique', ['stream_id', 'stream_version'])
         .execute();
 
-      await db.schema
-        .createTable('pets')
-        .addColumn('id', id, (column) => column.primaryKey())
-        .addColumn('name', 'text', (column) => column.notNull())
-        .addColumn('category_id', id, (column) => column.notNull())
-        .addColumn('status', 'text')
-        .addColumn('version', 'integer', (column) => column.notNull())
-        .addColumn('created_at', 'text', (column) => column.notNull())
-        .addColumn('updated_at', 'text', (column) => column.notNull())
-        .execute();
+      await createPetsTable(db, 'pets', { temporary: false });
       // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the unfiltered listing walks the primary key.
       await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
 
@@ -82,6 +73,25 @@ export const migrations: Record<string, Migration> = {
     },
   },
 };
+
+/**
+ * The one declaration of `pets` (no secondary index): migration 0001 creates it, the rebuild and the
+ * verify create scratch copies of it. SQLite's INTEGER is 64-bit already; PostgreSQL's is 32-bit.
+ */
+export async function createPetsTable(db: Kysely<any>, name: string, options: { temporary: boolean }): Promise<void> {
+  const id = onPostgres(db) ? 'bigint' : 'integer';
+  let table = db.schema.createTable(name);
+  if (options.temporary) table = table.temporary();
+  await table
+    .addColumn('id', id, (column) => column.primaryKey())
+    .addColumn('name', 'text', (column) => column.notNull())
+    .addColumn('category_id', id, (column) => column.notNull())
+    .addColumn('status', 'text')
+    .addColumn('version', 'integer', (column) => column.notNull())
+    .addColumn('created_at', 'text', (column) => column.notNull())
+    .addColumn('updated_at', 'text', (column) => column.notNull())
+    .execute();
+}
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import { createPetsTable } from './migrations.ts';
 import { PET_COLUMNS } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
@@ -57,7 +58,7 @@ export async function rebuildPetProjection({ db, dialect }: MaintainedStore, onP
   const replayed = await replay(await logPagesAhead(db, dialect, 0), pets, 0, await progressOf(db, onProgress));
 
   await sql`drop table if exists pets_rebuild`.execute(db);
-  await dialect.createPetsTable(db, 'pets_rebuild', { temporary: false });
+  await createPetsTable(db, 'pets_rebuild', { temporary: false });
   await insertPets(db, dialect, 'pets_rebuild', pets.list(), true);
 
   return db.connection().execute(async (connection) => {
@@ -115,7 +116,7 @@ export async function verifyPetProjection({ db, dialect }: MaintainedStore, onPr
       const pets = new ReplayedPets();
       await replay(logPages(connection, dialect, 0), pets, 0, await progressOf(connection, onProgress));
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
-      await dialect.createPetsTable(connection, 'pets_verify', { temporary: true });
+      await createPetsTable(connection, 'pets_verify', { temporary: true });
       await insertPets(connection, dialect, 'pets_verify', pets.list(), false);
       const columns = PET_COLUMNS.join(', ');
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);

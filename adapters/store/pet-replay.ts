@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { projectPet, upcast } from '../../application/index.ts';
+import { upcast } from '../../application/index.ts';
 import type { EventMetadata } from '../../application/index.ts';
 import { PET_COLUMNS } from './sql-dialect.ts';
 import type { LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
-import { petFromRow } from './sql-pet-store.ts';
+import { foldIntoRow } from './pet-rows.ts';
 
 /** A pet's row of `pets` as the replay has it so far, changed in place as its events come: one flat object a pet. */
 export type ReplayedPet = PetsTable;
@@ -54,21 +54,13 @@ type PageEvent = [number, number, string, Record<string, unknown>, EventMetadata
 /** Events a page: about a megabyte of JSON, whose objects die young (larger pages cost more in garbage collection). */
 const PAGE = 5_000;
 
-/** Folds events into the pets, as the inline projection does: from the row, one event at a time. */
+/** Folds events into the pets with the inline projection's own row fold, one event at a time. */
 function fold(into: ReplayedPets, events: readonly PageEvent[]): void {
   for (const [, streamVersion, type, data, { schemaVersion, recordedAt }] of events) {
     const event = upcast(type, schemaVersion, data);
     const current = into.get(event.data.id);
-    const { pet, version } = projectPet(current && { pet: petFromRow(current), version: current.version }, [event], streamVersion);
-    if (current) {
-      current.name = pet.name;
-      current.category_id = pet.categoryId;
-      current.status = pet.status ?? null;
-      current.version = version;
-      current.updated_at = recordedAt;
-    } else {
-      into.set({ id: pet.id, name: pet.name, category_id: pet.categoryId, status: pet.status ?? null, version, created_at: recordedAt, updated_at: recordedAt });
-    }
+    const row = foldIntoRow(current, event, streamVersion, recordedAt);
+    if (current === undefined) into.set(row);
   }
 }
 

@@ -1,5 +1,5 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { EventsTable, PetStoreDatabase } from './schema.ts';
+import type { Kysely } from 'kysely';
+import type { PetStoreDatabase } from './schema.ts';
 
 /**
  * What differs between the SQL databases the store runs on. Everything else (the queries of the
@@ -11,17 +11,11 @@ export interface SqlDialect {
   translateError(error: unknown): unknown;
   /** True when `error` says that a unique constraint refused a row: `events_stream_version_unique` or `pets_pkey`. */
   isUniqueViolation(error: unknown, constraint: 'events_stream_version_unique' | 'pets_pkey'): boolean;
-  /** The last write of every append's transaction: its events, in order. */
-  insertEvents(trx: Transaction<PetStoreDatabase>, rows: readonly Insertable<EventsTable>[]): Promise<void>;
-  /** A new pet id, never handed out before, drawn inside the append's transaction. */
-  nextPetId(trx: Transaction<PetStoreDatabase>): Promise<number>;
 
   /** Begins, on `connection`, a transaction during which no append can commit. */
   beginExclusive(connection: Kysely<PetStoreDatabase>): Promise<void>;
   /** Begins, on `connection`, a transaction that reads one consistent snapshot throughout. */
   beginSnapshot(connection: Kysely<PetStoreDatabase>): Promise<void>;
-  /** Creates an empty table with the columns of `pets` (no secondary index). */
-  createPetsTable(executor: Kysely<PetStoreDatabase>, name: string, options: { temporary: boolean }): Promise<void>;
   /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
   swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
 

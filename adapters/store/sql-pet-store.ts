@@ -1,13 +1,14 @@
 import { sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
-import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict, upcast } from '../../application/index.ts';
+import type { Kysely } from 'kysely';
+import type { Pet } from '../../domain/index.ts';
 import type {
-  AppendMetadata, AppendOptions, AppendResult, Clock, EventMetadata, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
+import { storedEventFromRow } from './event-rows.ts';
+import { petFromRow } from './pet-rows.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
-import type { EventsTable, PetStoreDatabase } from './schema.ts';
+import type { PetStoreDatabase } from './schema.ts';
 import type { CatalogChanges } from './catalog-changes.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
@@ -21,14 +22,26 @@ export interface SqlPetStore extends PetStorePorts {
   close(): Promise<void>;
 }
 
-/** Every port over `db`; `close` is the opener's way of letting go of it. */
-export function createSqlPetStore(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, options: { clock?: Clock; close: () => Promise<void> }): SqlPetStore {
-  const clock = options.clock ?? { now: () => new Date() };
+/** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */
+export interface SqlWrites {
+  readonly append: EventStore['append'];
+  readonly petIds: PetIds;
+}
+
+/** Every port over `db`, with the backend's `writes`; `close` is the opener's way of letting go of it. */
+export function createSqlPetStore(
+  db: Kysely<PetStoreDatabase>,
+  dialect: SqlDialect,
+  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; close: () => Promise<void> },
+): SqlPetStore {
+  const { clock, writes } = options;
+  const catalog = createSqlPetCatalog(db, dialect);
   return {
     db,
     dialect,
-    eventStore: createSqlEventStore(db, dialect, clock),
-    catalog: createSqlPetCatalog(db, dialect),
+    eventStore: { ...createSqlEventReads(db, dialect), append: writes.append },
+    petIds: writes.petIds,
+    catalog: options.list ? { ...catalog, list: options.list } : catalog,
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
     async ready() {
@@ -43,31 +56,8 @@ export function createSqlPetStore(db: Kysely<PetStoreDatabase>, dialect: SqlDial
   };
 }
 
-export type EventRow = Omit<EventsTable, 'position'> & { position: number };
-
-/** A stored row in today's shape, whatever schema version it was written with. */
-export function storedEventFromRow(row: EventRow): StoredEvent {
-  const metadata = JSON.parse(row.metadata) as EventMetadata;
+function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Omit<EventStore, 'append'> {
   return {
-    position: row.position,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    event: upcast(row.type, metadata.schemaVersion, JSON.parse(row.data) as Record<string, unknown>),
-    metadata,
-  };
-}
-
-function createSqlEventStore(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, clock: Clock): EventStore {
-  const versionOf = async (executor: Kysely<PetStoreDatabase>, streamId: string): Promise<number> => {
-    const row = await executor
-      .selectFrom('events')
-      .select(sql<number | null>`max(stream_version)`.as('version'))
-      .where('stream_id', '=', streamId)
-      .executeTakeFirst();
-    return row?.version ?? 0;
-  };
-
-  const eventStore: EventStore = {
     async readStream(streamId: string): Promise<StreamRead> {
       const rows = await translated(dialect, () =>
         db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
@@ -82,97 +72,7 @@ function createSqlEventStore(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, 
       );
       return rows.map(storedEventFromRow);
     },
-
-    append(streamId, expected, events, metadata, options = {}) {
-      return inAppendTransaction(() => streamId, expected, (trx) => appendWithin(trx, streamId, expected, events, metadata, options));
-    },
-
-    appendNew(build, metadata) {
-      let made: ReturnType<typeof build> | undefined;
-      // The id is drawn on the append's connection, in its transaction: one round of the pool, not two.
-      return inAppendTransaction(() => made?.streamId, 'no_stream', async (trx) => {
-        made = build(await dialect.nextPetId(trx));
-        await appendWithin(trx, made.streamId, 'no_stream', made.events, metadata, made);
-        return made;
-      });
-    },
   };
-  return eventStore;
-
-  /** Runs an append's transaction; `streamId` names the stream it wrote to, once known. */
-  async function inAppendTransaction<T>(
-    streamId: () => string | undefined, expected: ExpectedVersion, work: (trx: Transaction<PetStoreDatabase>) => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await translated(dialect, () => db.transaction().execute(work));
-    } catch (error) {
-      // Another writer appended between this one's read and its writes: a constraint decided.
-      const written = streamId();
-      if (written !== undefined && (dialect.isUniqueViolation(error, 'events_stream_version_unique') || dialect.isUniqueViolation(error, 'pets_pkey'))) {
-        throw new StreamVersionConflict(written, expected, await translated(dialect, () => versionOf(db, written)));
-      }
-      throw error;
-    }
-  }
-
-  async function appendWithin(
-    trx: Transaction<PetStoreDatabase>, streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions,
-  ): Promise<AppendResult> {
-    const actual = await versionOf(trx, streamId);
-    assertExpectedVersion(streamId, expected, actual);
-    if (options.remember) await remember(trx, options.remember, clock.now());
-    const version = actual + events.length;
-    await projectIntoPets(trx, events, version, metadata.recordedAt);
-    // The events last: on PostgreSQL their insert takes the lock that keeps positions in commit
-    // order, held only until the commit that follows.
-    await dialect.insertEvents(trx, events.map((event, index) => ({
-      stream_id: streamId,
-      stream_version: actual + index + 1,
-      type: event.type,
-      data: JSON.stringify(event.data),
-      metadata: JSON.stringify(metadataFor(event, metadata)),
-      recorded_at: metadata.recordedAt,
-    })));
-    return { version };
-  }
-}
-
-function assertExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
-  const matches = expected === 'no_stream' ? actual === 0 : expected === actual;
-  if (!matches) throw new StreamVersionConflict(streamId, expected, actual);
-}
-
-/** Stores the idempotency record in the append's transaction, so a crash cannot keep one without the other. */
-async function remember(trx: Transaction<PetStoreDatabase>, record: IdempotencyRecord, now: Date): Promise<void> {
-  await trx
-    .deleteFrom('idempotency_keys')
-    .where('scope', '=', record.scope)
-    .where('idempotency_key', '=', record.key)
-    .where('expires_at', '<=', now.toISOString())
-    .execute();
-  const inserted = await trx
-    .insertInto('idempotency_keys')
-    .values({ scope: record.scope, idempotency_key: record.key, fingerprint: record.fingerprint, pet: JSON.stringify(record.pet), expires_at: record.expiresAt })
-    .onConflict((conflict) => conflict.doNothing())
-    .executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows === 0n) throw new IdempotencyKeyTaken(record.scope, record.key);
-}
-
-/** The inline projection: same transaction as the append, so a reader never sees one without the other. */
-async function projectIntoPets(trx: Transaction<PetStoreDatabase>, events: readonly PetEvent[], version: number, at: string): Promise<void> {
-  const petId = events[0]?.data.id;
-  if (petId === undefined) return;
-  const existing = await trx.selectFrom('pets').selectAll().where('id', '=', petId).executeTakeFirst();
-  const row = projectPet(existing && { pet: petFromRow(existing), version: existing.version }, events, version);
-  const values = {
-    name: row.pet.name,
-    category_id: row.pet.categoryId,
-    status: row.pet.status ?? null,
-    version: row.version,
-    updated_at: at,
-  };
-  if (existing) await trx.updateTable('pets').set(values).where('id', '=', petId).execute();
-  else await trx.insertInto('pets').values({ id: petId, ...values, created_at: at }).execute();
 }
 
 function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): PetCatalog {
@@ -208,11 +108,4 @@ function createSqlIdempotencyKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDial
       return row && { scope, key, fingerprint: row.fingerprint, pet: JSON.parse(row.pet) as Pet, expiresAt: row.expires_at };
     },
   };
-}
-
-export function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
-  // Key order id, name, categoryId, status: the order clients see in JSON.
-  return row.status === null
-    ? { id: row.id, name: row.name, categoryId: row.category_id }
-    : { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus };
 }

@@ -1,4 +1,4 @@
-/** One group commit as its writes saw it: how many writes it held, and its transaction's span in `performance.now()` milliseconds. */
+/** One group commit as its appends saw it: how many it held, when they began to run and when the commit ended (`performance.now()` milliseconds). */
 export interface CommittedGroup {
   readonly size: number;
   readonly began: number;

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from '../support/processes.ts';
+import { temporaryDirectory } from '../support/temporary-store.ts';
+import type { TemporaryDirectory } from '../support/temporary-store.ts';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -29,25 +30,25 @@ console.log(JSON.stringify({ pet, changed, ids, notices }));
 
 describe('the client on its own', () => {
   let api: TestService;
-  let folder: string;
+  let folder: TemporaryDirectory;
 
   before(async () => {
     api = await startTestService();
-    folder = mkdtempSync(join(tmpdir(), 'petstore-client-alone-'));
+    folder = temporaryDirectory('client-alone');
   });
   after(async () => {
     await api.stop();
-    rmSync(folder, { recursive: true, force: true });
+    folder.remove();
   });
 
   it('runs from a copy of client/ alone: its type-only imports of the server\'s schemas are gone at run time', async () => {
-    cpSync(join(root, 'client'), join(folder, 'client'), { recursive: true });
+    cpSync(join(root, 'client'), folder.file('client'), { recursive: true });
     // The project's compiler settings (verbatimModuleSyntax decides which imports survive).
-    cpSync(join(root, 'tsconfig.json'), join(folder, 'tsconfig.json'));
+    cpSync(join(root, 'tsconfig.json'), folder.file('tsconfig.json'));
     // An ES module package that depends on nothing.
-    writeFileSync(join(folder, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-    writeFileSync(join(folder, 'program.ts'), PROGRAM);
-    const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, 'program.ts', api.baseUrl, TEST_API_KEY], { cwd: folder });
+    writeFileSync(folder.file('package.json'), JSON.stringify({ type: 'module', private: true }));
+    writeFileSync(folder.file('program.ts'), PROGRAM);
+    const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, 'program.ts', api.baseUrl, TEST_API_KEY], { cwd: folder.path });
     const { pet, changed, ids, notices } = JSON.parse(stdout) as { pet: { id: number }; changed: unknown; ids: number[]; notices: string[] };
     assert.deepEqual(changed, { pet: { id: pet.id, name: 'Alone', categoryId: 1, status: 'sold' }, etag: '"2"' });
     assert.deepEqual(ids, [pet.id]);

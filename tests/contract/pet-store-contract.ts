@@ -35,7 +35,19 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     describe('expected versions', () => {
       it('creates a stream when it expects no stream', async () => {
         const id = freshId();
-        assert.deepEqual(await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata), { version: 1 });
+        const appended = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        assert.equal(appended.version, 1);
+        const [stored] = await ports.eventStore.readAll(appended.position - 1, 1);
+        assert.deepEqual([stored?.streamId, stored?.position], [`pet-${id}`, appended.position]);
+      });
+
+      it('answers with the position of the append\'s last event', async () => {
+        const id = freshId();
+        const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
+        const { position } = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id), change], metadata);
+        const stored = await ports.eventStore.readAll(position - 2, 3);
+        assert.deepEqual(stored.map((event) => [event.streamId, event.streamVersion]), [[`pet-${id}`, 1], [`pet-${id}`, 2]]);
+        assert.equal(stored.at(-1)?.position, position);
       });
 
       it('refuses no_stream when the stream exists, and writes nothing', async () => {
@@ -51,7 +63,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         const id = freshId();
         await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
-        assert.deepEqual(await ports.eventStore.append(`pet-${id}`, 1, [change], metadata), { version: 2 });
+        assert.equal((await ports.eventStore.append(`pet-${id}`, 1, [change], metadata)).version, 2);
         assert.deepEqual(await ports.catalog.get(id), { pet: { id, name: 'A', categoryId: 1, status: 'pending' }, version: 2 });
       });
 
@@ -76,37 +88,40 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
     });
 
-    describe('new streams under ids the store assigns', () => {
-      const newPet = (name: string) => (id: number) => ({ streamId: `pet-${id}`, events: [petAdded(id, name)], id, name });
-
-      it('gives every new stream an id never handed out before, greater than the ones before it', async () => {
-        const first = await ports.eventStore.appendNew(newPet('first'), metadata);
-        const made = await Promise.all(Array.from({ length: 10 }, (_, index) => ports.eventStore.appendNew(newPet(`many ${index}`), metadata)));
-        const ids = made.map((each) => each.id);
+    describe('new pet ids', () => {
+      it('hands out ids never handed out before, each greater than the ones drawn before it', async () => {
+        const first = await ports.petIds.next();
+        const ids = await Promise.all(Array.from({ length: 10 }, () => ports.petIds.next()));
         assert.equal(new Set(ids).size, 10);
-        assert.ok(ids.every((id) => id > first.id));
-        for (const each of made) {
-          const stream = await ports.eventStore.readStream(each.streamId);
-          assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, each.events[0]]]);
-          assert.deepEqual(await ports.catalog.get(each.id), { pet: { id: each.id, name: each.name, categoryId: 1 }, version: 1 });
+        assert.ok(ids.every((id) => id > first));
+      });
+
+      it('stores what is appended under ids drawn together, each in its own stream', async () => {
+        const made = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
+          const id = await ports.petIds.next();
+          await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id, `many ${index}`)], metadata);
+          return { id, name: `many ${index}` };
+        }));
+        for (const { id, name } of made) {
+          const stream = await ports.eventStore.readStream(`pet-${id}`);
+          assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, petAdded(id, name)]]);
+          assert.deepEqual(await ports.catalog.get(id), { pet: { id, name, categoryId: 1 }, version: 1 });
         }
       });
 
-      it('stores an idempotency record with the new stream, and refuses a taken key, writing nothing', async () => {
+      it('stores an idempotency record with the append, and refuses a taken key, writing nothing', async () => {
         const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
-        const kept = await ports.eventStore.appendNew((id) => ({ ...newPet('kept')(id), remember: record(id) }), metadata);
-        assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept.id));
-        let refusedId: number | undefined;
+        const kept = await ports.petIds.next();
+        await ports.eventStore.append(`pet-${kept}`, 'no_stream', [petAdded(kept, 'kept')], metadata, { remember: record(kept) });
+        assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept));
+        const refused = await ports.petIds.next();
         await assert.rejects(
-          ports.eventStore.appendNew((id) => {
-            refusedId = id;
-            return { ...newPet('refused')(id), remember: record(id) };
-          }, metadata),
+          ports.eventStore.append(`pet-${refused}`, 'no_stream', [petAdded(refused, 'refused')], metadata, { remember: record(refused) }),
           IdempotencyKeyTaken,
         );
-        assert.ok(refusedId !== undefined && refusedId !== kept.id);
-        assert.equal(await ports.catalog.get(refusedId), undefined);
-        assert.deepEqual(await ports.eventStore.readStream(`pet-${refusedId}`), { version: 0, events: [] });
+        assert.notEqual(refused, kept);
+        assert.equal(await ports.catalog.get(refused), undefined);
+        assert.deepEqual(await ports.eventStore.readStream(`pet-${refused}`), { version: 0, events: [] });
       });
     });
 

@@ -4,9 +4,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { PET_STATUSES } from '../../domain/index.ts';
 import { ERROR_STATUS } from '../../adapters/http/errors.ts';
-import { buildOpenApiDocument, documentSchema, openApiServers } from '../../contract/openapi-document.ts';
+import { buildOpenApiDocument, openApiServers } from '../../contract/openapi-document.ts';
 import { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../../contract/schemas.ts';
-import { responseContract } from '../support/response-contract.ts';
+import { checkNewPet } from '../../domain/index.ts';
+import { documentSchemas, responseContract } from '../support/response-contract.ts';
 import { startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -65,13 +66,80 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(document.security, [{ bearerAuth: [] }]);
   });
 
-  it('has the components Pet, NewPet, Pets, PetStatus and Error, made from the schemas that validate requests', () => {
+  it('has the components Pet, NewPet, Pets, PetStatus and Error, with the required fields, types, bounds and formats of the interface', () => {
     const { schemas } = document.components;
     for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error']) assert.ok(schemas[name], name);
-    assert.deepEqual(schemas.NewPet, documentSchema(NewPetSchema));
-    assert.deepEqual(schemas.Pet, documentSchema(PetSchema));
+    const status = { $ref: '#/components/schemas/PetStatus' };
+    assert.deepEqual(withoutDescriptions(schemas.NewPet), {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'categoryId'],
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        categoryId: { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 },
+        status,
+      },
+    });
+    assert.deepEqual(withoutDescriptions(schemas.Pet), {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'name', 'categoryId'],
+      properties: {
+        id: { type: 'integer', format: 'int64', minimum: 1 },
+        name: { type: 'string' },
+        categoryId: { type: 'integer', format: 'int64' },
+        status,
+      },
+    });
     assert.deepEqual(schemas.Pets, { type: 'array', items: { $ref: '#/components/schemas/Pet' } });
-    assert.deepEqual(schemas.NewPet.properties.status, { $ref: '#/components/schemas/PetStatus' });
+    assert.deepEqual(withoutDescriptions(schemas.PetStatus), { type: 'string', enum: ['available', 'pending', 'sold'] });
+    assert.deepEqual(withoutDescriptions(schemas.Error), {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code', 'message', 'status'],
+      properties: { code: { type: 'string', enum: Object.keys(ERROR_STATUS) }, message: { type: 'string' }, status: { type: 'integer' } },
+    });
+  });
+
+  it('gives NewPet and Pet schemas that accept and refuse what the service\'s own checks do', () => {
+    const validators = documentSchemas(document);
+    const agree = (component: string, check: { Check(value: unknown): boolean }, samples: readonly unknown[]) => {
+      const validate = validators.validatorAt(`/components/schemas/${component}`);
+      for (const sample of samples) assert.equal(validate(sample), check.Check(sample), `${component} ${JSON.stringify(sample)}`);
+    };
+    const newPets = [
+      { name: 'Rex', categoryId: 1 },
+      { name: 'Rex', categoryId: 9007199254740991, status: 'sold' },
+      {}, { name: 'Rex' }, { categoryId: 1 }, { name: '', categoryId: 1 }, { name: 5, categoryId: 1 },
+      { name: 'Rex', categoryId: 0 }, { name: 'Rex', categoryId: 1.5 }, { name: 'Rex', categoryId: '1' }, { name: 'Rex', categoryId: 2 ** 53 },
+      { name: 'Rex', categoryId: 1, status: 'lost' }, { name: 'Rex', categoryId: 1, status: null }, { id: 1, name: 'Rex', categoryId: 1 }, [], null,
+    ];
+    // What POST /v1/pets accepts: an object of known fields with the required ones (the body reader), whose values pass the domain's rules.
+    const newPetCheck = {
+      Check(value: unknown): boolean {
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+        const fields = Object.keys(value);
+        if (fields.some((field) => !Object.hasOwn(NewPetSchema.properties, field))) return false;
+        if (NewPetSchema.required.some((field) => !fields.includes(field))) return false;
+        try {
+          checkNewPet(value as { name: unknown; categoryId: unknown });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    };
+    agree('NewPet', newPetCheck, newPets);
+    assert.deepEqual(newPets.map((sample) => newPetCheck.Check(sample)), [true, true, ...Array(newPets.length - 2).fill(false)]);
+    const pets = [
+      { id: 1, name: '', categoryId: 1 },
+      { id: 7, name: 'Rex', categoryId: 2, status: 'pending' },
+      { name: 'Rex', categoryId: 1 }, { id: 0, name: 'Rex', categoryId: 1 }, { id: 1.5, name: 'Rex', categoryId: 1 }, { id: 1, categoryId: 1 },
+      { id: 1, name: 'Rex', categoryId: 1, status: 'lost' }, { id: 1, name: 'Rex', categoryId: 1, colour: 'brown' },
+    ];
+    const petCheck = TypeCompiler.Compile(PetSchema);
+    agree('Pet', petCheck, pets);
+    assert.deepEqual(pets.map((sample) => petCheck.Check(sample)), [true, true, ...Array(pets.length - 2).fill(false)]);
   });
 
   it('shows PetStatus and Error.code as string enums that the compiled checks agree with', () => {
@@ -179,6 +247,13 @@ describe('the response contract every HTTP test goes through', () => {
     assert.throws(() => responseContract(document).check('GET', '/v1/nothing', { status: 404, ...json({ error: 'not found' }) }), /does not match/);
   });
 });
+
+/** A schema without its `description`s: the prose is not what a test pins down. */
+function withoutDescriptions(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutDescriptions);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'description').map(([key, value]) => [key, withoutDescriptions(value)]));
+}
 
 function resolve(value: Json): Json {
   if (typeof value?.$ref !== 'string') return value;

@@ -33,10 +33,12 @@ describe('limits on slow, large and malformed requests', () => {
       socket.write(first);
       let index = 0;
       const timer = setInterval(() => socket.write(trickled[index++ % trickled.length]!), 50);
-      const bytes = await closedBy(socket);
-      clearInterval(timer);
-      open = false;
-      return bytes;
+      try {
+        return await closedBy(socket);
+      } finally {
+        clearInterval(timer);
+        open = false;
+      }
     });
     return { closed, isOpen: () => open };
   }

@@ -6,16 +6,17 @@ import type { PetEvent } from '../../domain/index.ts';
 import { parseSafeInteger } from '../../adapters/store/postgres/postgres-pool.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { migrations } from '../../adapters/store/migrations.ts';
-import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
-import type { TestStore } from '../support/postgres.ts';
+import { testPostgresEngine } from '../support/postgres.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+import type { TemporaryPostgresStore } from '../support/temporary-store.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
 
 describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
-  let opened: TestStore;
+  let opened: TemporaryPostgresStore;
 
   before(async () => {
-    opened = await openTestPostgresStore();
+    opened = await openTemporaryStore('postgres');
   });
   after(() => opened.close());
 

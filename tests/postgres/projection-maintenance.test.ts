@@ -4,14 +4,15 @@ import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
-import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
-import type { TestStore } from '../support/postgres.ts';
+import { testPostgresEngine } from '../support/postgres.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+import type { TemporaryPostgresStore } from '../support/temporary-store.ts';
 
 describe(`projection rebuild and verify on PostgreSQL (${testPostgresEngine()})`, () => {
-  let opened: TestStore;
+  let opened: TemporaryPostgresStore;
 
   before(async () => {
-    opened = await openTestPostgresStore();
+    opened = await openTemporaryStore('postgres');
     for (let index = 1; index <= 20; index++) {
       const pet = await addPet(opened.store, { name: `pet ${index}`, categoryId: index, status: 'available' });
       if (index % 2 === 0) await changePetStatus(opened.store, { id: pet.id, status: 'sold' });

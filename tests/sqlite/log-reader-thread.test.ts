@@ -1,13 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { sqliteSqlDialect } from '../../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import type { LogPage } from '../../adapters/store/sql-dialect.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+import type { TemporarySqliteStore } from '../support/temporary-store.ts';
 
 const PAGE = 1000;
 
@@ -19,18 +18,15 @@ async function collect(pages: AsyncIterable<LogPage>): Promise<LogPage[]> {
 
 // Node only (deno.json leaves it out): on Deno the dialect reads on the caller's connection, its driver being node:sqlite.
 describe('reading the SQLite log ahead on a thread', () => {
-  let directory: string;
+  let opened: TemporarySqliteStore;
   let store: SqlPetStore;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-log-thread-'));
-    store = await openSqlitePetStore(join(directory, 'store.db'));
+    opened = await openTemporaryStore('sqlite');
+    store = opened.store;
     await writeBulkLog(store.db, 12_000);
   });
-  after(async () => {
-    await store.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => opened.close());
 
   it('gives the pages the caller\'s connection gives, from any position', async () => {
     for (const from of [0, 4321]) {

@@ -1,29 +1,24 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { addPet } from '../../application/index.ts';
-import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { verifyProjection } from '../support/projection-check.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+import type { TemporarySqliteStore } from '../support/temporary-store.ts';
 
 /** The check the crash tests rely on must itself see every kind of drift between log and read model. */
 describe('verifyProjection', () => {
-  let directory: string;
+  let opened: TemporarySqliteStore;
   let store: SqlPetStore;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
-    store = await openSqlitePetStore(join(directory, 'store.db'));
+    opened = await openTemporaryStore('sqlite');
+    store = opened.store;
     for (const [index, status] of (['available', undefined, 'sold'] as const).entries()) {
       await addPet(store, status ? { name: `pet ${index}`, categoryId: index + 1, status } : { name: `pet ${index}`, categoryId: index + 1 });
     }
   });
-  after(async () => {
-    await store.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => opened.close());
 
   it('finds a live store clean', async () => {
     assert.deepEqual(await verifyProjection(store.db), { events: 3, streams: 3, pets: 3, problems: [] });

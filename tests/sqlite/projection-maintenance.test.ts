@@ -1,16 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, getPet, listPets, UnknownEventShape } from '../../application/index.ts';
-import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
 import { verifyProjection } from '../support/projection-check.ts';
+import { openTemporaryStore, temporaryDirectory } from '../support/temporary-store.ts';
+import type { TemporarySqliteStore } from '../support/temporary-store.ts';
 
 /** Runs the petstore CLI on a database; resolves with its exit code and output, whatever the code. */
 function petstore(database: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -18,24 +16,20 @@ function petstore(database: string, ...args: string[]): Promise<{ code: number; 
 }
 
 describe('projection rebuild and verify', () => {
-  let directory: string;
+  let opened: TemporarySqliteStore;
   let file: string;
   let store: SqlPetStore;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
-    file = join(directory, 'store.db');
-    store = await openSqlitePetStore(file);
+    opened = await openTemporaryStore('sqlite');
+    ({ file, store } = opened);
     for (let index = 1; index <= 30; index++) {
       const pet = await addPet(store, index % 3 === 0 ? { name: `pet ${index}`, categoryId: index } : { name: `pet ${index}`, categoryId: index, status: 'available' });
       if (index % 2 === 0) await changePetStatus(store, { id: pet.id, status: 'pending' });
       if (index % 4 === 0) await changePetStatus(store, { id: pet.id, status: 'sold' });
     }
   });
-  after(async () => {
-    await store.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => opened.close());
 
   it('finds no difference when the read model was kept by the inline projection', async () => {
     assert.deepEqual(await verifyPetProjection(store), []);
@@ -88,17 +82,14 @@ describe('projection rebuild and verify', () => {
 });
 
 describe('projection rebuild over a log of many pages', () => {
-  let directory: string;
+  let opened: TemporarySqliteStore;
   let store: SqlPetStore;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-projection-'));
-    store = await openSqlitePetStore(join(directory, 'store.db'));
+    opened = await openTemporaryStore('sqlite');
+    store = opened.store;
   });
-  after(async () => {
-    await store.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => opened.close());
 
   it('rebuilds every pet from a log written without its read model, old event shapes included', async () => {
     const expected = await writeBulkLog(store.db, 12_000);
@@ -164,15 +155,15 @@ describe('petstore CLI', () => {
   });
 
   it('migrates a new database and then reports it up to date', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-migrate-'));
+    const directory = temporaryDirectory('migrate');
     try {
-      const first = await petstore(join(directory, 'm.db'), 'migrate');
+      const first = await petstore(directory.file('m.db'), 'migrate');
       assert.equal(first.code, 0);
       assert.match(first.stdout, /applied \d+ migration\(s\): 0001_/);
-      const second = await petstore(join(directory, 'm.db'), 'migrate');
+      const second = await petstore(directory.file('m.db'), 'migrate');
       assert.match(second.stdout, /up to date/);
     } finally {
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });

@@ -1,12 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { sqliteResultCodeName } from '../../adapters/store/sqlite/sqlite-result-codes.ts';
+import { temporaryDirectory } from '../support/temporary-store.ts';
+import type { TemporaryDirectory } from '../support/temporary-store.ts';
 
 /**
  * What the store relies on from a SQLite driver, checked on the driver this runtime runs:
@@ -15,19 +14,19 @@ import { sqliteResultCodeName } from '../../adapters/store/sqlite/sqlite-result-
 const driver = sqliteDriverForThisRuntime();
 
 describe(`SQLite connection (${driver})`, () => {
-  let directory: string;
+  let directory: TemporaryDirectory;
   let file: string;
   let connection: SqliteConnection;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-connection-'));
-    file = join(directory, 'connection.db');
+    directory = temporaryDirectory('connection');
+    file = directory.file('connection.db');
     connection = await openSqliteConnection(file);
     connection.exec('CREATE TABLE animals (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)');
   });
   after(() => {
     connection.close();
-    rmSync(directory, { recursive: true, force: true });
+    directory.remove();
   });
 
   it('is node:sqlite on Deno and better-sqlite3 on Node', async () => {

@@ -1,9 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
@@ -14,23 +11,22 @@ import { migrations } from '../../adapters/store/migrations.ts';
 import { BUSY_TIMEOUT_MS } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
+import { openTemporaryStore, temporaryDirectory } from '../support/temporary-store.ts';
+import type { TemporarySqliteStore } from '../support/temporary-store.ts';
 
 const run = promisify(execFile);
 /** Opens (and so migrates) the file given, adds one pet, prints it. */
 const openAndAddPet = fileURLToPath(new URL('../support/fixtures/open-and-add-pet.ts', import.meta.url));
 
 describe('SQLite pet store', () => {
-  let directory: string;
+  let opened: TemporarySqliteStore;
   let store: SqlPetStore;
 
   before(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'petstore-sqlite-'));
-    store = await openSqlitePetStore(join(directory, 'store.db'));
+    opened = await openTemporaryStore('sqlite');
+    store = opened.store;
   });
-  after(async () => {
-    await store.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
+  after(() => opened.close());
 
   it('runs WAL with durable commits (synchronous=FULL) and a busy timeout', async () => {
     const pragma = async (name: string) => (await sql.raw<Record<string, unknown>>(`pragma ${name}`).execute(store.db)).rows[0]!;
@@ -88,7 +84,7 @@ describe('SQLite pet store', () => {
   });
 
   it('answers StoreUnavailable, writing nothing, while another connection holds the write lock past the busy timeout', async () => {
-    const other = await openSqliteConnection(join(directory, 'store.db'));
+    const other = await openSqliteConnection(opened.file);
     const before = await listPets(store, { limit: 100 });
     // The store's own connection waits 50 ms rather than its 5 s for this test; the error path is the same.
     await sql.raw('pragma busy_timeout = 50').execute(store.db);
@@ -104,7 +100,7 @@ describe('SQLite pet store', () => {
   });
 
   it('records every migration once when reopened', async () => {
-    const again = await openSqlitePetStore(join(directory, 'store.db'));
+    const again = await openSqlitePetStore(opened.file);
     const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(again.db);
     await again.close();
     assert.deepEqual(applied.rows.map((row) => row.name), Object.keys(migrations).sort());
@@ -113,8 +109,8 @@ describe('SQLite pet store', () => {
 
 describe('SQLite pet store, three processes starting at once on a new file', () => {
   it('migrates once and every process can write', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-race-'));
-    const file = join(directory, 'new.db');
+    const directory = temporaryDirectory('race');
+    const file = directory.file('new.db');
     try {
       const outputs = await Promise.all([1, 2, 3].map(() => run(process.execPath, [...NODE_TS_ARGS, openAndAddPet, file])));
       const pets = outputs.map(({ stdout }) => JSON.parse(stdout) as { id: number });
@@ -126,15 +122,15 @@ describe('SQLite pet store, three processes starting at once on a new file', () 
       assert.equal(applied.rows.length, Object.keys(migrations).length);
       assert.equal(listed.length, 3);
     } finally {
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });
 
 describe('SQLite pet store, one file for Node and Deno', () => {
   it('opens and extends a file the other runtime wrote', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-shared-'));
-    const file = join(directory, 'shared.db');
+    const directory = temporaryDirectory('shared');
+    const file = directory.file('shared.db');
     try {
       const { stdout } = await run(OTHER_RUNTIME.command, [...OTHER_RUNTIME.args, openAndAddPet, file]);
       const there = JSON.parse(stdout) as { id: number; name: string; categoryId: number };
@@ -145,7 +141,7 @@ describe('SQLite pet store, one file for Node and Deno', () => {
       assert.equal(there.id, 1);
       assert.deepEqual(listed, [there, here]);
     } finally {
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });

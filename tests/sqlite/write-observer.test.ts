@@ -31,7 +31,7 @@ describe('SQLite group commit, observed', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('tells each write of a group, in its caller\'s context, the group\'s size and when its transaction ran', async () => {
+  it('tells each write of a group, in its caller\'s context, the group\'s size and when it ran', async () => {
     const pet = await addPet(store, { name: 'first', categoryId: 1 });
     observed.length = 0;
     const startedBefore = performance.now();

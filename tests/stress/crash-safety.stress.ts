@@ -1,8 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pet } from '../../domain/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { runPetstore } from '../support/cli.ts';
@@ -13,6 +10,7 @@ import type { Operation, PetLedger } from '../support/pet-workload.ts';
 import { seededRandom, seedFrom } from '../support/seeded-random.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import type { ServiceProcess } from '../support/service-process.ts';
+import { temporaryDirectory } from '../support/temporary-store.ts';
 
 /**
  * `npm run test:crash`: the service on a SQLite file, driven by concurrent clients from this process
@@ -91,8 +89,8 @@ describe('crash safety', () => {
   it(`one process: ${CYCLES} SIGKILLs at random moments lose no acknowledged write`, async (t) => {
     t.diagnostic(`seed ${SEED} (replay with CRASH_SEED=${SEED})`);
     const random = seededRandom(SEED);
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-crash-'));
-    const database = join(directory, 'petstore.db');
+    const directory = temporaryDirectory('crash');
+    const database = directory.file('petstore.db');
     const ledger = createLedger();
     let service: ServiceProcess | undefined;
     try {
@@ -121,15 +119,15 @@ describe('crash safety', () => {
       assert.ok(report.changesChecked > 0, 'no status change was acknowledged');
     } finally {
       service?.cleanup();
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 
   it('two processes on one file: no busy error reaches a client, each reads the other\'s writes at once, SIGKILLs lose nothing', async (t) => {
     t.diagnostic(`seed ${SEED} (replay with CRASH_SEED=${SEED})`);
     const random = seededRandom(SEED + 1);
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-crash-two-'));
-    const database = join(directory, 'petstore.db');
+    const directory = temporaryDirectory('crash-two');
+    const database = directory.file('petstore.db');
     const ledger = createLedger();
     const services: Array<ServiceProcess | undefined> = [undefined, undefined];
     const urls: string[] = ['', ''];
@@ -200,7 +198,7 @@ describe('crash safety', () => {
       assert.ok(crossReads > 0, 'no write was read back through the other process');
     } finally {
       for (const running of services) running?.cleanup();
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });

@@ -1,14 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { MIXED_LOAD } from '../support/mixed-operations.ts';
 import { createLedger, drive } from '../support/pet-workload.ts';
 import type { Operation } from '../support/pet-workload.ts';
 import { seededRandom, seedFrom } from '../support/seeded-random.ts';
 import { startServiceProcess } from '../support/service-process.ts';
+import { temporaryDirectory } from '../support/temporary-store.ts';
 
 /**
  * `npm run test:soak` (not in CI): steady mixed load on the service for SOAK_SECONDS (180 unless
@@ -44,8 +43,8 @@ describe('soak', () => {
   it(`keeps memory and open descriptors bounded under ${SECONDS} s of mixed load`, async (t) => {
     const seed = seedFrom('SOAK_SEED');
     const random = seededRandom(seed);
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-soak-'));
-    const service = startServiceProcess({ PETSTORE_DATABASE: join(directory, 'petstore.db'), PETSTORE_API_KEYS: KEY, PETSTORE_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS) });
+    const directory = temporaryDirectory('soak');
+    const service = startServiceProcess({ PETSTORE_DATABASE: directory.file('petstore.db'), PETSTORE_API_KEYS: KEY, PETSTORE_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS) });
     try {
       const baseUrl = await service.listening;
       const pid = service.child.pid!;
@@ -93,7 +92,7 @@ describe('soak', () => {
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     }
   });
 });

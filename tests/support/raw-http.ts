@@ -92,13 +92,24 @@ export function exchangeOn(socket: Socket, request: string): Promise<RawResponse
   });
 }
 
-/** Resolves when the peer has closed the connection, with every byte it sent meanwhile. */
-export function closedBy(socket: Socket): Promise<Buffer> {
-  return new Promise((resolve) => {
+/**
+ * Resolves when the peer has closed the connection, with every byte it sent meanwhile; rejects (and
+ * closes it) when it is still open after `timeoutMs`, so that a server that never closes fails the test
+ * rather than hangs it.
+ */
+export function closedBy(socket: Socket, timeoutMs = 10_000): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      reject(new Error(`the server left the connection open for ${timeoutMs} ms`));
+      socket.destroy();
+    }, timeoutMs);
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', () => {});
-    socket.once('close', () => resolve(Buffer.concat(chunks)));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
   });
 }
 

@@ -17,20 +17,34 @@ type Json = Record<string, any>;
 
 const DOCUMENT_ID = 'https://petstore.test/openapi.json';
 
-export function responseContract(document: Json): ResponseContract {
+export interface DocumentSchemas {
+  /** A JSON Schema validator (Ajv, not TypeBox) for the schema at `pointer` in the document, e.g. `/components/schemas/Pet`. */
+  validatorAt(pointer: string): ValidateFunction;
+  errorsText(validate: ValidateFunction): string;
+}
+
+/** The schemas of an OpenAPI 3.1 document, checked by Ajv as JSON Schema 2020-12 with the formats the document uses. */
+export function documentSchemas(document: Json): DocumentSchemas {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
   ajv.addFormat('uri', (value: string) => URL.canParse(value));
   ajv.addSchema(document, DOCUMENT_ID);
   const compiled = new Map<string, ValidateFunction>();
-  const validatorAt = (pointer: string) => {
-    let validate = compiled.get(pointer);
-    if (!validate) {
-      validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
-      compiled.set(pointer, validate);
-    }
-    return validate;
+  return {
+    validatorAt(pointer) {
+      let validate = compiled.get(pointer);
+      if (!validate) {
+        validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
+        compiled.set(pointer, validate);
+      }
+      return validate;
+    },
+    errorsText: (validate) => ajv.errorsText(validate.errors),
   };
+}
+
+export function responseContract(document: Json): ResponseContract {
+  const schemas = documentSchemas(document);
   const prefix = new URL((document.servers as { url: string }[])[0]!.url).pathname; // "/v1"
   const templates = Object.keys(document.paths as Json).map((template) => ({
     template,
@@ -49,9 +63,9 @@ export function responseContract(document: Json): ResponseContract {
     } catch {
       assert.fail(`${what}: the body is not JSON: ${JSON.stringify(body.slice(0, 200))}`);
     }
-    const validate = validatorAt(pointer);
+    const validate = schemas.validatorAt(pointer);
     if (!validate(parsed)) {
-      assert.fail(`${what}: the body does not match the document (${pointer}): ${ajv.errorsText(validate.errors)}; body: ${body.slice(0, 300)}`);
+      assert.fail(`${what}: the body does not match the document (${pointer}): ${schemas.errorsText(validate)}; body: ${body.slice(0, 300)}`);
     }
   }
 

@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { npmStartNodeArgs } from '../../scripts/start-command.ts';
 import { NODE_TS_ARGS } from './processes.ts';
+import { temporaryDirectory } from './temporary-store.ts';
 
 const MAIN = fileURLToPath(new URL('../../adapters/main.ts', import.meta.url));
 /** What `npm start` runs on Node (it builds the service, then runs it); on Deno, the sources as `deno task start` runs them. */
@@ -33,7 +31,8 @@ export interface ServiceProcess {
 
 /** The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a free port, silent logs). */
 export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
-  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), 'petstore-start-'));
+  const ownDirectory = options.cwd === undefined ? temporaryDirectory('start') : undefined;
+  const cwd = options.cwd ?? ownDirectory!.path;
   const child = spawn(process.execPath, START_ARGS, {
     cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
@@ -69,7 +68,7 @@ export function startServiceProcess(environment: Record<string, string>, options
     signal: (name) => process.kill(child.pid!, name),
     cleanup() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      if (options.cwd === undefined) rmSync(cwd, { recursive: true, force: true });
+      ownDirectory?.remove();
     },
   };
 }

@@ -10,7 +10,7 @@ export interface PossibleState {
   readonly version: number;
 }
 
-/** The status rules as the README states them, written out here so the test does not grade the product by its own table. */
+/** The status rules as docs/decisions.md states them, written out here so the test does not grade the product by its own table. */
 const ALLOWED: Readonly<Record<PetStatus | 'none', readonly PetStatus[]>> = {
   none: ['available', 'pending', 'sold'],
   available: ['pending', 'sold'],

@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../adapters/config/config.ts';
@@ -11,6 +8,7 @@ import { checkErrorShape } from './error-shape.ts';
 import type { ErrorAnswer } from './error-shape.ts';
 import { responseContract } from './response-contract.ts';
 import type { ResponseContract } from './response-contract.ts';
+import { temporaryDirectory } from './temporary-store.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 
@@ -38,10 +36,10 @@ export interface TestService {
 
 /** The real service on a free port, over a fresh SQLite file in a temporary directory. */
 export async function startTestService(environment: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestService> {
-  const directory = mkdtempSync(join(tmpdir(), 'petstore-test-'));
+  const directory = temporaryDirectory('test');
   const config = loadConfig({
     PORT: '0',
-    PETSTORE_DATABASE: join(directory, 'petstore.db'),
+    PETSTORE_DATABASE: directory.file('petstore.db'),
     PETSTORE_API_KEYS: TEST_API_KEY,
     ...environment,
   });
@@ -64,7 +62,7 @@ export async function startTestService(environment: Record<string, string> = {},
     service,
     baseUrl: service.baseUrl,
     origin,
-    directory,
+    directory: directory.path,
     request,
     createPet: (body: unknown) =>
       request('/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
@@ -76,7 +74,7 @@ export async function startTestService(environment: Record<string, string> = {},
     },
     async stop() {
       await service.close();
-      rmSync(directory, { recursive: true, force: true });
+      directory.remove();
     },
   };
 }

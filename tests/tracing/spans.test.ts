@@ -85,7 +85,7 @@ describe('traces of a service exporting over OTLP/JSON', () => {
     assert.equal(server.parentSpanId, CALLER_SPAN);
   });
 
-  it('gives a create the tree POST /v1/pets > addPet > append > commit, with the attributes of each', () => {
+  it('gives a create the tree POST /v1/pets > addPet > (SELECT idempotency_keys, nextPetId, append > commit), with the attributes of each', () => {
     const server = spans.find((span) => span.kind === SPAN_KIND.server && span.traceId === CALLER_TRACE)!;
     assert.equal(server.name, 'POST /v1/pets');
     assert.deepEqual(
@@ -99,8 +99,11 @@ describe('traces of a service exporting over OTLP/JSON', () => {
     assert.equal(useCase.kind, SPAN_KIND.internal);
     assert.equal(useCase.attributes['petstore.pet.id'], created.id);
     // The keyed create looked for a remembered answer first.
+    assert.deepEqual(names(childrenOf(spans, useCase)), ['SELECT idempotency_keys', 'append', 'nextPetId']);
     const lookup = child(spans, useCase, 'SELECT idempotency_keys');
     assert.equal(lookup.kind, SPAN_KIND.client);
+    assert.equal(lookup.attributes['db.response.returned_rows'], 0);
+    assert.equal(child(spans, useCase, 'nextPetId').attributes['petstore.pet.id'], created.id);
     const append = child(spans, useCase, 'append');
     assert.equal(append.kind, SPAN_KIND.internal);
     assert.deepEqual(
@@ -109,10 +112,11 @@ describe('traces of a service exporting over OTLP/JSON', () => {
         expected: append.attributes['petstore.stream.expected_version'],
         version: append.attributes['petstore.stream.version'],
         types: append.attributes['petstore.event.types'],
+        position: append.attributes['petstore.log.position'],
         group: append.attributes['petstore.commit.group_size'],
         system: append.attributes['db.system.name'],
       },
-      { stream: `pet-${created.id}`, expected: 0, version: 1, types: ['PetAdded'], group: 1, system: 'sqlite' },
+      { stream: `pet-${created.id}`, expected: 0, version: 1, types: ['PetAdded'], position: events[0]!.position, group: 1, system: 'sqlite' },
     );
     const commit = child(spans, append, 'commit');
     assert.equal(commit.attributes['petstore.commit.group_size'], 1);

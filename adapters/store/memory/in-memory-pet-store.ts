@@ -1,9 +1,12 @@
-import type { Pet, PetEvent } from '../../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, projectPet, StreamVersionConflict } from '../../../application/index.ts';
+import type { Pet } from '../../../domain/index.ts';
 import type {
-  AppendMetadata, AppendOptions, AppendResult, Clock, EventStore, ExpectedVersion, IdempotencyKeys, IdempotencyRecord,
-  PetCatalog, PetQuery, PetRow, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
+import { executeAppend } from '../append-plan.ts';
+import type { AppendRows, NewEventRow } from '../append-plan.ts';
+import { storedEventFromRow } from '../event-rows.ts';
+import { petFromRow } from '../pet-rows.ts';
+import type { PetRow } from '../pet-rows.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
 export interface InMemoryPetStore extends PetStorePorts {
@@ -20,33 +23,45 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   const remembered = new Map<string, IdempotencyRecord>();
   let lastId = 0;
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
+  // Appends run one after another: the plan awaits between its reads and writes.
+  let appending: Promise<unknown> = Promise.resolve();
 
-  /** Synchronous, so that nothing can come between its check and its writes. */
-  const appendNow = (streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options: AppendOptions): AppendResult => {
-    const stream = streams.get(streamId) ?? [];
-    const actual = stream.length;
-    if ((expected === 'no_stream' && actual !== 0) || (expected !== 'no_stream' && expected !== actual)) {
-      throw new StreamVersionConflict(streamId, expected, actual);
-    }
-    const { remember } = options;
-    if (remember) {
-      const existing = remembered.get(rememberedKey(remember.scope, remember.key));
-      if (existing && existing.expiresAt > clock.now().toISOString()) throw new IdempotencyKeyTaken(remember.scope, remember.key);
-    }
-    const stored = events.map((event, index): StoredEvent => ({
-      position: log.length + index + 1, streamId, streamVersion: actual + index + 1, event, metadata: metadataFor(event, metadata),
-    }));
-    const petId = events[0]?.data.id;
-    if (petId !== undefined) {
-      const row = projectPet(rows.get(petId), events, actual + events.length);
-      if (!rows.has(petId)) insertSorted(sortedIds, petId);
-      rows.set(petId, row);
-    }
-    log.push(...stored);
-    stream.push(...stored);
-    streams.set(streamId, stream);
-    if (remember) remembered.set(rememberedKey(remember.scope, remember.key), remember);
-    return { version: stream.length };
+  /** One append's transaction: reads see what is stored, writes wait in `staged` until the plan succeeds. */
+  const transaction = () => {
+    const staged: (() => void)[] = [];
+    const appendRows: AppendRows = {
+      streamVersion: (streamId) => streams.get(streamId)?.length ?? 0,
+      petRow: (id) => {
+        const row = rows.get(id);
+        return row && { ...row };
+      },
+      remember(record, now) {
+        const existing = remembered.get(rememberedKey(record.scope, record.key));
+        if (existing && existing.expiresAt > now) return false;
+        staged.push(() => remembered.set(rememberedKey(record.scope, record.key), record));
+        return true;
+      },
+      writePet(row, isNew) {
+        staged.push(() => {
+          if (isNew) insertSorted(sortedIds, row.id);
+          rows.set(row.id, row);
+        });
+      },
+      insertEvents(eventRows: readonly NewEventRow[]) {
+        const first = log.length + 1;
+        staged.push(() => {
+          for (const row of eventRows) {
+            const stored = storedEventFromRow({ ...row, position: log.length + 1 });
+            log.push(stored);
+            const stream = streams.get(row.stream_id) ?? [];
+            stream.push(stored);
+            streams.set(row.stream_id, stream);
+          }
+        });
+        return first + eventRows.length - 1;
+      },
+    };
+    return { appendRows, commit: () => staged.forEach((write) => write()) };
   };
 
   const eventStore: EventStore = {
@@ -54,33 +69,37 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       const events = streams.get(streamId) ?? [];
       return { version: events.length, events: [...events] };
     },
-    async append(streamId, expected, events, metadata, options = {}) {
-      return appendNow(streamId, expected, events, metadata, options);
-    },
-    async appendNew(build, metadata) {
-      const made = build(++lastId);
-      appendNow(made.streamId, 'no_stream', made.events, metadata, made);
-      return made;
+    append(streamId, expected, events, metadata, appendOptions = {}) {
+      const appended = appending.then(async () => {
+        const { appendRows, commit } = transaction();
+        const { version, position } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());
+        commit();
+        return { version, position };
+      });
+      appending = appended.catch(() => undefined);
+      return appended;
     },
     async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
       return log.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit);
     },
   };
 
+  const petIds: PetIds = { next: async () => ++lastId };
+
   const catalog: PetCatalog = {
     async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
       const page: Pet[] = [];
       for (let index = firstAbove(sortedIds, after); index < sortedIds.length; index++) {
-        const id = sortedIds[index]!;
-        const pet = rows.get(id)!.pet;
-        if (status !== undefined && pet.status !== status) continue;
-        page.push(pet);
+        const row = rows.get(sortedIds[index]!)!;
+        if (status !== undefined && row.status !== status) continue;
+        page.push(petFromRow(row));
         if (page.length === limit) break;
       }
       return page;
     },
     async get(id: number): Promise<VersionedPet | undefined> {
-      return rows.get(id);
+      const row = rows.get(id);
+      return row && { pet: petFromRow(row), version: row.version };
     },
   };
 
@@ -91,7 +110,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, catalog, idempotencyKeys, clock, log };
+  return { eventStore, petIds, catalog, idempotencyKeys, clock, log };
 }
 
 function insertSorted(ids: number[], id: number): void {

@@ -7,6 +7,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { postgresSqlDialect } from './postgres-sql-dialect.ts';
+import { createPostgresWrites } from './postgres-writes.ts';
 import { createPostgresPool } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
@@ -39,7 +40,8 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
 /** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
 export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
   if (options.migrate !== false) await migrateToLatest(db);
-  return createSqlPetStore(db, postgresSqlDialect, { ...(options.clock ? { clock: options.clock } : {}), close: () => db.destroy() });
+  const clock = options.clock ?? { now: () => new Date() };
+  return createSqlPetStore(db, postgresSqlDialect, { clock, writes: createPostgresWrites(db, clock), close: () => db.destroy() });
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {

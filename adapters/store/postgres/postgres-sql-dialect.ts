@@ -7,15 +7,13 @@ import type { LogPage, SqlDialect } from '../sql-dialect.ts';
 const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
 
 /**
- * The lock that makes positions follow commit order. A sequence (or identity) hands out numbers in
- * the order of the inserts, not of the commits: with two appends in flight, the later position can
- * commit first, and a reader that moved past it would never see the earlier one. Every append takes
- * this transaction-level advisory lock in the statement that inserts its events (its last write,
- * before any position is drawn) and keeps it until it commits, so a position is only handed out once
- * every smaller one is committed or rolled back; `readAll`, rebuild and verify read in position order
- * and skip nothing. The price: appends serialise on that insert and their commit, nothing more.
+ * The lock that makes positions follow commit order. An identity hands out numbers in the order of the
+ * inserts, not of the commits: with two appends in flight, the later position can commit first, and a
+ * reader that moved past it would never see the earlier one. Every append takes this transaction-level
+ * advisory lock in the statement that inserts its events (its last write) and keeps it until it commits,
+ * so reading `position > n` never skips an event still in flight.
  */
-const APPEND_LOCK = 0x70_65_74_73; // "pets"
+export const APPEND_LOCK = 0x70_65_74_73; // "pets"
 
 /** Node's network errors that mean the server cannot be reached (or went away). */
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT']);
@@ -54,21 +52,6 @@ export const postgresSqlDialect: SqlDialect = {
     return code === '23505' && violated === constraint;
   },
 
-  async insertEvents(trx, rows) {
-    // One statement: the one-row join takes the lock before the identity draws the first position.
-    const values = sql.join(rows.map((row) =>
-      sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
-    await sql`
-      insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
-      select appended.* from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
-      cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered`.execute(trx);
-  },
-
-  async nextPetId(trx) {
-    const { rows } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(trx);
-    return rows[0]!.id;
-  },
-
   async beginExclusive(connection) {
     await sql`begin`.execute(connection);
     // Appends write `pets` before they take the append lock: hold their writes to `pets` off first
@@ -79,12 +62,6 @@ export const postgresSqlDialect: SqlDialect = {
 
   async beginSnapshot(connection) {
     await sql`begin isolation level repeatable read`.execute(connection);
-  },
-
-  async createPetsTable(executor, name, { temporary }) {
-    await sql.raw(`create ${temporary ? 'temporary ' : ''}table ${name} (
-      id bigint primary key, name text not null, category_id bigint not null, status text,
-      version integer not null, created_at text not null, updated_at text not null)`).execute(executor);
   },
 
   async swapInPets(connection, from) {

@@ -5,10 +5,10 @@ import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-chan
 /** The store's side of `CatalogChanges`. */
 export interface CatalogWatch extends CatalogChanges {
   /**
-   * Brackets a write of the store's own, run synchronously while holding the connection: reports
+   * Brackets a write of the store's own, run while holding the connection: reports
    * anything that was not the store's first, then runs the write, then reports the pets it changed.
    */
-  around<T>(write: () => T, changesOf: (result: T) => readonly PetChange[]): T;
+  around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T>;
   close(): void;
 }
 
@@ -99,14 +99,14 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
       listeners.push(listener);
     },
     refresh,
-    around<T>(write: () => T, changesOf: (result: T) => readonly PetChange[]): T {
+    async around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T> {
       // data_version moves only for other connections' commits: read before the mark, so that a commit
       // landing between the two is caught by one or the other.
       const versionBefore = readDataVersion();
       refresh();
       let result: T;
       try {
-        result = write();
+        result = await write();
       } finally {
         settle(versionBefore);
       }

@@ -4,10 +4,11 @@ import type { Pet } from '../../../domain/index.ts';
 import type { Clock, PetCatalog, PetQuery } from '../../../application/index.ts';
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import { createSqlPetStore, petFromRow } from '../sql-pet-store.ts';
+import { createSqlPetStore } from '../sql-pet-store.ts';
+import { petFromRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createCatalogWatch } from './commit-watch.ts';
-import { createGroupCommit } from './batched-writes.ts';
+import { createBatchedWrites } from './batched-writes.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
@@ -28,25 +29,18 @@ export async function openSqlitePetStore(
   const { db, database } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
-  const writes = createGroupCommit(db, database, changes, clock, options.observeWrite);
-  const shared = createSqlPetStore(db, sqliteSqlDialect, {
+  const writes = createBatchedWrites(db, database, changes, clock, options.observeWrite);
+  const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
+    writes,
+    list: precompiledListing(db),
     async close() {
       await writes.drain();
       changes.close();
       await db.destroy();
     },
   });
-  return {
-    ...shared,
-    changes,
-    eventStore: {
-      ...shared.eventStore,
-      append: (streamId, expected, events, metadata, appendOptions) => writes.append(streamId, expected, events, metadata, appendOptions),
-      appendNew: (build, metadata) => writes.appendNew(build, metadata),
-    },
-    catalog: { ...shared.catalog, list: precompiledListing(db) },
-  };
+  return { ...store, changes };
 }
 
 // Precompiled: the listing is the hot read, and building the query anew each time costs more than running it.

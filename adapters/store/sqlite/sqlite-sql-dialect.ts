@@ -45,20 +45,6 @@ export const sqliteSqlDialect: SqlDialect = {
     return code === expectedCode && typeof message === 'string' && message.endsWith(`constraint failed: ${columns}`);
   },
 
-  async insertEvents(trx, rows) {
-    await trx.insertInto('events').values([...rows]).execute();
-  },
-
-  async nextPetId(trx) {
-    const row = await trx
-      .updateTable('sequences')
-      .set((eb) => ({ value: eb('value', '+', 1) }))
-      .where('name', '=', 'pet_id')
-      .returning('value')
-      .executeTakeFirstOrThrow();
-    return row.value;
-  },
-
   async beginExclusive(connection) {
     await sql`begin immediate`.execute(connection);
   },
@@ -66,12 +52,6 @@ export const sqliteSqlDialect: SqlDialect = {
   async beginSnapshot(connection) {
     // A deferred transaction reads one snapshot from its first read on (WAL).
     await sql`begin`.execute(connection);
-  },
-
-  async createPetsTable(executor, name, { temporary }) {
-    await sql.raw(`create ${temporary ? 'temp ' : ''}table ${name} (
-      id integer primary key, name text not null, category_id integer not null, status text,
-      version integer not null, created_at text not null, updated_at text not null)`).execute(executor);
   },
 
   async swapInPets(connection, from) {

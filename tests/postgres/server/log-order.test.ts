@@ -4,8 +4,8 @@ import pg from 'pg';
 import { addPet, changePetStatus } from '../../../application/index.ts';
 import type { StoredEvent } from '../../../application/index.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
-import { openTestPostgresStore } from '../../support/postgres.ts';
-import type { TestStore } from '../../support/postgres.ts';
+import { openTemporaryStore } from '../../support/temporary-store.ts';
+import type { TemporaryPostgresStore } from '../../support/temporary-store.ts';
 
 /** Polls `condition` until it holds; fails after `timeoutMs`. For states only the server can report. */
 async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
@@ -19,7 +19,7 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
 }
 
 /** A reader that follows the log the way a subscriber would: by position, never looking back. */
-function follower(store: TestStore['store']) {
+function follower(store: TemporaryPostgresStore['store']) {
   const seen: StoredEvent[] = [];
   let cursor = 0;
   return {
@@ -40,14 +40,14 @@ function follower(store: TestStore['store']) {
 const key = (stored: StoredEvent) => `${stored.streamId}@${stored.streamVersion}`;
 
 describe('reading the log in position order while writers commit', () => {
-  let opened: TestStore;
+  let opened: TemporaryPostgresStore;
   /** Holds an uncommitted write in a transaction of its own. */
   let blocker: pg.Client;
   /** Watches the server's activity from outside any transaction (inside one, pg_stat_activity stays frozen). */
   let observer: pg.Client;
 
   before(async () => {
-    opened = await openTestPostgresStore({ poolSize: 6 });
+    opened = await openTemporaryStore('postgres', { poolSize: 6 });
     blocker = new pg.Client({ connectionString: opened.url });
     await blocker.connect();
     observer = new pg.Client({ connectionString: opened.url });

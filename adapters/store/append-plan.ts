@@ -1,0 +1,81 @@
+import type { PetEvent, PetStatus } from '../../domain/index.ts';
+import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
+import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord } from '../../application/index.ts';
+import type { PetChange } from './catalog-changes.ts';
+import { foldIntoRow } from './pet-rows.ts';
+import type { PetRow } from './pet-rows.ts';
+
+type Awaitable<T> = T | Promise<T>;
+
+export interface AppendRequest {
+  readonly streamId: string;
+  readonly expected: ExpectedVersion;
+  readonly events: readonly PetEvent[];
+  readonly metadata: AppendMetadata;
+  readonly options: AppendOptions;
+}
+
+/** An event as the `events` table stores it, before it has a position. */
+export interface NewEventRow {
+  readonly stream_id: string;
+  readonly stream_version: number;
+  readonly type: string;
+  readonly data: string;
+  readonly metadata: string;
+  readonly recorded_at: string;
+}
+
+/**
+ * What a backend does inside an append's transaction: read and write rows, nothing more. Every rule
+ * (the expected version, the idempotency record, event metadata, the read-model row) is `executeAppend`'s.
+ */
+export interface AppendRows {
+  /** The stream's version: its highest `stream_version`, 0 when it has no events. */
+  streamVersion(streamId: string): Awaitable<number>;
+  petRow(id: number): Awaitable<PetRow | undefined>;
+  /** Stores the record unless a live (unexpired at `now`) one holds its scope and key; false when one does. */
+  remember(record: IdempotencyRecord, now: string): Awaitable<boolean>;
+  writePet(row: PetRow, isNew: boolean): Awaitable<void>;
+  /** Stores the events in order, as the transaction's last write; resolves with the last one's position. */
+  insertEvents(rows: readonly NewEventRow[]): Awaitable<number>;
+}
+
+/** What an append did: its result, and the pet whose row it changed (for the listing cache). */
+export interface Appended extends AppendResult {
+  readonly change: PetChange | undefined;
+}
+
+/** The one append plan that every backend executes, inside a transaction the backend holds. */
+export async function executeAppend(rows: AppendRows, { streamId, expected, events, metadata, options }: AppendRequest, now: Date): Promise<Appended> {
+  const actual = await rows.streamVersion(streamId);
+  if (expected === 'no_stream' ? actual !== 0 : expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
+  if (options.remember && !(await rows.remember(options.remember, now.toISOString()))) {
+    throw new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
+  }
+  const change = await projectIntoPets(rows, events, actual, metadata.recordedAt);
+  const position = await rows.insertEvents(events.map((event, index) => ({
+    stream_id: streamId,
+    stream_version: actual + index + 1,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    metadata: JSON.stringify(metadataFor(event, metadata)),
+    recorded_at: metadata.recordedAt,
+  })));
+  return { version: actual + events.length, position, change };
+}
+
+/** The inline projection: in the append's transaction, so a reader never sees one without the other. */
+async function projectIntoPets(rows: AppendRows, events: readonly PetEvent[], versionBefore: number, at: string): Promise<PetChange | undefined> {
+  const petId = events[0]?.data.id;
+  if (petId === undefined) return undefined;
+  // A new stream has no row yet: nothing to read.
+  const existing = versionBefore === 0 ? undefined : await rows.petRow(petId);
+  const before = existing ? existing.status as PetStatus | null : undefined;
+  let row = existing;
+  events.forEach((event, index) => {
+    row = foldIntoRow(row, event, versionBefore + index + 1, at);
+  });
+  await rows.writePet(row!, existing === undefined);
+  const after = row!.status as PetStatus | null;
+  return { id: petId, statuses: before === undefined ? [after] : [before, after] };
+}
