@@ -17,6 +17,7 @@ import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { SqlPetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
+import { createEventStreams } from './http/event-stream.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -55,6 +56,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
+    const eventStreams = createEventStreams(store, config.eventStreams, logger);
     const { app, methodsAllowedAt, cachedListings } = createHttpApp({
       ports,
       verifier,
@@ -67,6 +69,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
       listingCache,
+      feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
@@ -79,7 +82,10 @@ export async function startService(config: Config, options: { logger?: Logger } 
       apiKeys,
       createdDevelopmentKey,
       async close() {
-        await http.close();
+        // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
+        const closed = http.close();
+        eventStreams.close();
+        await closed;
         await store.close();
         await tracing?.shutdown();
         logger.flush();

@@ -26,6 +26,7 @@ describe('configuration', () => {
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
     });
   });
 

@@ -38,6 +38,8 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
@@ -82,7 +84,18 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  readonly eventStreams: EventStreamLimits;
 }
+
+/** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
+export interface EventStreamLimits {
+  /** Streams open at once; one more is refused with 503 and Retry-After. */
+  readonly maxStreams: number;
+  /** A stream silent this long sends a comment line, so that proxies keep it open. */
+  readonly heartbeatMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
 
 /** What protects the process from slow, large or too many clients. */
 export interface ServerLimits {
@@ -155,6 +168,10 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    eventStreams: Object.freeze({
+      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
+      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
+    }),
   });
 }
 

@@ -13,20 +13,8 @@ export function parseListQuery(querystring: string): ListPetsInput {
   const limitText = single(params, 'limit');
   const statusText = single(params, 'status');
   const afterText = single(params, 'after');
-  let after: number | undefined;
-  if (afterText !== undefined) {
-    if (!/^(0|[1-9][0-9]{0,15})$/.test(afterText) || !Number.isSafeInteger(Number(afterText))) {
-      throw new HttpProblem('invalid_query', `after must be a pet id in plain digits (0 to 2^53-1), got ${JSON.stringify(afterText)}`);
-    }
-    after = Number(afterText);
-  }
-  let limit = DEFAULT_LIMIT;
-  if (limitText !== undefined) {
-    if (!PLAIN_DECIMAL.test(limitText) || limitText.length > 3 || Number(limitText) > MAX_LIMIT) {
-      throw new HttpProblem('invalid_query', `limit must be a whole number from 1 to ${MAX_LIMIT} written in plain digits, got ${JSON.stringify(limitText)}`);
-    }
-    limit = Number(limitText);
-  }
+  const after = afterText === undefined ? undefined : parseAfter(afterText, 'a pet id');
+  const limit = limitText === undefined ? DEFAULT_LIMIT : parseLimit(limitText, MAX_LIMIT);
   const continued = after === undefined ? { limit } : { limit, after };
   if (statusText === undefined) return continued;
   if (!isPetStatus(statusText)) {
@@ -35,7 +23,24 @@ export function parseListQuery(querystring: string): ListPetsInput {
   return { ...continued, status: statusText };
 }
 
-function single(params: URLSearchParams, name: string): string | undefined {
+/** An `after` query value: plain digits from 0 to 2^53-1, naming `what` (a pet id, a log position). */
+export function parseAfter(text: string, what: string): number {
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new HttpProblem('invalid_query', `after must be ${what} in plain digits (0 to 2^53-1), got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+/** A `limit` query value: plain digits from 1 to `max`. */
+export function parseLimit(text: string, max: number): number {
+  if (!PLAIN_DECIMAL.test(text) || text.length > String(max).length || Number(text) > max) {
+    throw new HttpProblem('invalid_query', `limit must be a whole number from 1 to ${max} written in plain digits, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+/** The one value of a query parameter given at most once. */
+export function single(params: URLSearchParams, name: string): string | undefined {
   const values = params.getAll(name);
   if (values.length > 1) throw new HttpProblem('invalid_query', `${name} may be given once, got it ${values.length} times`);
   return values[0];
