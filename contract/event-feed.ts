@@ -35,7 +35,7 @@ export const CloudEventSchema = Type.Object(
   {
     specversion: Type.Literal('1.0'),
     id: Type.String({ pattern: '^[1-9][0-9]*$', description: 'The position in the log, as decimal digits; the SSE `id:` of its message.' }),
-    source: Type.String({ format: 'uri-reference', description: "The deployment's public base address." }),
+    source: Type.String({ format: 'uri', description: "The deployment's public base address." }),
     type: Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name))),
     subject: Type.String({ pattern: '^pets/[1-9][0-9]*$', description: 'The pet: `pets/{id}`, the same for all its events.' }),
     time: Type.String({ format: 'date-time', description: 'When the event was recorded.' }),
