@@ -85,3 +85,60 @@ export function checkedLogQuery(input: ReadEventsInput): LogQuery {
     ...(input.petId === undefined ? {} : { petId: input.petId }),
   };
 }
+
+export interface FollowOptions {
+  /** Events read at a time: what a follower holds at most besides what it has handed on. */
+  readonly pageSize: number;
+  /** After this long with nothing new, an empty page: the follower's cue to show it is alive. */
+  readonly idleMs: number;
+  /** Ends the following, at once even while it waits. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Follows the log from `from.after`: first what is there, page by page, then each page of new events
+ * as soon as the commit signal says the log may have grown. Reads a page only when the caller asks for
+ * the next (the log is the buffer), and reads from its own position, so nothing is skipped or repeated.
+ */
+export async function* followLog(
+  ports: { readonly eventLog: EventLog; readonly commits: CommitSignal },
+  from: Omit<LogQuery, 'limit'>,
+  { pageSize, idleMs, signal }: FollowOptions,
+): AsyncGenerator<StoredEvent[], void, undefined> {
+  let position = from.after;
+  let unread = true;
+  let wake: (() => void) | undefined;
+  const poke = () => wake?.();
+  const unsubscribe = ports.commits.onCommitted(() => {
+    unread = true;
+    poke();
+  });
+  signal.addEventListener('abort', poke);
+  try {
+    while (!signal.aborted) {
+      if (unread) {
+        unread = false;
+        const page = await ports.eventLog.readLog({ ...from, after: position, limit: pageSize });
+        if (signal.aborted) return;
+        if (page.length > 0) {
+          position = page.at(-1)!.position;
+          if (page.length === pageSize) unread = true;
+          yield page;
+          continue;
+        }
+      }
+      const woken = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), idleMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      });
+      wake = undefined;
+      if (!woken && !signal.aborted) yield [];
+    }
+  } finally {
+    unsubscribe();
+    signal.removeEventListener('abort', poke);
+  }
+}

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { followLog } from '../../application/index.ts';
 import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
 import type { EventStreamLimits } from '../config/config.ts';
 import { cloudEventJson } from './cloud-events.ts';
@@ -25,50 +26,32 @@ export interface EventStreams {
 }
 
 /**
- * Server-Sent Events over the log: each stream catches up page by page, reading the next page only
- * once the socket has taken the last (the log is the buffer, so a slow client costs one page), then
- * waits for the commit signal and reads what is new from its own position: never a gap, never an
- * event twice. An idle stream is one listener and one timer.
+ * Server-Sent Events over the log (`followLog`): the next page is read only once the socket has taken
+ * the last (the log is the buffer, so a slow client costs one page), and a stream silent for the
+ * heartbeat interval sends a comment line. An idle stream is one listener and one timer.
  */
 export function createEventStreams(
   ports: { readonly eventLog: EventLog; readonly commits: CommitSignal },
   limits: EventStreamLimits,
   logger?: Logger,
 ): EventStreams {
-  const ends = new Set<() => void>();
+  const open = new Set<AbortController>();
   let closed = false;
 
   async function serve(response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
-    let position = from.after;
-    let unread = true;
-    let ended = false;
-    let wake: (() => void) | undefined;
-    const end = () => {
-      ended = true;
-      wake?.();
-    };
-    const unsubscribe = ports.commits.onCommitted(() => {
-      unread = true;
-      wake?.();
-    });
-    ends.add(end);
+    const stop = new AbortController();
+    open.add(stop);
+    const end = () => stop.abort();
     response.once('close', end);
-    let silentSince = Date.now();
-    const write = (text: string): boolean => {
-      silentSince = Date.now();
-      return response.write(text);
-    };
-    /** Resolves on `event` (if any), a commit, the end, or after `ms`. */
-    const pause = (ms: number, event?: 'drain') => new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        if (event) response.off(event, done);
-        wake = undefined;
+    /** Resolves once the socket has taken what it holds, or the stream ends. */
+    const drained = () => new Promise<void>((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        stop.signal.removeEventListener('abort', done);
         resolve();
-      }
-      if (event) response.once(event, done);
-      wake = done;
+      };
+      response.once('drain', done);
+      stop.signal.addEventListener('abort', done, { once: true });
     });
     try {
       response.writeHead(200, {
@@ -78,34 +61,17 @@ export function createEventStreams(
         Connection: 'close',
         'X-Accel-Buffering': 'no',
       });
-      write(`retry: ${RECONNECT_MS}\n\n`);
-      while (!ended) {
-        if (unread) {
-          unread = false;
-          const page = await ports.eventLog.readLog({ ...from, after: position, limit: PAGE_EVENTS });
-          if (ended) break;
-          if (page.length > 0) {
-            position = page.at(-1)!.position;
-            if (page.length === PAGE_EVENTS) unread = true;
-            let text = '';
-            for (const stored of page) text += `id: ${stored.position}\ndata: ${cloudEventJson(stored, source)}\n\n`;
-            if (!write(text)) while (!ended && response.writableNeedDrain) await pause(limits.heartbeatMs, 'drain');
-            continue;
-          }
-        }
-        const quiet = Date.now() - silentSince;
-        if (quiet >= limits.heartbeatMs) {
-          write(':\n\n');
-          continue;
-        }
-        await pause(limits.heartbeatMs - quiet);
+      response.write(`retry: ${RECONNECT_MS}\n\n`);
+      for await (const page of followLog(ports, from, { pageSize: PAGE_EVENTS, idleMs: limits.heartbeatMs, signal: stop.signal })) {
+        let text = page.length === 0 ? ':\n\n' : '';
+        for (const stored of page) text += `id: ${stored.position}\ndata: ${cloudEventJson(stored, source)}\n\n`;
+        if (!response.write(text)) await drained();
       }
     } catch (error) {
       // The client resumes from the last id it saw, here or on another instance.
       logger?.warn({ err: error }, 'an event stream ended early: the log could not be read');
     } finally {
-      unsubscribe();
-      ends.delete(end);
+      open.delete(stop);
       response.off('close', end);
       if (!response.writableEnded) response.end();
     }
@@ -114,7 +80,7 @@ export function createEventStreams(
   return {
     admit() {
       if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
-      if (ends.size >= limits.maxStreams) {
+      if (open.size >= limits.maxStreams) {
         throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
@@ -122,11 +88,11 @@ export function createEventStreams(
       return serve;
     },
     get open() {
-      return ends.size;
+      return open.size;
     },
     close() {
       closed = true;
-      for (const end of [...ends]) end();
+      for (const stop of [...open]) stop.abort();
     },
   };
 }
