@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { DEFAULT_LIMIT, PetNotFound } from '../../application/index.ts';
 import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
-import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
@@ -14,12 +13,15 @@ import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { stateOf } from './request-pipeline.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
-  readonly verifier: ApiKeyVerifier;
+  /** The request's key verdict, shared with the fast path. */
+  readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
   /** A token bucket per API key, counted after the key check; none when undefined. */
@@ -31,15 +33,15 @@ export interface PetRoutesOptions {
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(verifier), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
+  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
-  // A cached answer is sent without a promise of its own.
+  // A cached answer is sent without a promise of its own; a query the fast path found uncached is not looked up again.
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
-    const cached = listingCache?.get(ctx.querystring);
+    const cached = stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring);
     if (cached) return sendListing(ctx, cached);
     return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   });

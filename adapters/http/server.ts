@@ -6,6 +6,8 @@ import type Koa from 'koa';
 import type { ServerLimits } from '../config/config.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
+import type { FastPath } from './cached-listing-fast-path.ts';
+import { beginRequest } from './request-pipeline.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -13,8 +15,8 @@ export interface HttpServerOptions {
   readonly limits: ServerLimits;
   /** The methods a path answers to, so that a method Node's parser refuses can still get 405 on a known path. */
   readonly methodsAllowedAt?: (path: string) => readonly string[];
-  /** Tried before the app: answers what it can (returning true) and leaves the rest to the app. */
-  readonly answerFirst?: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  /** Tried before the app, on the request's state: answers what it can (returning true) and leaves the rest to the app. */
+  readonly fastPath?: FastPath | undefined;
 }
 
 export interface RunningHttpServer {
@@ -27,7 +29,7 @@ export interface RunningHttpServer {
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
-  const answerFirst = options.answerFirst ?? (() => false);
+  const fastPath = options.fastPath ?? (() => false);
   const handle = app.callback();
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
@@ -37,7 +39,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     response.once('close', () => inFlight.delete(response));
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
-    if (!answerFirst(request, response)) void handle(request, response);
+    if (!fastPath(request, response, beginRequest(request, response))) void handle(request, response);
   };
 
   const server = createServer(
