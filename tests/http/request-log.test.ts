@@ -33,6 +33,25 @@ describe('request log', () => {
     }
   });
 
+  it('writes one line for a 405, with the route of its path and the key id when the key is good', async () => {
+    const { api, lines } = await startLoggedService();
+    try {
+      const withKey = await api.request('/v1/pets/1', { method: 'DELETE', headers: { 'x-request-id': 'not-allowed-1' } });
+      const withoutKey = await api.request('/v1/pets', { method: 'PUT', key: null, headers: { 'x-request-id': 'not-allowed-2' } });
+      const wrongKey = await api.request('/v1/pets', { method: 'PUT', key: 'wrong-key-0123456789abcdef', headers: { 'x-request-id': 'not-allowed-3' } });
+      assert.deepEqual([withKey.status, withoutKey.status, wrongKey.status], [405, 405, 405]);
+      const logged = (id: string) => lines.filter((line) => line.requestId === id).map(({ route, status, apiKeyId }) => ({ route, status, apiKeyId }));
+      const [allowedKey, ...more] = logged('not-allowed-1');
+      assert.equal(more.length, 0);
+      assert.deepEqual({ ...allowedKey, apiKeyId: undefined }, { route: '/v1/pets/:petId', status: 405, apiKeyId: undefined });
+      assert.match(String(allowedKey!.apiKeyId), /^env:[0-9a-f]{12}$/);
+      assert.deepEqual(logged('not-allowed-2'), [{ route: '/v1/pets', status: 405, apiKeyId: null }]);
+      assert.deepEqual(logged('not-allowed-3'), [{ route: '/v1/pets', status: 405, apiKeyId: null }]);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('replaces an unusable X-Request-Id with a new id, and logs that one', async () => {
     const { api, lines } = await startLoggedService();
     try {
