@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { DEFAULT_LIMIT, PetNotFound } from '../../application/index.ts';
-import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
+import { PetNotFound } from '../../application/index.ts';
+import type { PetPage, PetStorePorts, RequestContext } from '../../application/index.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
@@ -48,14 +48,13 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
 
   /** Reads the page from the catalogue as JSON text, and caches it when nothing changed meanwhile. */
   async function readListing(querystring: string): Promise<ListingAnswer> {
-    const query = parseListQuery(querystring);
     const mark = listingCache?.mark() ?? 0;
-    const { pets, nextAfter, nextId } = await listPetPage(ports, query);
+    const page = await listPetPage(ports, parseListQuery(querystring));
     const answer: ListingAnswer = {
-      body: Buffer.from(JSON.stringify(pets)),
-      link: nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`,
+      body: Buffer.from(JSON.stringify(page.pets)),
+      link: page.nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), page, page.nextAfter)}>; rel="next"`,
     };
-    listingCache?.set(querystring, mark, answer, { status: query.status, after: query.after ?? 0, through: nextId ?? Infinity });
+    listingCache?.set(querystring, mark, answer, page.scope);
     return answer;
   }
 
@@ -125,9 +124,9 @@ function petIdFromPath(ctx: Context): number {
 }
 
 /** The next page (RFC 8288 `rel="next"`): the same filter and limit, continuing after the last pet shown. */
-function nextPageUrl(base: string, query: ListPetsInput, after: number): string {
-  const params = new URLSearchParams({ limit: String(query.limit ?? DEFAULT_LIMIT) });
-  if (query.status !== undefined) params.set('status', query.status);
+function nextPageUrl(base: string, page: PetPage, after: number): string {
+  const params = new URLSearchParams({ limit: String(page.limit) });
+  if (page.scope.status !== undefined) params.set('status', page.scope.status);
   params.set('after', String(after));
   return `${base}/pets?${params}`;
 }

@@ -267,7 +267,7 @@ describe('one request pipeline', () => {
     const { app, methodsAllowedAt, fastPath } = createHttpApp({
       ports: {} as PetStorePorts, verifier: counted, publicBaseUrl: () => 'http://pets.example/v1', logger: pino({ level: 'silent' }),
       rateLimit: { perSecond: 1, burst: 100 }, document: () => ({}) as never, readiness: async () => ({ ready: true as const }), corsOrigins: [],
-      listingCache: cache, useCases: { ...PET_USE_CASES, listPetPage: async () => ({ pets: [], nextAfter: undefined, nextId: undefined }) },
+      listingCache: cache, useCases: { ...PET_USE_CASES, listPetPage: async () => ({ pets: [], nextAfter: undefined, limit: 3, scope: { status: undefined, after: 0, through: Infinity } }) },
     });
     return startHttpServer(app, { host: '127.0.0.1', port: 0, limits, methodsAllowedAt, fastPath });
   }
