@@ -15,15 +15,15 @@ import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
-import type { SqlPetStore } from './store/sql-pet-store.ts';
+import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 
 export interface RunningService {
   readonly port: number;
   /** The public base address including /v1. */
   readonly baseUrl: string;
-  /** `store.ready()` tells whether the database answers: what a readiness probe asks. */
-  readonly store: SqlPetStore;
+  /** The store's ports; `store.ready()` tells whether the database answers: what a readiness probe asks. */
+  readonly store: PetStore;
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;

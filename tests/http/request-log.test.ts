@@ -67,7 +67,7 @@ describe('request log', () => {
   it('logs an unexpected failure with its stack and the request id, and answers a bare 500 internal', async () => {
     const { api, lines } = await startLoggedService();
     try {
-      await sql`drop table pets`.execute(api.service.store.db);
+      await sql`drop table pets`.execute((await api.database()).db);
       const response = await api.request('/v1/pets', { headers: { 'x-request-id': 'failing-request-1' } });
       assert.equal(response.status, 500);
       const error = await readError(response);
