@@ -66,6 +66,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
+      keyFailureLimit: config.keyFailureLimit,
       listingCache,
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });

@@ -23,6 +23,7 @@ describe('configuration', () => {
         maxConnections: 1024,
       },
       rateLimit: undefined,
+      keyFailureLimit: { perSecond: 1, burst: 100 },
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
@@ -38,7 +39,10 @@ describe('configuration', () => {
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
       PETSTORE_RATE_LIMIT: '0.5,20',
+      PETSTORE_KEY_FAILURE_LIMIT: '0.25,5',
     });
+    assert.deepEqual(config.keyFailureLimit, { perSecond: 0.25, burst: 5 });
+    assert.equal(loadConfig({ PETSTORE_KEY_FAILURE_LIMIT: 'off' }).keyFailureLimit, undefined);
     assert.deepEqual(config.limits, {
       headersTimeoutMs: 500,
       requestTimeoutMs: 1500,

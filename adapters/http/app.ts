@@ -17,7 +17,7 @@ import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
 import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
 import type { FastPath } from './cached-listing-fast-path.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
 import { answerRecorder, recordAnswers, stateOf } from './request-pipeline.ts';
 import type { ObserveRequest } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
@@ -31,6 +31,8 @@ export interface HttpAppOptions {
   readonly logger: Logger;
   /** Per API key; none when undefined. */
   readonly rateLimit?: RateLimitPolicy | undefined;
+  /** Requests without a valid key, per client address; none when undefined. */
+  readonly keyFailureLimit?: RateLimitPolicy | undefined;
   readonly document: () => OpenApiDocument;
   readonly readiness: ReadinessCheck;
   /** Served at /metrics when given; request durations are recorded through `observeRequest`. */
@@ -62,7 +64,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
-  const keyCheck = createKeyCheck(options.verifier);
+  const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const routers: Router[] = [
     createPetRouter({ ...options, keyCheck, rateLimiter }),
     createDocumentRouter(options),

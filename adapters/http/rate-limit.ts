@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { HttpProblem } from './errors.ts';
@@ -61,5 +62,22 @@ export function limitRate(limiter: RateLimiter) {
     }
     ctx.set(decision.headers);
     return next();
+  };
+}
+
+/**
+ * Requests without a valid key, counted per client address (a token bucket each): past the burst,
+ * such a request is answered 429 with `Retry-After` instead of 401. Requests with a valid key are never counted.
+ */
+export function limitKeyFailures(policy: RateLimitPolicy, now?: () => number): (request: IncomingMessage, refusal: HttpProblem) => HttpProblem {
+  const buckets = createTokenBuckets(policy, now);
+  return (request, refusal) => {
+    const taken = buckets.take(request.socket?.remoteAddress ?? '');
+    if (taken.allowed) return refusal;
+    return new HttpProblem(
+      'rate_limited',
+      `too many requests without a valid API key from this address: at most ${policy.burst} at once and ${policy.perSecond} a second`,
+      { 'Retry-After': String(taken.secondsToNextToken) },
+    );
   };
 }
