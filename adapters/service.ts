@@ -55,7 +55,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
-    const { app, methodsAllowedAt, fastPath } = createHttpApp({
+    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -71,7 +71,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, fastPath: tracedFastPath });
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,

@@ -19,7 +19,7 @@ import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
 import type { FastPath } from './cached-listing-fast-path.ts';
 import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
 import { answerRecorder, recordAnswers, stateOf } from './request-pipeline.ts';
-import type { ObserveRequest } from './request-pipeline.ts';
+import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
@@ -50,6 +50,10 @@ export interface HttpApp {
   readonly app: Koa;
   /** The methods a path answers to (empty for an unknown path). */
   methodsAllowedAt(path: string): string[];
+  /** The route template a path belongs to (undefined for an unknown path). */
+  routeAt(path: string): string | undefined;
+  /** Writes an answer's log line and metrics: for answers given outside the app too. */
+  readonly record: RecordAnswer;
   /** Answers cached listings before the app (on the state the server began); present when there is a listing cache. */
   readonly fastPath: FastPath | undefined;
 }
@@ -72,7 +76,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   ];
   const layersAt = (path: string) => routers.flatMap((router) => router.match(path, 'GET').path);
   const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
-  const routeAt = (path: string) => layersAt(path)[0]?.path;
+  const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
   if (options.traceRequests) app.use(options.traceRequests);
   app.use(recordAnswers(record));
@@ -97,7 +101,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     rateLimiter,
     crossOrigin: options.corsOrigins.length > 0,
   });
-  return { app, methodsAllowedAt, fastPath };
+  return { app, methodsAllowedAt, routeAt, record, fastPath };
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

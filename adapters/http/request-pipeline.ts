@@ -58,7 +58,7 @@ export function requestState(request: IncomingMessage, response: ServerResponse)
 export type ObserveRequest = (method: string, route: string, status: number, seconds: number) => void;
 
 /** Records an answer once it is sent: its one log line, and its duration in the metrics when they are on. */
-export type RecordAnswer = (state: RequestState, method: string, route: string | null, path: string, status: number, apiKeyId: string | null) => void;
+export type RecordAnswer = (state: Pick<RequestState, 'requestId' | 'started'>, method: string, route: string | null, path: string, status: number, apiKeyId: string | null) => void;
 
 export function answerRecorder(logRequest: (fields: RequestFields) => void, observeRequest?: ObserveRequest): RecordAnswer {
   return (state, method, route, path, status, apiKeyId) => {

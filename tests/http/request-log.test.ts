@@ -52,6 +52,22 @@ describe('request log', () => {
     }
   });
 
+  it('writes one line for what Node\'s parser refuses: a 405 for an unknown method names its route, a malformed request its status', async () => {
+    const { api, lines } = await startLoggedService();
+    try {
+      const unknownMethod = await api.sendRaw('FOO /v1/pets/7 HTTP/1.1\r\nHost: x\r\n\r\n');
+      const malformed = await api.sendRaw('GET /v1/pets HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n');
+      assert.deepEqual([unknownMethod.status, malformed.status], [405, 400]);
+      const lineOf = (response: Response) => lines.filter((line) => line.requestId === response.headers.get('x-request-id'));
+      assert.deepEqual(lineOf(unknownMethod).map(({ method, route, path, status }) => ({ method, route, path, status })), [
+        { method: 'FOO', route: '/v1/pets/:petId', path: '/v1/pets/7', status: 405 },
+      ]);
+      assert.deepEqual(lineOf(malformed).map(({ status }) => status), [400]);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('replaces an unusable X-Request-Id with a new id, and logs that one', async () => {
     const { api, lines } = await startLoggedService();
     try {
