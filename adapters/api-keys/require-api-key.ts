@@ -17,14 +17,16 @@ export type KeyCheckOf = (state: RequestState, request: IncomingMessage) => Acce
  */
 export function createKeyCheck(verifier: ApiKeyVerifier, onRefused?: (request: IncomingMessage, refusal: HttpProblem) => HttpProblem): KeyCheckOf {
   const refuse = (request: IncomingMessage, refusal: HttpProblem) => (onRefused ? onRefused(request, refusal) : refusal);
-  const admit = (request: IncomingMessage, check: KeyCheck): Access => (check.ok ? { keyId: check.keyId } : refuse(request, invalidKey()));
+  // A live key's check is its own verdict: nothing is built on the hot path.
+  const admit = (request: IncomingMessage, check: KeyCheck): Access => (check.ok ? check : refuse(request, invalidKey()));
   const decide = (state: RequestState, request: IncomingMessage): Access | Promise<Access> => {
     if (state.authorizations > 1) return new HttpProblem('invalid_header', 'a request carries one Authorization header, not several');
     const header = request.headers.authorization;
-    // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
-    if (!header || !/^bearer(\s|$)/i.test(header)) return refuse(request, missingKey());
-    const key = bearerKey(header);
-    if (key === undefined) return refuse(request, invalidKey());
+    const key = header === undefined ? undefined : bearerKey(header);
+    if (key === undefined) {
+      // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
+      return refuse(request, header !== undefined && /^bearer(\s|$)/i.test(header) ? invalidKey() : missingKey());
+    }
     const check = verifier.verify(key);
     return check instanceof Promise ? check.then((checked) => admit(request, checked)) : admit(request, check);
   };
