@@ -120,7 +120,7 @@ describe('CORS', () => {
       assert.equal(response.status, status);
       assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example.com');
       const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(',').map((name) => name.trim().toLowerCase());
-      for (const name of ['location', 'etag', 'link', 'deprecation', 'sunset', 'x-request-id']) assert.ok(exposed.includes(name), name);
+      for (const name of ['location', 'etag', 'link', 'deprecation', 'sunset', 'x-request-id', 'ratelimit', 'ratelimit-policy']) assert.ok(exposed.includes(name), name);
     }
   });
 
