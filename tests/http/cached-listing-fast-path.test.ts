@@ -21,9 +21,11 @@ import { readError, startTestService, TEST_API_KEY } from '../support/test-servi
 import { capturedLog } from '../support/captured-log.ts';
 import type { CatalogChanges } from '../../adapters/store/catalog-changes.ts';
 
-/** What a client can see of an answer, less what differs on every request. */
+/** What a client can see of an answer, less what differs on every request (its id, date, and the count left in RateLimit). */
 async function visible(response: Response) {
-  const headers = [...response.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date');
+  const headers = [...response.headers]
+    .filter(([name]) => name !== 'x-request-id' && name !== 'date')
+    .map(([name, value]) => [name, name === 'ratelimit' ? value.replace(/;r=\d+;t=\d+$/, ';r=<n>;t=<n>') : value]);
   return { status: response.status, headers, body: await response.text() };
 }
 
@@ -76,6 +78,19 @@ describe('cached listings answered before the app', () => {
         assert.deepEqual(await visible(hit), await visible(missed), query);
         assert.notEqual(hit.headers.get('x-request-id'), missed.headers.get('x-request-id'));
       }
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('carry the same RateLimit and RateLimit-Policy fields as the app when rate limiting is on', async () => {
+    const api = await startTestService({ PETSTORE_RATE_LIMIT: '0.01,1000' });
+    try {
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=2'));
+      assert.match(missed.headers.get('ratelimit') ?? '', /^"per-key";r=999;t=\d+$/);
+      assert.match(hit.headers.get('ratelimit') ?? '', /^"per-key";r=998;t=\d+$/);
+      assert.equal(hit.headers.get('ratelimit-policy'), '"per-key";q=1000;w=100000');
+      assert.deepEqual(await visible(hit), await visible(missed));
     } finally {
       await api.stop();
     }
