@@ -39,7 +39,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
   const tracing = config.tracing
     ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
     : undefined;
-  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite }).catch(async (error: unknown) => {
+  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite, serving: true }).catch(async (error: unknown) => {
     await tracing?.shutdown();
     throw error;
   });
@@ -62,7 +62,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       logger,
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
-      readiness: () => checkReadiness(store.db),
+      readiness: () => checkReadiness(store),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
