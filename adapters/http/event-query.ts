@@ -1,27 +1,26 @@
 import type { PetEvent } from '../../domain/index.ts';
-import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../../application/index.ts';
+import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { HttpProblem } from './errors.ts';
-import { parseAfter, parseLimit, single } from './list-query.ts';
+import { plainInteger, single } from './list-query.ts';
 
 export interface EventFeedQuery {
-  readonly after: number;
-  readonly limit: number;
+  readonly after?: number;
+  readonly limit?: number;
   readonly types?: readonly PetEvent['type'][];
   readonly petId?: number;
 }
 
-const PET_ID = /^[1-9][0-9]{0,15}$/;
-
 /**
- * Reads `after`, `limit`, `type` and `petId` from the raw query string. `type` takes CloudEvents type
+ * Reads `after`, `limit`, `type` and `petId` from the raw query string, each as its type; the use case
+ * checks the numbers' ranges. `type` takes CloudEvents type
  * names, repeated (`type=a&type=b`) or as a comma list (`type=a,b`), or both: any of them matches.
  */
 export function parseEventQuery(querystring: string): EventFeedQuery {
   const params = new URLSearchParams(querystring);
-  const afterText = single(params, 'after');
-  const limitText = single(params, 'limit');
-  const petIdText = single(params, 'petId');
+  const after = plainInteger('after', single(params, 'after'));
+  const limit = plainInteger('limit', single(params, 'limit'));
+  const petId = plainInteger('petId', single(params, 'petId'));
   const typeNames = params.getAll('type').flatMap((value) => value.split(','));
   const types: PetEvent['type'][] = [];
   for (const name of typeNames) {
@@ -31,16 +30,9 @@ export function parseEventQuery(querystring: string): EventFeedQuery {
     }
     if (!types.includes(type)) types.push(type);
   }
-  let petId: number | undefined;
-  if (petIdText !== undefined) {
-    if (!PET_ID.test(petIdText) || !Number.isSafeInteger(Number(petIdText))) {
-      throw new HttpProblem('invalid_query', `petId must be a pet id in plain digits (1 to 2^53-1), got ${JSON.stringify(petIdText)}`);
-    }
-    petId = Number(petIdText);
-  }
   return {
-    after: afterText === undefined ? 0 : parseAfter(afterText, 'a log position'),
-    limit: limitText === undefined ? DEFAULT_EVENT_LIMIT : parseLimit(limitText, MAX_EVENT_LIMIT),
+    ...(after === undefined ? {} : { after }),
+    ...(limit === undefined ? {} : { limit }),
     ...(typeNames.length === 0 ? {} : { types }),
     ...(petId === undefined ? {} : { petId }),
   };
@@ -58,7 +50,7 @@ export function parseLastEventId(header: string | string[] | undefined): number 
 
 /** The query string that continues the feed after `after`, with the same filters and limit. */
 export function nextEventQuery(query: EventFeedQuery, after: number): string {
-  const params = new URLSearchParams({ after: String(after), limit: String(query.limit) });
+  const params = new URLSearchParams({ after: String(after), limit: String(query.limit ?? DEFAULT_EVENT_LIMIT) });
   if (query.types !== undefined) params.set('type', query.types.map((type) => CLOUD_EVENT_TYPES[type]).join(','));
   if (query.petId !== undefined) params.set('petId', String(query.petId));
   return params.toString();

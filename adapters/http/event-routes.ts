@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
+import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
 import type { CommitSignal, EventLog } from '../../application/index.ts';
-import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { cloudEventsJson } from './cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query.ts';
 import type { EventStreams } from './event-stream.ts';
@@ -21,7 +21,8 @@ export interface EventFeed {
 
 export interface EventRoutesOptions {
   readonly feed: EventFeed;
-  readonly verifier: ApiKeyVerifier;
+  /** The request's key verdict, shared with the pet routes and the fast path. */
+  readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1: each event's `source`, and the base of `Link`. */
   readonly publicBaseUrl: () => string;
   readonly rateLimiter?: RateLimiter | undefined;
@@ -31,18 +32,20 @@ export interface EventRoutesOptions {
  * Experimental: the log as CloudEvents. `GET /v1/events` answers a JSON page, or a Server-Sent Events
  * stream when the client accepts `text/event-stream`; `GET /v1/pets/{petId}/events` one pet's history.
  */
-export function createEventRouter({ feed, verifier, publicBaseUrl, rateLimiter }: EventRoutesOptions): Router {
+export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }: EventRoutesOptions): Router {
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(verifier), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
+  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
   router.get('listEvents', '/v1/events', ...authenticated, async (ctx) => {
     const query = parseEventQuery(ctx.querystring);
     if (wantsStream(ctx)) {
-      const after = parseLastEventId(ctx.headers['last-event-id']) ?? query.after;
+      const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
+      // The page size means nothing to a stream; the rest is checked as for a page.
+      const { limit: _pageSize, ...from } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
       const serve = feed.streams.admit();
       ctx.respond = false;
       ctx.status = 200;
-      await serve(ctx.res, { after, ...(query.types ? { types: query.types } : {}), ...(query.petId ? { petId: query.petId } : {}) }, publicBaseUrl());
+      await serve(ctx.res, from, publicBaseUrl());
       return;
     }
     const { events, nextAfter } = await readEvents(feed, query);
