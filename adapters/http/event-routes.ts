@@ -66,7 +66,7 @@ export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }
   return router;
 }
 
-/** The stream is chosen by `Accept: text/event-stream`; JSON is the default for anything else. */
+/** The stream is chosen by `Accept: text/event-stream` on a GET; JSON is the default for anything else (HEAD included: no body to stream). */
 function wantsStream(ctx: Context): boolean {
-  return ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
+  return ctx.method === 'GET' && ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
 }
