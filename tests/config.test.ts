@@ -21,6 +21,8 @@ describe('configuration', () => {
         shutdownGraceMs: 10_000,
         maxHeaderBytes: 16_384,
         maxConnections: 1024,
+        maxConnectionsPerClient: 256,
+        waitingTimeoutUnderPressureMs: 1000,
       },
       rateLimit: undefined,
       metrics: true,
@@ -37,6 +39,8 @@ describe('configuration', () => {
       PETSTORE_SHUTDOWN_GRACE_MS: '2000',
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '3',
+      PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '100',
       PETSTORE_RATE_LIMIT: '0.5,20',
     });
     assert.deepEqual(config.limits, {
@@ -46,6 +50,8 @@ describe('configuration', () => {
       shutdownGraceMs: 2000,
       maxHeaderBytes: 4096,
       maxConnections: 8,
+      maxConnectionsPerClient: 3,
+      waitingTimeoutUnderPressureMs: 100,
     });
     assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
   });
@@ -113,6 +119,8 @@ describe('configuration', () => {
     [{ PETSTORE_SHUTDOWN_GRACE_MS: '-5' }, 'PETSTORE_SHUTDOWN_GRACE_MS'],
     [{ PETSTORE_MAX_HEADER_BYTES: '16k' }, 'PETSTORE_MAX_HEADER_BYTES'],
     [{ PETSTORE_MAX_CONNECTIONS: '0' }, 'PETSTORE_MAX_CONNECTIONS'],
+    [{ PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '0' }, 'PETSTORE_MAX_CONNECTIONS_PER_CLIENT'],
+    [{ PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '1s' }, 'PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS'],
     [{ PETSTORE_RATE_LIMIT: '10' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '10,0' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '0,5' }, 'PETSTORE_RATE_LIMIT'],

@@ -40,6 +40,8 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
+  PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
@@ -100,6 +102,13 @@ export interface ServerLimits {
   readonly maxHeaderBytes: number;
   /** Open connections at once; more are closed as they arrive. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address; more from it are closed as they arrive. */
+  readonly maxConnectionsPerClient: number;
+  /**
+   * Once the open connections pass three quarters of `maxConnections`: how long a connection may wait
+   * with no request in flight (silent, sending its headers, or idle between requests) before it is closed.
+   */
+  readonly waitingTimeoutUnderPressureMs: number;
 }
 
 /** A token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
@@ -115,6 +124,8 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
+  maxConnectionsPerClient: 256,
+  waitingTimeoutUnderPressureMs: 1_000,
 });
 
 export { ConfigError };
@@ -202,6 +213,8 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
+    maxConnectionsPerClient: number(env.PETSTORE_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_LIMITS.maxConnectionsPerClient),
+    waitingTimeoutUnderPressureMs: number(env.PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS, DEFAULT_LIMITS.waitingTimeoutUnderPressureMs),
   };
   // Node measures the headers against their own timeout first; a shorter request timeout would never let it fire.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
