@@ -15,15 +15,15 @@ import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
-import type { SqlPetStore } from './store/sql-pet-store.ts';
+import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 
 export interface RunningService {
   readonly port: number;
   /** The public base address including /v1. */
   readonly baseUrl: string;
-  /** `store.ready()` tells whether the database answers: what a readiness probe asks. */
-  readonly store: SqlPetStore;
+  /** The store's ports; `store.ready()` tells whether the database answers: what a readiness probe asks. */
+  readonly store: PetStore;
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
@@ -39,7 +39,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
   const tracing = config.tracing
     ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
     : undefined;
-  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite }).catch(async (error: unknown) => {
+  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite, serving: true }).catch(async (error: unknown) => {
     await tracing?.shutdown();
     throw error;
   });
@@ -55,22 +55,23 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
-    const { app, methodsAllowedAt, cachedListings } = createHttpApp({
+    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
       logger,
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
-      readiness: () => checkReadiness(store.db),
+      readiness: () => checkReadiness(store),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
+      keyFailureLimit: config.keyFailureLimit,
       listingCache,
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst });
+    const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,

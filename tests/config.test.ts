@@ -25,6 +25,7 @@ describe('configuration', () => {
         waitingTimeoutUnderPressureMs: 1000,
       },
       rateLimit: undefined,
+      keyFailureLimit: { perSecond: 1, burst: 100 },
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
@@ -42,7 +43,10 @@ describe('configuration', () => {
       PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '3',
       PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '100',
       PETSTORE_RATE_LIMIT: '0.5,20',
+      PETSTORE_KEY_FAILURE_LIMIT: '0.25,5',
     });
+    assert.deepEqual(config.keyFailureLimit, { perSecond: 0.25, burst: 5 });
+    assert.equal(loadConfig({ PETSTORE_KEY_FAILURE_LIMIT: 'off' }).keyFailureLimit, undefined);
     assert.deepEqual(config.limits, {
       headersTimeoutMs: 500,
       requestTimeoutMs: 1500,

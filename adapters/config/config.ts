@@ -43,6 +43,9 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
+  PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
+    pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
+  })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
@@ -80,6 +83,8 @@ export interface Config {
   readonly limits: ServerLimits;
   /** Per API key; undefined when off. */
   readonly rateLimit: RateLimitPolicy | undefined;
+  /** Requests without a valid key, per client address; undefined when off. */
+  readonly keyFailureLimit: RateLimitPolicy | undefined;
   /** Whether GET /metrics is served. */
   readonly metrics: boolean;
   /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
@@ -116,6 +121,9 @@ export interface RateLimitPolicy {
   readonly perSecond: number;
   readonly burst: number;
 }
+
+/** A client address may send 100 requests without a valid key at once, then one a second: typos pass, guessing at speed does not. */
+export const DEFAULT_KEY_FAILURE_LIMIT: RateLimitPolicy = Object.freeze({ perSecond: 1, burst: 100 });
 
 export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   headersTimeoutMs: 10_000,
@@ -163,7 +171,8 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
     limits: readLimits(env),
-    rateLimit: readRateLimit(env.PETSTORE_RATE_LIMIT),
+    rateLimit: readRateLimit('PETSTORE_RATE_LIMIT', env.PETSTORE_RATE_LIMIT),
+    keyFailureLimit: env.PETSTORE_KEY_FAILURE_LIMIT === undefined ? DEFAULT_KEY_FAILURE_LIMIT : readRateLimit('PETSTORE_KEY_FAILURE_LIMIT', env.PETSTORE_KEY_FAILURE_LIMIT),
     // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
@@ -225,10 +234,10 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
   return Object.freeze(limits);
 }
 
-function readRateLimit(text: string | undefined): RateLimitPolicy | undefined {
+function readRateLimit(name: string, text: string | undefined): RateLimitPolicy | undefined {
   if (text === undefined || text === 'off') return undefined;
   const [rate, burst] = text.split(',').map(Number) as [number, number];
-  if (rate <= 0) throw new ConfigError(`PETSTORE_RATE_LIMIT is invalid (${JSON.stringify(text)}): the rate must be above 0`);
+  if (rate <= 0) throw new ConfigError(`${name} is invalid (${JSON.stringify(text)}): the rate must be above 0`);
   return Object.freeze({ perSecond: rate, burst });
 }
 

@@ -12,14 +12,21 @@ import type { PetStoreDatabase } from './schema.ts';
 import type { CatalogChanges } from './catalog-changes.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
-export interface SqlPetStore extends PetStorePorts {
-  readonly db: Kysely<PetStoreDatabase>;
-  readonly dialect: SqlDialect;
+/** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
+export interface PetStore extends PetStorePorts {
   /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
   readonly changes?: CatalogChanges;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
+  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see BatchedWrites). */
+  checkWrites?(): Promise<Error | undefined>;
   close(): Promise<void>;
+}
+
+/** The store over SQL, for the composition root, the CLI and maintenance: the ports plus the Kysely instance beneath them. */
+export interface SqlPetStore extends PetStore {
+  readonly db: Kysely<PetStoreDatabase>;
+  readonly dialect: SqlDialect;
 }
 
 /** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */
@@ -32,7 +39,7 @@ export interface SqlWrites {
 export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
-  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; close: () => Promise<void> },
+  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void> },
 ): SqlPetStore {
   const { clock, writes } = options;
   const catalog = createSqlPetCatalog(db, dialect);
@@ -52,6 +59,7 @@ export function createSqlPetStore(
         return false;
       }
     },
+    ...(options.checkWrites ? { checkWrites: options.checkWrites } : {}),
     close: options.close,
   };
 }
