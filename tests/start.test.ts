@@ -77,4 +77,17 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       started.cleanup();
     }
   });
+
+  it('refuses a bad key naming PETSTORE_API_KEYS and its position, printing no key', async () => {
+    const started = startServiceProcess({ PETSTORE_API_KEYS: 'prod-secret-key-0123456789abcdef,bad!key' });
+    try {
+      const [code] = await once(started.child, 'exit');
+      assert.equal(code, 1);
+      const { stdout, stderr } = started.output();
+      assert.match(stderr, /configuration error: PETSTORE_API_KEYS is invalid: the 2nd of its 2 comma-separated keys/);
+      assert.doesNotMatch(stdout + stderr, /prod-secret|bad!key/);
+    } finally {
+      started.cleanup();
+    }
+  });
 });
