@@ -41,6 +41,17 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...KEY_COMMANDS,
+  check: {
+    summary: 'check every page of the SQLite database (PRAGMA integrity_check)',
+    help: `petstore check\n\nRuns SQLite's full integrity check on the database and prints every problem it finds.\nExits 1 when there is any, 0 when the file is sound. The service runs the quicker quick_check at\nstart and refuses a damaged file. PostgreSQL checks its own pages. ${COMMON}`,
+    async run({ environment }) {
+      const { checkConfiguredDatabase } = await import('./check-database.ts');
+      const problems = await checkConfiguredDatabase(environment);
+      for (const problem of problems) process.stdout.write(`${problem}\n`);
+      process.stdout.write(problems.length ? `${problems.length} problem(s): the database is damaged; restore it from a backup\n` : 'the database is sound\n');
+      return problems.length ? 1 : 0;
+    },
+  },
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
