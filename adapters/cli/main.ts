@@ -41,6 +41,19 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...KEY_COMMANDS,
+  backup: {
+    summary: 'copy the SQLite store to FILE while the service runs',
+    arguments: ['file'],
+    help: `petstore backup <file>\n\nWrites a consistent copy of the SQLite store (every write committed before the backup began) to <file>,\nreplacing it atomically. Safe while the service serves and writes. On PostgreSQL use pg_dump (docs/backups.md). ${COMMON}`,
+    async run({ environment, arguments: [file] }) {
+      const [{ loadConfig }, { backupSqliteStore }] = await Promise.all([import('../config/config.ts'), import('../store/sqlite/sqlite-backup.ts')]);
+      const { database } = loadConfig(environment);
+      if (database.kind !== 'sqlite') throw new Error('backup copies a SQLite store; on PostgreSQL use pg_dump (see docs/backups.md)');
+      const { bytes } = await backupSqliteStore(database.path, file!);
+      process.stdout.write(`backed up ${database.path} to ${file} (${bytes} bytes)\n`);
+      return 0;
+    },
+  },
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
