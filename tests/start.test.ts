@@ -1,9 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { startServiceProcess } from './support/service-process.ts';
+import { temporaryDirectory } from './support/temporary-store.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('npm start (the built service; on Deno, the sources as deno task start runs them)', () => {
   it('on a fresh checkout creates a development key, prints it, saves it 0600 under ./data, and serves with it', async () => {
@@ -77,4 +83,83 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       started.cleanup();
     }
   });
+
+  it('stops entirely on SIGTERM to the npm start process itself: every process it started exits and the port closes', async () => {
+    const directory = temporaryDirectory('npm-start');
+    // npm, not the node it runs: npm passes SIGTERM to its shell, which must have become the service (exec).
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? directory.path, PORT: '0', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_DATABASE: directory.file('petstore.db'), PETSTORE_API_KEYS: 'k'.repeat(20) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      const exited = once(npm, 'exit');
+      const port = await new Promise<number>((resolvePort, reject) => {
+        npm.stdout!.on('data', () => {
+          const found = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+          if (found) resolvePort(Number(found));
+        });
+        void exited.then(() => reject(new Error(`npm start exited before listening: ${output}`)));
+      });
+      const started = descendantsOf(npm.pid!);
+      assert.ok(started.length >= 1, 'npm start runs the service in a process of its own');
+      assert.equal(await portAnswers(port), true);
+
+      process.kill(npm.pid!, 'SIGTERM');
+      const [code, signal] = await exited;
+      assert.ok(code === 0 || signal === 'SIGTERM', `npm exited with ${code ?? signal}`);
+      const left = await waitUntil(() => stillRunning(started), (running) => running.length === 0);
+      assert.deepEqual(left, [], 'every process npm start started has exited');
+      assert.equal(await portAnswers(port), false, 'the port is closed');
+    } finally {
+      if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
+      for (const pid of descendantsOf(npm.pid!)) process.kill(pid, 'SIGKILL');
+      directory.remove();
+    }
+  });
 });
+
+/** Every process on the machine with its parent, and whether it still runs (a zombie waits only to be reaped). */
+function processTable(): { pid: number; parent: number; running: boolean }[] {
+  return execFileSync('ps', ['-e', '-o', 'pid=,ppid=,stat='], { encoding: 'utf8' }).trim().split('\n').map((line) => {
+    const [pid, parent, state] = line.trim().split(/\s+/);
+    return { pid: Number(pid), parent: Number(parent), running: !state!.startsWith('Z') };
+  });
+}
+
+/** Every process below `pid`. */
+function descendantsOf(pid: number): number[] {
+  const table = processTable();
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const entry of table) if (entry.parent === parent) (found.push(entry.pid), walk(entry.pid));
+  };
+  walk(pid);
+  return found;
+}
+
+function stillRunning(pids: readonly number[]): number[] {
+  const running = new Set(processTable().filter((entry) => entry.running).map((entry) => entry.pid));
+  return pids.filter((pid) => running.has(pid));
+}
+
+/** Asks `read` again every 50 ms until `done` holds or 10 s have passed; returns the last answer. */
+async function waitUntil<T>(read: () => T, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+  }
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolveConnect) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolveConnect(true)));
+    socket.once('error', () => resolveConnect(false));
+  });
+}
