@@ -62,6 +62,25 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
     }
   });
 
+  it('on SIGTERM answers /readyz 503 at once, serves through PETSTORE_SHUTDOWN_DELAY_MS, then exits 0', async () => {
+    const started = startServiceProcess({ PETSTORE_API_KEYS: 'k'.repeat(20), PETSTORE_SHUTDOWN_DELAY_MS: '1000' });
+    try {
+      const baseUrl = await started.listening;
+      const origin = new URL(baseUrl).origin;
+      assert.equal((await fetch(`${origin}/readyz`)).status, 200);
+      started.signal('SIGTERM');
+      // The signal arrives asynchronously: ask until the service has heard it (it answers throughout the delay).
+      let readiness = await fetch(`${origin}/readyz`);
+      while (readiness.status === 200) readiness = await fetch(`${origin}/readyz`);
+      assert.equal(readiness.status, 503);
+      assert.equal((await fetch(`${origin}/livez`)).status, 200);
+      assert.equal((await fetch(`${baseUrl}/pets`, { headers: { authorization: `Bearer ${'k'.repeat(20)}` } })).status, 200);
+      assert.deepEqual(await started.exited, { code: 0, signal: null });
+    } finally {
+      started.cleanup();
+    }
+  });
+
   it('refuses to start in production without a key, naming the variable', async () => {
     const started = startServiceProcess({ PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'https://api.example.com/v1' });
     try {

@@ -36,6 +36,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_DELAY_MS: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$', description: 'milliseconds, a whole number from 0 to 999999' })),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
@@ -92,7 +93,12 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** How long requests in flight may take to finish once shutdown starts. */
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
+  /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
   readonly maxHeaderBytes: number;
@@ -110,6 +116,7 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+  shutdownDelayMs: 0,
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
@@ -164,6 +171,7 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     headersTimeoutMs: number(env.PETSTORE_HEADERS_TIMEOUT_MS, DEFAULT_LIMITS.headersTimeoutMs),
     requestTimeoutMs: number(env.PETSTORE_REQUEST_TIMEOUT_MS, DEFAULT_LIMITS.requestTimeoutMs),
     keepAliveTimeoutMs: number(env.PETSTORE_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_LIMITS.keepAliveTimeoutMs),
+    shutdownDelayMs: number(env.PETSTORE_SHUTDOWN_DELAY_MS, DEFAULT_LIMITS.shutdownDelayMs),
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
