@@ -12,13 +12,13 @@ import { temporaryDirectory } from './support/temporary-store.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('npm start (the built service; on Deno, the sources as deno task start runs them)', () => {
-  it('on a fresh checkout creates a development key, prints it, saves it 0600 under ./data, and serves with it', async () => {
-    const started = startServiceProcess({});
+  it('on a fresh checkout creates a development key, saves it 0600 under ./data, says where (never the key, with output redirected), and serves with it', async () => {
+    const started = startServiceProcess({ PETSTORE_LOG_LEVEL: 'warn' });
     try {
       const baseUrl = await started.listening;
-      const key = readFileSync(join(started.cwd, 'data', 'dev-api-key'), 'utf8').trim();
-      assert.ok(started.output().stdout.includes(key), 'the key is printed');
-      assert.equal(statSync(join(started.cwd, 'data', 'dev-api-key')).mode & 0o777, 0o600);
+      const file = join(started.cwd, 'data', 'dev-api-key');
+      const key = readFileSync(file, 'utf8').trim();
+      assert.equal(statSync(file).mode & 0o777, 0o600);
       assert.ok(statSync(join(started.cwd, 'data', 'petstore.db')).isFile());
       const created = await fetch(`${baseUrl}/pets`, {
         method: 'POST',
@@ -27,8 +27,31 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       });
       assert.equal(created.status, 201);
       started.signal('SIGTERM');
-      const [code] = await once(started.child, 'exit');
-      assert.equal(code, 0);
+      assert.deepEqual(await started.exited, { code: 0, signal: null });
+      const { stdout, stderr } = started.output();
+      assert.ok(!stdout.includes(key) && !stderr.includes(key), 'the key is in neither stdout nor stderr');
+      assert.equal(stderr, '');
+      // Only JSON lines, the notices among them, whatever the level.
+      const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; file?: string; url?: string; signal?: string });
+      assert.deepEqual(lines.map((line) => [line.level, line.msg.replace(/\/.*/, '/')]), [
+        [30, 'created a development API key, saved to data/'],
+        [30, 'petstore (development) listening on http:/'],
+        [30, 'SIGTERM: finishing requests in flight, then stopping'],
+      ]);
+      assert.equal(lines[0]!.file, join('data', 'dev-api-key'));
+      assert.equal(`${lines[1]!.url}`, baseUrl);
+      assert.equal(lines[2]!.signal, 'SIGTERM');
+    } finally {
+      started.cleanup();
+    }
+  });
+
+  it('prints the development key when its output is a terminal', async () => {
+    const started = startServiceProcess({}, { terminal: true });
+    try {
+      await started.listening;
+      const key = readFileSync(join(started.cwd, 'data', 'dev-api-key'), 'utf8').trim();
+      assert.match(started.stdout(), new RegExp(`Created a development API key \\(also saved to data/dev-api-key\\):\\s+${key}\\s`));
     } finally {
       started.cleanup();
     }
@@ -111,6 +134,7 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? directory.path, PORT: '0', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_DATABASE: directory.file('petstore.db'), PETSTORE_API_KEYS: 'k'.repeat(20) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let started: number[] = [];
     try {
       let output = '';
       npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -123,7 +147,7 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
         });
         void exited.then(() => reject(new Error(`npm start exited before listening: ${output}`)));
       });
-      const started = descendantsOf(npm.pid!);
+      started = descendantsOf(npm.pid!);
       assert.ok(started.length >= 1, 'npm start runs the service in a process of its own');
       assert.equal(await portAnswers(port), true);
 
@@ -135,7 +159,8 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       assert.equal(await portAnswers(port), false, 'the port is closed');
     } finally {
       if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
-      for (const pid of descendantsOf(npm.pid!)) process.kill(pid, 'SIGKILL');
+      // A process npm left behind is no longer below it: end those it started, by their ids.
+      for (const pid of stillRunning([...started, ...descendantsOf(npm.pid!)])) process.kill(pid, 'SIGKILL');
       directory.remove();
     }
   });
