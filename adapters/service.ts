@@ -11,7 +11,6 @@ import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
 import { createLogger } from './observability/logger.ts';
-import { requestLine } from './observability/request-log.ts';
 import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
@@ -77,7 +76,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst, logRequest: requestLine(logger) });
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,

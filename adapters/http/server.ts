@@ -6,7 +6,6 @@ import type Koa from 'koa';
 import type { ServerLimits } from '../config/config.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
-import type { RequestFields } from '../observability/request-log.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -16,8 +15,6 @@ export interface HttpServerOptions {
   readonly methodsAllowedAt?: (path: string) => readonly string[];
   /** Tried before the app: answers what it can (returning true) and leaves the rest to the app. */
   readonly answerFirst?: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
-  /** Writes the request line of each answer given here, outside the app (what Node's parser refuses, CONNECT). */
-  readonly logRequest?: ((fields: RequestFields) => void) | undefined;
 }
 
 export interface RunningHttpServer {
@@ -31,7 +28,6 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
   const answerFirst = options.answerFirst ?? (() => false);
-  const logRequest = options.logRequest ?? (() => {});
   const handle = app.callback();
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
@@ -61,13 +57,12 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   // A client may half-close its side once its request is sent. By default Node then drops the
   // connection, and with it an answer still being prepared (a create waits for its group's commit).
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, methodsAllowedAt, logRequest));
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, methodsAllowedAt));
   // RFC 9110 lets a server ignore an expectation it does not support; Node would answer a bare 417.
   server.on('checkExpectation', answer);
   // Node closes a CONNECT without a word when nothing listens for it.
-  server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const answer: ClientErrorAnswer = [400, 'Bad Request', 'invalid_header', 'CONNECT is not supported: this service is not a proxy'];
-    logRequest(refusalFields(writeRawError(socket, answer), answer, 'CONNECT', request.url ?? ''));
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    writeRawError(socket, [400, 'Bad Request', 'invalid_header', 'CONNECT is not supported: this service is not a proxy']);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -103,7 +98,6 @@ function answerClientError(
   error: Error & { code?: string; rawPacket?: Buffer },
   socket: Socket,
   methodsAllowedAt: (path: string) => readonly string[],
-  logRequest: (fields: RequestFields) => void,
 ): void {
   const started = (socket as { _httpMessage?: ServerResponse })._httpMessage;
   // A reset connection cannot be answered, nor one whose answer has begun.
@@ -112,31 +106,22 @@ function answerClientError(
     return;
   }
   // Node reports an unknown method as HPE_INVALID_METHOD, Deno as a generic parse error: look at the request line.
-  const packet = error.rawPacket?.toString('latin1') ?? '';
-  const requestLine = REQUEST_LINE.exec(packet);
-  const answer = requestLine && !METHODS.includes(requestLine[1]!)
-    ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
-    : describeClientError(error.code);
-  // What can be read of a request line that may be malformed or cut short: empty when nothing can.
-  const [, method = '', target = ''] = /^(\S+) (\S+)/.exec(packet) ?? [];
-  logRequest(refusalFields(writeRawError(socket, answer), answer, method, target));
+  const requestLine = REQUEST_LINE.exec(error.rawPacket?.toString('latin1') ?? '');
+  writeRawError(
+    socket,
+    requestLine && !METHODS.includes(requestLine[1]!)
+      ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
+      : describeClientError(error.code),
+  );
 }
 
-/** The request line of an answer given outside the app: no route, no key (neither was looked at). */
-function refusalFields(requestId: string, [status]: ClientErrorAnswer, method: string, target: string): RequestFields {
-  return { requestId, method, route: null, path: target.split('?')[0]!, status, durationMs: 0, apiKeyId: null };
-}
-
-/** Writes the answer and closes the connection; returns the answer's request id. */
-function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): string {
+function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): void {
   const body = JSON.stringify(errorBody(code, message));
   // Every answer carries a request id, even one that never reached the app (the request's own id may not be readable).
-  const requestId = randomUUID();
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\n${headers ?? ''}` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
-  return requestId;
 }
 
 // A request line with a well-formed method token (RFC 9110 §9.1).

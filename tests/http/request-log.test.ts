@@ -64,36 +64,6 @@ describe('request log', () => {
   });
 });
 
-describe('request log: answers Node\'s parser gives before the app', () => {
-  const refusals: [name: string, bytes: string, status: number, method: string, path: string][] = [
-    ['a malformed header line', 'GET /v1/pets?limit=2 HTTP/1.1\r\nHost: localhost\r\nBad Header: x\r\n\r\n', 400, 'GET', '/v1/pets'],
-    ['headers over the limit', `GET /v1/pets HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'GET', '/v1/pets'],
-    ['a method Node does not know, on a known path', 'BREW /v1/pets HTTP/1.1\r\nHost: localhost\r\n\r\n', 405, 'BREW', '/v1/pets'],
-    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'CONNECT', 'example.com:443'],
-  ];
-  for (const [name, bytes, status, method, path] of refusals) {
-    it(`writes exactly one request line for ${name} (${status}), in the shape of every other request line`, async () => {
-      const { api, lines } = await startLoggedService();
-      try {
-        await api.request('/livez', { key: null, headers: { 'x-request-id': 'an-ordinary-request' } });
-        const response = await api.sendRaw(bytes);
-        assert.equal(response.status, status);
-        const requestId = response.headers.get('x-request-id');
-        const logged = lines.filter((line) => line.requestId === requestId);
-        assert.equal(logged.length, 1, `one line for ${requestId}: ${JSON.stringify(lines)}`);
-        const [line] = logged;
-        assert.deepEqual({ ...line, time: 0, durationMs: 0 }, { level: 30, time: 0, pid: process.pid, hostname: line!.hostname, requestId, method, route: null, path, status, durationMs: 0, apiKeyId: null, msg: 'request' });
-        const ordinary = lines.find((entry) => entry.requestId === 'an-ordinary-request')!;
-        assert.deepEqual(Object.keys(line!), Object.keys(ordinary), 'the same keys in the same order');
-        // Besides the document the test's contract check fetches.
-        assert.equal(lines.filter((entry) => entry.msg === 'request' && entry.path !== '/v1/openapi.json').length, 2, 'and no other line');
-      } finally {
-        await api.stop();
-      }
-    });
-  }
-});
-
 describe('log format', () => {
   it('is pretty only in development at a terminal; JSON when piped, and always in staging and production', () => {
     assert.equal(logFormat('development', true), 'pretty');
