@@ -15,15 +15,15 @@ import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
-import type { SqlPetStore } from './store/sql-pet-store.ts';
+import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 
 export interface RunningService {
   readonly port: number;
   /** The public base address including /v1. */
   readonly baseUrl: string;
-  /** `store.ready()` tells whether the database answers: what a readiness probe asks. */
-  readonly store: SqlPetStore;
+  /** The store's ports; `store.ready()` tells whether the database answers: what a readiness probe asks. */
+  readonly store: PetStore;
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
@@ -60,7 +60,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let document: OpenApiDocument | undefined;
     let stopping = false;
     let closing: Promise<void> | undefined;
-    const { app, methodsAllowedAt, cachedListings } = createHttpApp({
+    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -72,11 +72,12 @@ export async function startService(config: Config, options: { logger?: Logger } 
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
+      keyFailureLimit: config.keyFailureLimit,
       listingCache,
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst });
+    const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,
@@ -87,7 +88,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       close() {
         closing ??= (async () => {
           stopping = true;
-          if (config.limits.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.limits.shutdownDelayMs));
+          if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
           await http.close();
           await store.close();
           await tracing?.shutdown();

@@ -99,7 +99,9 @@ function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): J
     const headers: Json = { 'X-Request-Id': header('XRequestId'), ...(status === 408 || status === 431 ? {} : extraHeaders) };
     if (status === 401) headers['WWW-Authenticate'] = header('WWWAuthenticate');
     if (status === 503) headers['Retry-After'] = header('RetryAfter');
-    if (status === 429) Object.assign(headers, { 'Retry-After': header('RetryAfter'), 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') });
+    // The rate limit is counted after the key check: every answer past it carries the quota, a 429 also Retry-After.
+    if (status !== 401 && status !== 408 && status !== 431) Object.assign(headers, RATE_LIMIT_HEADERS);
+    if (status === 429) headers['Retry-After'] = header('RetryAfter');
     return [String(status), {
       description: `${STATUS_CODES[status]}: ${statusCodes.join(', ')}`,
       headers,
@@ -117,6 +119,7 @@ function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): J
   }));
 }
 
+const RATE_LIMIT_HEADERS = { 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') };
 const DEPRECATION_HEADERS = { Deprecation: header('Deprecation'), Sunset: header('Sunset'), Link: header('SuccessorLink') };
 
 /** The whole document, from the schemas that validate requests and the table of error codes. */
@@ -148,7 +151,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             200: {
               description: 'A page of animals',
-              headers: { 'X-Request-Id': header('XRequestId'), Link: header('NextLink') },
+              headers: { 'X-Request-Id': header('XRequestId'), Link: header('NextLink'), ...RATE_LIMIT_HEADERS },
               content: json('Pets'),
             },
             ...errorResponses(['invalid_query']),
@@ -164,7 +167,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             201: {
               description: 'Added: the animal with its id (the same answer again for a repeated Idempotency-Key and body)',
-              headers: { 'X-Request-Id': header('XRequestId'), Location: header('Location') },
+              headers: { 'X-Request-Id': header('XRequestId'), Location: header('Location'), ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
             ...errorResponses([...BODY_CODES, 'idempotency_key_reused']),
@@ -183,7 +186,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             200: {
               description: 'The animal',
-              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), ...DEPRECATION_HEADERS },
+              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), ...DEPRECATION_HEADERS, ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
             ...errorResponses(['invalid_path', 'not_found'], DEPRECATION_HEADERS),
@@ -208,7 +211,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             200: {
               description: 'The animal after the change (unchanged when it already had that status)',
-              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag') },
+              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
             ...errorResponses(['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch']),
@@ -263,14 +266,16 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         Sunset: { description: 'RFC 8594: the day this operation goes away.', required: true, schema: { type: 'string', const: GET_PET_SUNSET } },
         SuccessorLink: { description: 'The operation to use instead: `<{base}/pets>; rel="successor-version"`.', required: true, schema: { type: 'string' } },
         WWWAuthenticate: { description: '`Bearer`, or `Bearer error="invalid_token"` when a key was sent but is not valid (RFC 6750).', required: true, schema: { type: 'string' } },
-        RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'string' } },
+        RetryAfter: { description: 'Whole seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
         RateLimitPolicy: {
-          description: 'When rate limiting is on: the per-key quota, as in draft-ietf-httpapi-ratelimit-headers-11 (`"per-key";q=<burst>;w=<seconds>`).',
-          schema: { type: 'string' },
+          description:
+            'When rate limiting is on (`PETSTORE_RATE_LIMIT`): the per-key quota as a structured field of draft-ietf-httpapi-ratelimit-headers-11, ' +
+            '`"per-key";q=<burst>;w=<seconds to refill it>`.',
+          schema: { type: 'string', pattern: '^"per-key";q=[0-9]+;w=[0-9]+$' },
         },
         RateLimit: {
-          description: 'When rate limiting is on: what is left of the quota (`"per-key";r=<requests left>;t=<seconds to the next>`).',
-          schema: { type: 'string' },
+          description: 'When rate limiting is on: what is left of the quota now, `"per-key";r=<requests left>;t=<seconds until the next>`.',
+          schema: { type: 'string', pattern: '^"per-key";r=[0-9]+;t=[0-9]+$' },
         },
       },
     },

@@ -18,15 +18,16 @@ describe('configuration', () => {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,
         keepAliveTimeoutMs: 5_000,
-        shutdownDelayMs: 0,
         shutdownGraceMs: 10_000,
         maxHeaderBytes: 16_384,
         maxConnections: 1024,
       },
       rateLimit: undefined,
+      keyFailureLimit: { perSecond: 1, burst: 100 },
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      shutdownDelayMs: 0,
     });
   });
 
@@ -40,16 +41,19 @@ describe('configuration', () => {
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
       PETSTORE_RATE_LIMIT: '0.5,20',
+      PETSTORE_KEY_FAILURE_LIMIT: '0.25,5',
     });
+    assert.deepEqual(config.keyFailureLimit, { perSecond: 0.25, burst: 5 });
+    assert.equal(loadConfig({ PETSTORE_KEY_FAILURE_LIMIT: 'off' }).keyFailureLimit, undefined);
     assert.deepEqual(config.limits, {
       headersTimeoutMs: 500,
       requestTimeoutMs: 1500,
       keepAliveTimeoutMs: 250,
-      shutdownDelayMs: 3000,
       shutdownGraceMs: 2000,
       maxHeaderBytes: 4096,
       maxConnections: 8,
     });
+    assert.equal(config.shutdownDelayMs, 3000);
     assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
   });
 

@@ -40,6 +40,9 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
+  PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
+    pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
+  })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
@@ -77,12 +80,19 @@ export interface Config {
   readonly limits: ServerLimits;
   /** Per API key; undefined when off. */
   readonly rateLimit: RateLimitPolicy | undefined;
+  /** Requests without a valid key, per client address; undefined when off. */
+  readonly keyFailureLimit: RateLimitPolicy | undefined;
   /** Whether GET /metrics is served. */
   readonly metrics: boolean;
   /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 /** What protects the process from slow, large or too many clients. */
@@ -93,11 +103,6 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /**
-   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
-   * accepting: the time a load balancer takes to stop sending it new requests.
-   */
-  readonly shutdownDelayMs: number;
   /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
@@ -112,11 +117,13 @@ export interface RateLimitPolicy {
   readonly burst: number;
 }
 
+/** A client address may send 100 requests without a valid key at once, then one a second: typos pass, guessing at speed does not. */
+export const DEFAULT_KEY_FAILURE_LIMIT: RateLimitPolicy = Object.freeze({ perSecond: 1, burst: 100 });
+
 export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
-  shutdownDelayMs: 0,
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
@@ -157,11 +164,13 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
     limits: readLimits(env),
-    rateLimit: readRateLimit(env.PETSTORE_RATE_LIMIT),
+    rateLimit: readRateLimit('PETSTORE_RATE_LIMIT', env.PETSTORE_RATE_LIMIT),
+    keyFailureLimit: env.PETSTORE_KEY_FAILURE_LIMIT === undefined ? DEFAULT_KEY_FAILURE_LIMIT : readRateLimit('PETSTORE_KEY_FAILURE_LIMIT', env.PETSTORE_KEY_FAILURE_LIMIT),
     // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
   });
 }
 
@@ -171,7 +180,6 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     headersTimeoutMs: number(env.PETSTORE_HEADERS_TIMEOUT_MS, DEFAULT_LIMITS.headersTimeoutMs),
     requestTimeoutMs: number(env.PETSTORE_REQUEST_TIMEOUT_MS, DEFAULT_LIMITS.requestTimeoutMs),
     keepAliveTimeoutMs: number(env.PETSTORE_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_LIMITS.keepAliveTimeoutMs),
-    shutdownDelayMs: number(env.PETSTORE_SHUTDOWN_DELAY_MS, DEFAULT_LIMITS.shutdownDelayMs),
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
@@ -185,10 +193,10 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
   return Object.freeze(limits);
 }
 
-function readRateLimit(text: string | undefined): RateLimitPolicy | undefined {
+function readRateLimit(name: string, text: string | undefined): RateLimitPolicy | undefined {
   if (text === undefined || text === 'off') return undefined;
   const [rate, burst] = text.split(',').map(Number) as [number, number];
-  if (rate <= 0) throw new ConfigError(`PETSTORE_RATE_LIMIT is invalid (${JSON.stringify(text)}): the rate must be above 0`);
+  if (rate <= 0) throw new ConfigError(`${name} is invalid (${JSON.stringify(text)}): the rate must be above 0`);
   return Object.freeze({ perSecond: rate, burst });
 }
 

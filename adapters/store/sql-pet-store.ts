@@ -12,14 +12,19 @@ import type { PetStoreDatabase } from './schema.ts';
 import type { CatalogChanges } from './catalog-changes.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
-export interface SqlPetStore extends PetStorePorts {
-  readonly db: Kysely<PetStoreDatabase>;
-  readonly dialect: SqlDialect;
+/** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
+export interface PetStore extends PetStorePorts {
   /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
   readonly changes?: CatalogChanges;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** The store over SQL, for the composition root, the CLI and maintenance: the ports plus the Kysely instance beneath them. */
+export interface SqlPetStore extends PetStore {
+  readonly db: Kysely<PetStoreDatabase>;
+  readonly dialect: SqlDialect;
 }
 
 /** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */

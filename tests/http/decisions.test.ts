@@ -706,6 +706,17 @@ describe('decision: missing key / wrong key (WWW-Authenticate per RFC 6750)', ()
     await expectError(await send('/v1/pets', { headers: { authorization: 'Bearer' } }), 401, 'unauthorized');
   });
 
+  for (const [label, second] of [['the same key', `Bearer ${TEST_API_KEY}`], ['a wrong key', 'Bearer wrong-key-0123456789abcdef']] as const) {
+    it(`answers two Authorization fields (a good key, then ${label}) with 400 invalid_header, on a cached listing too`, async () => {
+      assert.equal((await send('/v1/pets?limit=3')).status, 200, 'the listing is cached');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await sendRaw(rawRequest('GET', '/v1/pets?limit=3', [`Authorization: ${second}`]));
+        const error = await expectError(response, 400, 'invalid_header');
+        assert.match(error.message, /Authorization/);
+      }
+    });
+  }
+
   it('never echoes the key that was sent in the error message', async () => {
     const sent = 'secret-looking-key-0123456789';
     const error = await expectError(await send('/v1/pets', { key: sent }), 401, 'unauthorized');

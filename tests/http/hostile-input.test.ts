@@ -22,12 +22,12 @@ async function postRaw(body: string): Promise<Response> {
 
 /** Runs `attempt`, which must be refused with 400 `code`, and checks the store did not move. */
 async function assertRefusedUnchanged(attempt: () => Promise<Response>, code: string): Promise<string> {
-  const before = await snapshotStore(api.service.store.db);
+  const before = await snapshotStore((await api.database()).db);
   const response = await attempt();
   assert.equal(response.status, 400);
   const error = await readError(response);
   assert.equal(error.code, code);
-  assert.deepEqual(await snapshotStore(api.service.store.db), before);
+  assert.deepEqual(await snapshotStore((await api.database()).db), before);
   return error.message;
 }
 
@@ -110,11 +110,11 @@ describe('injection through the query, the path and the key', () => {
   }
 
   it("refuses a key made of SQL with 401, and the pets table is still whole", async () => {
-    const before = await snapshotStore(api.service.store.db);
+    const before = await snapshotStore((await api.database()).db);
     const response = await api.request('/v1/pets', { key: "x' OR '1'='1" });
     assert.equal(response.status, 401);
     await readError(response);
-    assert.deepEqual(await snapshotStore(api.service.store.db), before);
+    assert.deepEqual(await snapshotStore((await api.database()).db), before);
     assert.equal((await api.request('/v1/pets')).status, 200);
   });
 });

@@ -33,7 +33,7 @@ describe('GET /livez, GET /healthz and GET /readyz', () => {
   it('answers /readyz 503 unavailable, naming the migration, when one is not applied', async () => {
     const other = await startTestService();
     try {
-      await sql`delete from kysely_migration where name = '0002_idempotency_keys'`.execute(other.service.store.db);
+      await sql`delete from kysely_migration where name = '0002_idempotency_keys'`.execute((await other.database()).db);
       const response = await other.request('/readyz', { key: null });
       assert.equal(response.status, 503);
       const error = await readError(response);
@@ -143,7 +143,7 @@ describe('CORS', () => {
       assert.equal(response.status, status);
       assert.equal(response.headers.get('access-control-allow-origin'), 'https://app.example.com');
       const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(',').map((name) => name.trim().toLowerCase());
-      for (const name of ['location', 'etag', 'link', 'deprecation', 'sunset', 'x-request-id']) assert.ok(exposed.includes(name), name);
+      for (const name of ['location', 'etag', 'link', 'deprecation', 'sunset', 'x-request-id', 'ratelimit', 'ratelimit-policy']) assert.ok(exposed.includes(name), name);
     }
   });
 
