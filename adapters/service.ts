@@ -42,7 +42,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
   const tracing = config.tracing
     ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
     : undefined;
-  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite }).catch(async (error: unknown) => {
+  const store = await openPetStore(config.database, { logger, observeWrite: tracing?.observeWrite, serving: true }).catch(async (error: unknown) => {
     await tracing?.shutdown();
     throw error;
   });
@@ -68,7 +68,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
       // Not ready from the moment shutdown begins, so a load balancer stops sending before the listener closes.
-      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store.db)),
+      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store)),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,

@@ -34,11 +34,17 @@ export class InvalidPetQuery extends Error {
   }
 }
 
-/** The store could not be reached or stayed locked past its timeout; the request may be retried. */
+/**
+ * The store could not be reached, stayed locked past its timeout, or its disk failed (full, I/O error,
+ * read-only); the request may be retried after `retryAfterSeconds`.
+ */
 export class StoreUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, options: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.name = 'StoreUnavailable';
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
   }
 }
 

@@ -163,6 +163,44 @@ describe('configuration', () => {
     }
   });
 
+  const badKeys: Array<[string, string, RegExp]> = [
+    ['prod-secret-key-0123456789,bad!key', '2nd', /shorter than 16/],
+    ['prod-secret-key-0123456789,other-secret-key-with!bang', '2nd', /holds a character/],
+    ['prod-secret-key-0123456789,,other-secret-key-0123456', '2nd', /is empty/],
+    ['tiny9,prod-secret-key-0123456789', '1st', /shorter than 16/],
+    ['prod-secret-key-0123456789,other-secret-key-0123456,third-secret-key-012345=x', '3rd', /holds a character/],
+  ];
+  for (const [keys, position, problem] of badKeys) {
+    it(`names PETSTORE_API_KEYS and the ${position} key, never a key's text (${position})`, () => {
+      assert.throws(() => loadConfig({ PETSTORE_API_KEYS: keys }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^PETSTORE_API_KEYS /);
+        assert.match(error.message, new RegExp(`the ${position} of its ${keys.split(',').length} `));
+        assert.match(error.message, problem);
+        for (const key of keys.split(',')) if (key.length >= 4) assert.ok(!error.message.includes(key), `the message repeats ${key}: ${error.message}`);
+        assert.doesNotMatch(error.message, /secret|bad!|tiny9/);
+        return true;
+      });
+    });
+  }
+
+  it('never repeats the value of a variable that may hold a secret, whatever is wrong with it', () => {
+    const secrets: Array<Record<string, string>> = [
+      { PETSTORE_DATABASE: 'postgres://user:hunter2@[bad/db' },
+      { PETSTORE_DATABASE: 'postgres:user:hunter2@host/db' },
+      { PETSTORE_PRODUCTION_URL: 'https://user:hunter2@api.example.com/v2' },
+      { PETSTORE_STAGING_URL: 'ftp://user:hunter2@x/v1' },
+    ];
+    for (const environment of secrets) {
+      assert.throws(() => loadConfig(environment), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, new RegExp(`^${Object.keys(environment)[0]} `));
+        assert.doesNotMatch(error.message, /hunter2/);
+        return true;
+      });
+    }
+  });
+
   it('never repeats a PostgreSQL URL (it may hold a password) when refusing it', () => {
     assert.throws(() => loadConfig({ PETSTORE_DATABASE: 'postgres:user:hunter2@host/db' }), (error: unknown) => {
       assert.ok(error instanceof ConfigError);

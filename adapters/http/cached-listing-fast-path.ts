@@ -6,7 +6,6 @@ import type { ListingCache } from './listing-cache.ts';
 import { decideRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RecordAnswer, RequestState } from './request-pipeline.ts';
-import { hostProblem } from './require-host.ts';
 
 export interface CachedListingFastPathOptions {
   readonly cache: ListingCache;
@@ -35,7 +34,7 @@ export function createCachedListingFastPath(options: CachedListingFastPathOption
     const target = request.url!;
     const queryStart = target.indexOf('?');
     if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return false;
-    if (hostProblem(state, request.httpVersion) !== undefined || (crossOrigin && request.headers.origin !== undefined)) return false;
+    if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return false;
     const access = keyCheck(state, request);
     if (access instanceof Promise || access instanceof HttpProblem) return false;
     const answer = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));

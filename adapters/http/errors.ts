@@ -6,6 +6,7 @@ import {
 } from '../../application/index.ts';
 import { ERROR_STATUS } from '../../contract/error-codes.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
+import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
 export { ERROR_STATUS } from '../../contract/error-codes.ts';
@@ -45,13 +46,16 @@ export function errorBody(code: ErrorCode, message: string): ErrorBody {
  * Koa's own `onerror` would strip the headers already set (Deprecation, WWW-Authenticate) and answer text.
  */
 export function renderErrors(logger: Logger) {
+  const logStorageFault = createRepeatedFaultLog(logger);
   return async function renderErrorsMiddleware(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 404) throw new HttpProblem('not_found', `no resource at ${ctx.path}`);
     } catch (error) {
       const problem = toProblem(error);
-      if (problem.status >= 500) {
+      // A storage fault is logged once, then counted: no stack per request.
+      if (error instanceof StoreUnavailable) logStorageFault(error);
+      else if (problem.status >= 500) {
         ctx.state.error = error;
         logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
       }
@@ -75,7 +79,7 @@ export function toProblem(error: unknown): HttpProblem {
   if (error instanceof VersionMismatch) return new HttpProblem('version_mismatch', error.message);
   if (error instanceof IdempotencyKeyReused) return new HttpProblem('idempotency_key_reused', error.message);
   if (error instanceof TooMuchContention) return new HttpProblem('unavailable', 'the pet kept changing; try again', { 'Retry-After': '0' });
-  if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': '1' });
+  if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
   if (error instanceof StreamVersionConflict) return new HttpProblem('unavailable', 'a concurrent write got there first; try again', { 'Retry-After': '0' });
   const status = (error as { status?: unknown; expose?: unknown }).status;
   if (typeof status === 'number') {

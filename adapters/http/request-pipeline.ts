@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa';
 import { millisecondsSince, requestIdFor } from '../observability/request-log.ts';
 import type { RequestFields } from '../observability/request-log.ts';
 import type { RateDecision } from './rate-limit.ts';
-import type { HttpProblem } from './errors.ts';
+import { HttpProblem } from './errors.ts';
 
 /**
  * What is decided about a request once, before anything answers it, and shared by the cached-listing
@@ -13,8 +13,9 @@ export interface RequestState {
   readonly requestId: string;
   /** `performance.now()` when the request arrived. */
   readonly started: number;
-  /** How many Host and Authorization fields the request carries. */
-  readonly hosts: number;
+  /** The Host rule's refusal, or undefined when the request may go on. */
+  readonly hostProblem: HttpProblem | undefined;
+  /** How many Authorization fields the request carries. */
   readonly authorizations: number;
   /** The key's verdict (`api-keys/require-api-key.ts`), decided at most once. */
   access: Access | Promise<Access> | undefined;
@@ -31,7 +32,17 @@ const STATE = Symbol('petstore.requestState');
 
 type WithState = IncomingMessage & { [STATE]?: RequestState };
 
-/** Gives the request its id (the client's X-Request-Id or a new one), echoes it, and counts the fields checked later. */
+// Like the parser's own rejections, these end the connection: the client's framing is not to be trusted.
+const CLOSE = { Connection: 'close' };
+
+/** RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host header is answered 400. */
+function hostProblem(hosts: number, httpVersion: string): HttpProblem | undefined {
+  if (hosts > 1) return new HttpProblem('invalid_header', 'a request carries one Host header, not several', CLOSE);
+  if (hosts === 0 && httpVersion === '1.1') return new HttpProblem('invalid_header', 'an HTTP/1.1 request must carry a Host header', CLOSE);
+  return undefined;
+}
+
+/** Gives the request its id (the client's X-Request-Id or a new one), echoes it, and decides the Host rule; counts the Authorization fields. */
 export function beginRequest(request: IncomingMessage, response: ServerResponse): RequestState {
   const started = performance.now();
   const raw = request.rawHeaders;
@@ -43,7 +54,13 @@ export function beginRequest(request: IncomingMessage, response: ServerResponse)
     else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
   }
   const state: RequestState = {
-    requestId: requestIdFor(request.headers['x-request-id']), started, hosts, authorizations, access: undefined, rate: undefined, listingMissed: false,
+    requestId: requestIdFor(request.headers['x-request-id']),
+    started,
+    hostProblem: hosts === 1 ? undefined : hostProblem(hosts, request.httpVersion),
+    authorizations,
+    access: undefined,
+    rate: undefined,
+    listingMissed: false,
   };
   response.setHeader('X-Request-Id', state.requestId);
   (request as WithState)[STATE] = state;

@@ -72,6 +72,16 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
     },
   },
+  '0003_store_health': {
+    async up(db: Kysely<any>) {
+      // One row the readiness probe rewrites now and then: proof that a write can commit.
+      await db.schema
+        .createTable('store_health')
+        .addColumn('id', 'integer', (column) => column.primaryKey())
+        .addColumn('checked_at', 'text', (column) => column.notNull())
+        .execute();
+    },
+  },
 };
 
 /**

@@ -9,12 +9,19 @@ export interface OpenPetStoreOptions {
   readonly logger?: Logger;
   /** Hears of each write where the store commits in groups (SQLite). */
   readonly observeWrite?: WriteObserver | undefined;
+  /**
+   * For the service: no statement waits for a lock on the event loop (SQLite's writes retry
+   * asynchronously instead). Maintenance commands leave it out and wait as SQLite does.
+   */
+  readonly serving?: boolean;
 }
 
 /** The store the configuration names: a SQLite file or a PostgreSQL database (its driver loaded only then). */
 export async function openPetStore(database: DatabaseConfig, options: OpenPetStoreOptions = {}): Promise<SqlPetStore> {
   const migrate = options.migrate === undefined ? {} : { migrate: options.migrate };
-  if (database.kind === 'sqlite') return openSqlitePetStore(database.path, { ...migrate, observeWrite: options.observeWrite });
+  if (database.kind === 'sqlite') {
+    return openSqlitePetStore(database.path, { ...migrate, observeWrite: options.observeWrite, ...(options.serving ? { busyTimeoutMs: 0 } : {}) });
+  }
   const { openPostgresPetStore } = await import('./postgres/postgres-pet-store.ts');
   return openPostgresPetStore(database, { ...migrate, ...(options.logger ? { logger: options.logger } : {}) });
 }

@@ -43,10 +43,17 @@ export interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+/** One row, rewritten by the readiness probe's write check. */
+export interface StoreHealthTable {
+  id: number;
+  checked_at: string;
+}
+
 export interface PetStoreDatabase {
   events: EventsTable;
   pets: PetsTable;
   sequences: SequencesTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
+  store_health: StoreHealthTable;
 }

@@ -18,6 +18,8 @@ export interface PetStore extends PetStorePorts {
   readonly changes?: CatalogChanges;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
+  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see BatchedWrites). */
+  checkWrites?(): Promise<Error | undefined>;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export interface SqlWrites {
 export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
-  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; close: () => Promise<void> },
+  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void> },
 ): SqlPetStore {
   const { clock, writes } = options;
   const catalog = createSqlPetCatalog(db, dialect);
@@ -57,6 +59,7 @@ export function createSqlPetStore(
         return false;
       }
     },
+    ...(options.checkWrites ? { checkWrites: options.checkWrites } : {}),
     close: options.close,
   };
 }

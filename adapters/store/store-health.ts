@@ -3,19 +3,28 @@ import type { Kysely } from 'kysely';
 import type { PetStatus } from '../../domain/index.ts';
 import { pendingMigrations } from './migrations.ts';
 import type { PetStoreDatabase } from './schema.ts';
+import type { SqlPetStore } from './sql-pet-store.ts';
 
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
-/** Ready: the database answers and every migration this code knows has been applied. */
-export async function checkReadiness(db: Kysely<PetStoreDatabase>): Promise<Readiness> {
+/**
+ * Ready: the database answers, every migration this code knows has been applied, and (where the store
+ * can tell) writes can commit.
+ */
+export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
   let pending: string[];
   try {
-    await sql`select 1`.execute(db);
-    pending = await pendingMigrations(db);
+    await sql`select 1`.execute(store.db);
+    pending = await pendingMigrations(store.db);
   } catch (error) {
     return { ready: false, reason: `the database does not answer: ${(error as Error).message}` };
   }
   if (pending.length > 0) return { ready: false, reason: `migrations not applied: ${pending.join(', ')}` };
+  const fault = await store.checkWrites?.();
+  if (fault) {
+    const code = (fault.cause as { code?: unknown } | undefined)?.code;
+    return { ready: false, reason: `writes fail: ${fault.message}${typeof code === 'string' ? ` (${code})` : ''}` };
+  }
   return { ready: true };
 }
 

@@ -100,10 +100,10 @@ describe('cached listings answered before the app', () => {
     const { logger, lines } = capturedLog();
     const api = await startTestService({}, { logger });
     try {
-      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-lane-1' } }));
-      assert.equal(missed.headers.get('x-request-id'), 'trace-lane-1');
-      assert.equal(hit.headers.get('x-request-id'), 'trace-lane-1');
-      const logged = lines.filter((line) => line.requestId === 'trace-lane-1');
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-fast-path-1' } }));
+      assert.equal(missed.headers.get('x-request-id'), 'trace-fast-path-1');
+      assert.equal(hit.headers.get('x-request-id'), 'trace-fast-path-1');
+      const logged = lines.filter((line) => line.requestId === 'trace-fast-path-1');
       assert.equal(logged.length, 2);
       const comparable = (line: Record<string, unknown>) => ({ ...line, time: 0, durationMs: typeof line.durationMs });
       assert.deepEqual(comparable(logged[1]!), comparable(logged[0]!));
@@ -159,7 +159,7 @@ describe('cached listings answered before the app', () => {
 
 // The fast path on its own, with a cache holding one answer: which requests it takes, and what it writes.
 describe('the cached listing fast path', () => {
-  const KEY = 'lane-key-0123456789';
+  const KEY = 'fast-path-key-0123456789';
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
   const noChanges: CatalogChanges = { subscribe() {}, refresh() {} };
 

@@ -63,8 +63,8 @@ function statementMark(database: SqliteDatabase): CommitMark {
 export function createCatalogWatch(database: SqliteDatabase, file: string): CatalogWatch {
   const journalMode = (database.prepare('pragma journal_mode').all([])[0] as { journal_mode: string }).journal_mode;
   const mark = (journalMode === 'wal' ? walIndexHeader(file) : undefined) ?? statementMark(database);
-  const dataVersion: SqliteStatement = database.prepare('pragma data_version');
-  const readDataVersion = () => (dataVersion.all([])[0] as { data_version: number }).data_version;
+  // Prepared through the store's cache at each use: the store may reopen its connection after a fault.
+  const readDataVersion = () => (database.prepare('pragma data_version').all([])[0] as { data_version: number }).data_version;
   const listeners: CatalogListener[] = [];
   let seen = Buffer.from(mark.read());
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
-import { migrateToLatest } from '../migrations.ts';
+import { migrateToLatest, pendingMigrations } from '../migrations.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
 import type { SqliteConnection, SqliteDriverName } from './sqlite-connection.ts';
@@ -18,8 +18,26 @@ export interface OpenedSqlite {
   /**
    * The same connection behind Kysely's narrow `SqliteDatabase` interface (with the statement cache), for
    * hot paths that run prepared statements synchronously; run them while holding Kysely's connection.
+   * Prepare through it at each use (the cache makes that a lookup): `reopen` replaces what lies behind it.
    */
   readonly database: SqliteDatabase;
+  /**
+   * Closes the file and opens it again with the same settings, forgetting every prepared statement. A
+   * connection that found its file read-only (or could not open it) stays so until reopened. Call it
+   * while holding Kysely's connection, outside any transaction.
+   */
+  reopen(): Promise<void>;
+}
+
+export interface OpenSqliteOptions {
+  readonly migrate?: boolean;
+  readonly driver?: SqliteDriverName;
+  /**
+   * How long a statement waits for a lock another connection holds, once migrated (default BUSY_TIMEOUT_MS).
+   * The service gives 0: SQLite waits by sleeping on the calling thread, which would freeze the event
+   * loop, so its writes retry asynchronously instead (see batched-writes.ts).
+   */
+  readonly busyTimeoutMs?: number;
 }
 
 /**
@@ -27,22 +45,56 @@ export interface OpenedSqlite {
  * Durability: WAL with synchronous=FULL, so a commit is on disk before it returns. The driver is the
  * one this runtime offers (better-sqlite3 on Node, node:sqlite on Deno); both get the same settings.
  */
-export async function openSqlite(
-  path: string,
-  options: { migrate?: boolean; driver?: SqliteDriverName } = {},
-): Promise<OpenedSqlite> {
+export async function openSqlite(path: string, options: OpenSqliteOptions = {}): Promise<OpenedSqlite> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const driver = options.driver ?? sqliteDriverForThisRuntime();
-  const raw = await openSqliteConnection(path, driver);
+  const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   // busy_timeout first: switching to WAL on a new file takes a lock another starting process may hold.
-  raw.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  raw.exec('PRAGMA journal_mode = WAL');
-  raw.exec('PRAGMA synchronous = FULL');
-  raw.exec('PRAGMA foreign_keys = ON');
+  let current = await openConfigured(path, driver, BUSY_TIMEOUT_MS);
+  const raw: SqliteConnection = {
+    prepare: (text) => current.prepare(text),
+    exec: (text) => current.exec(text),
+    get inTransaction() {
+      return current.inTransaction;
+    },
+    close: () => current.close(),
+  };
   const database = withStatementCache(raw);
   const db = new Kysely<PetStoreDatabase>({ dialect: new PetStoreSqliteDialect({ database }) });
-  if (options.migrate !== false) await migrateExclusively(db, raw);
-  return { db, raw, driver, database };
+  try {
+    if (options.migrate !== false) await migrateExclusively(db, raw);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  if (busyTimeoutMs !== BUSY_TIMEOUT_MS) current.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  return {
+    db,
+    raw,
+    driver,
+    database,
+    async reopen() {
+      if (path === ':memory:') return;
+      const next = await openConfigured(path, driver, busyTimeoutMs);
+      database.forget();
+      current.close();
+      current = next;
+    },
+  };
+}
+
+async function openConfigured(path: string, driver: SqliteDriverName, busyTimeoutMs: number): Promise<SqliteConnection> {
+  const connection = await openSqliteConnection(path, driver);
+  try {
+    connection.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    connection.exec('PRAGMA journal_mode = WAL');
+    connection.exec('PRAGMA synchronous = FULL');
+    connection.exec('PRAGMA foreign_keys = ON');
+  } catch (error) {
+    connection.close();
+    throw error;
+  }
+  return connection;
 }
 
 /** What the migration lock needs from a connection; both drivers have it. */
@@ -54,6 +106,8 @@ export type MigrationLockConnection = Pick<SqliteConnection, 'exec' | 'inTransac
  * the first migrates, the others wait on the busy timeout and then find nothing left to do.
  */
 export async function migrateExclusively(db: Kysely<any>, raw: MigrationLockConnection): Promise<void> {
+  // Nothing to apply needs no lock: a file this process may only read still opens (and serves reads).
+  if ((await pendingMigrations(db)).length === 0) return;
   raw.exec('BEGIN IMMEDIATE');
   try {
     await migrateToLatest(db);

@@ -29,10 +29,16 @@ class ImmediateTransactionDriver extends SqliteDriver {
 
 const STATEMENT_CACHE_SIZE = 256;
 
+/** A database whose prepared statements are cached; `forget` drops them (before the connection behind is replaced). */
+export interface CachedStatements extends SqliteDatabase {
+  forget(): void;
+}
+
 /** Wraps a database so that the same SQL text reuses one prepared statement. */
-export function withStatementCache(database: SqliteDatabase): SqliteDatabase {
+export function withStatementCache(database: SqliteDatabase): CachedStatements {
   const cache = new Map<string, SqliteStatement>();
   return {
+    forget: () => cache.clear(),
     prepare(sql: string): SqliteStatement {
       let statement = cache.get(sql);
       if (!statement) {

@@ -18,21 +18,31 @@ export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
 }
 
+export interface SqlitePetStoreOptions {
+  readonly clock?: Clock;
+  readonly migrate?: boolean;
+  readonly observeWrite?: WriteObserver | undefined;
+  /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
+  readonly busyTimeoutMs?: number;
+}
+
 /**
  * The pet store on one SQLite file, migrated unless `migrate` is false. The shared SQL store, with
  * SQLite's own write path (group commit: one transaction and one fsync for the appends and new
  * streams of one turn of the event loop), a precompiled listing, and a watch on the file that reports every commit.
  */
-export async function openSqlitePetStore(
-  path: string, options: { clock?: Clock; migrate?: boolean; observeWrite?: WriteObserver | undefined } = {},
-): Promise<SqlitePetStore> {
-  const { db, database } = await openSqlite(path, options.migrate === undefined ? {} : { migrate: options.migrate });
+export async function openSqlitePetStore(path: string, options: SqlitePetStoreOptions = {}): Promise<SqlitePetStore> {
+  const { db, database, reopen } = await openSqlite(path, {
+    ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+  });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
-  const writes = createBatchedWrites(db, database, changes, clock, options.observeWrite);
+  const writes = createBatchedWrites(db, database, changes, clock, { observeWrite: options.observeWrite, reopen });
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     writes,
+    checkWrites: writes.checkWrites,
     list: precompiledListing(db),
     async close() {
       await writes.drain();

@@ -6,6 +6,36 @@ import { readLogOnThread } from './log-reader-thread.ts';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
 import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
 
+/** The kinds of failure that are the machine's, not the request's: each answered 503 with `Retry-After`. */
+export type SqliteFault = 'busy' | 'full' | 'io' | 'unwritable' | 'damaged';
+
+const FAULT_MESSAGES: Record<SqliteFault, string> = {
+  busy: 'the database is busy; try again',
+  full: 'the database\'s disk is full; try again later',
+  io: 'the database\'s disk failed to read or write; try again later',
+  unwritable: 'the database file cannot be written; try again later',
+  damaged: 'the database file is damaged; the operator has been told',
+};
+
+/** Which machine fault a SQLite error (of either driver) is, by its result code; undefined for any other error. */
+export function sqliteFault(error: unknown): SqliteFault | undefined {
+  const code = sqliteErrorCode(error);
+  if (code === undefined) return undefined;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
+  if (code === 'SQLITE_FULL') return 'full';
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_NOMEM') return 'io';
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM') return 'unwritable';
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') return 'damaged';
+  return undefined;
+}
+
+/** The SQLite result code name an error carries (`SQLITE_FULL`, `SQLITE_IOERR_WRITE`, ...), also when wrapped as a fault. */
+export function sqliteErrorCode(error: unknown): string | undefined {
+  const cause = error instanceof StoreUnavailable ? error.cause : error;
+  const code = (cause as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
 const PET_ROW_PLACEHOLDERS = `(${PET_COLUMNS.map(() => '?').join(', ')})`;
 
 /**
@@ -29,11 +59,9 @@ export const sqliteSqlDialect: SqlDialect = {
   name: 'sqlite',
 
   translateError(error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))) {
-      return new StoreUnavailable('the database is busy; try again', { cause: error });
-    }
-    return error;
+    const fault = sqliteFault(error);
+    if (fault === undefined || error instanceof StoreUnavailable) return error;
+    return new StoreUnavailable(FAULT_MESSAGES[fault], { cause: error, retryAfterSeconds: fault === 'busy' ? 1 : 5 });
   },
 
   isUniqueViolation(error, constraint) {
