@@ -27,7 +27,10 @@ export interface RunningService {
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
-  /** Stops accepting, finishes requests in flight, closes the database. */
+  /**
+   * Turns /readyz 503 at once, goes on serving for the shutdown delay, then stops accepting, finishes
+   * requests in flight, closes the database.
+   */
   close(): Promise<void>;
 }
 
@@ -55,6 +58,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
+    let stopping = false;
+    let closing: Promise<void> | undefined;
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -62,7 +67,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
       logger,
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
-      readiness: () => checkReadiness(store),
+      // Not ready from the moment shutdown begins, so a load balancer stops sending before the listener closes.
+      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store)),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
@@ -79,11 +85,16 @@ export async function startService(config: Config, options: { logger?: Logger } 
       store,
       apiKeys,
       createdDevelopmentKey,
-      async close() {
-        await http.close();
-        await store.close();
-        await tracing?.shutdown();
-        logger.flush();
+      close() {
+        closing ??= (async () => {
+          stopping = true;
+          if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
+          await http.close();
+          await store.close();
+          await tracing?.shutdown();
+          logger.flush();
+        })();
+        return closing;
       },
     };
   } catch (error) {

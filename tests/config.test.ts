@@ -29,6 +29,7 @@ describe('configuration', () => {
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      shutdownDelayMs: 0,
     });
   });
 
@@ -37,6 +38,7 @@ describe('configuration', () => {
       PETSTORE_HEADERS_TIMEOUT_MS: '500',
       PETSTORE_REQUEST_TIMEOUT_MS: '1500',
       PETSTORE_KEEP_ALIVE_TIMEOUT_MS: '250',
+      PETSTORE_SHUTDOWN_DELAY_MS: '3000',
       PETSTORE_SHUTDOWN_GRACE_MS: '2000',
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
@@ -57,6 +59,7 @@ describe('configuration', () => {
       maxConnectionsPerClient: 3,
       waitingTimeoutUnderPressureMs: 100,
     });
+    assert.equal(config.shutdownDelayMs, 3000);
     assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
   });
 

@@ -38,6 +38,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_DELAY_MS: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$', description: 'milliseconds, a whole number from 0 to 999999' })),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
@@ -91,6 +92,11 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 /** What protects the process from slow, large or too many clients. */
@@ -101,7 +107,7 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** How long requests in flight may take to finish once shutdown starts. */
+  /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
   readonly maxHeaderBytes: number;
@@ -177,6 +183,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
   });
 }
 
