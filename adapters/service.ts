@@ -17,6 +17,7 @@ import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
+import { createEventStreams } from './http/event-stream.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -60,6 +61,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let document: OpenApiDocument | undefined;
     let stopping = false;
     let closing: Promise<void> | undefined;
+    const eventStreams = createEventStreams(store, config.eventStreams, logger);
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -74,6 +76,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
@@ -89,7 +92,10 @@ export async function startService(config: Config, options: { logger?: Logger } 
         closing ??= (async () => {
           stopping = true;
           if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
-          await http.close();
+          // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
+          const closed = http.close();
+          eventStreams.close();
+          await closed;
           await store.close();
           await tracing?.shutdown();
           logger.flush();

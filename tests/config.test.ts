@@ -30,6 +30,7 @@ describe('configuration', () => {
       corsOrigins: [],
       tracing: undefined,
       shutdownDelayMs: 0,
+      eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
     });
   });
 

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/config-error.ts';
 import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
 import type { Command, ParsedArguments } from './command.ts';
 import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
+import { EVENTS_TAIL } from './events-tail-command.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
@@ -65,6 +66,7 @@ const COMMANDS: Record<string, Command> = {
       return 0;
     },
   },
+  'events tail': EVENTS_TAIL,
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,

@@ -43,6 +43,8 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
+  PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -97,7 +99,18 @@ export interface Config {
    * accepting: the time a load balancer takes to stop sending it new requests.
    */
   readonly shutdownDelayMs: number;
+  readonly eventStreams: EventStreamLimits;
 }
+
+/** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
+export interface EventStreamLimits {
+  /** Streams open at once; one more is refused with 503 and Retry-After. */
+  readonly maxStreams: number;
+  /** A stream silent this long sends a comment line, so that proxies keep it open. */
+  readonly heartbeatMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
 
 /** What protects the process from slow, large or too many clients. */
 export interface ServerLimits {
@@ -184,6 +197,10 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
     shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
+    eventStreams: Object.freeze({
+      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
+      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
+    }),
   });
 }
 

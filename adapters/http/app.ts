@@ -12,6 +12,8 @@ import type { ListingCache } from './listing-cache.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRouter } from './pet-routes.ts';
+import { createEventRouter } from './event-routes.ts';
+import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
@@ -44,6 +46,8 @@ export interface HttpAppOptions {
   readonly traceRequests?: Middleware | undefined;
   /** What the pet routes call; the application's use cases unless given. */
   readonly useCases?: PetUseCases | undefined;
+  /** The event feed's routes (experimental), when given. */
+  readonly feed?: EventFeed | undefined;
 }
 
 export interface HttpApp {
@@ -71,6 +75,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const routers: Router[] = [
     createPetRouter({ ...options, keyCheck, rateLimiter }),
+    ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];

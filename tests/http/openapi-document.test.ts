@@ -45,12 +45,15 @@ describe('GET /v1/openapi.json', () => {
     assert.equal((await validate(broken)).valid, false);
   });
 
-  it('names the operations listPets, createPet, getPet (deprecated) and changePetStatus (x-stability: experimental)', () => {
+  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents (x-stability: experimental)', () => {
     const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
       Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
-    assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listPets']);
+    assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listEvents', 'listPetEvents', 'listPets']);
     assert.equal(document.paths['/pets/{petId}'].get.deprecated, true);
     assert.equal(document.paths['/pets/{petId}'].patch['x-stability'], 'experimental');
+    assert.equal(document.paths['/events'].get['x-stability'], 'experimental');
+    assert.equal(document.paths['/pets/{petId}/events'].get['x-stability'], 'experimental');
+    assert.deepEqual(Object.keys(document.paths['/events'].get.responses[200].content), ['application/json', 'text/event-stream']);
     for (const operation of operations.filter((candidate) => candidate.operationId !== 'getPet')) assert.notEqual(operation.deprecated, true);
   });
 
