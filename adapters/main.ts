@@ -1,4 +1,5 @@
 import { ConfigError } from './config/config-error.ts';
+import { DatabaseUnusable } from './store/database-unusable.ts';
 
 // The one process entry, and the one reader of the environment: run bare (`npm start`, `deno task
 // start`) it serves; the `petstore` command runs it as `main.ts cli <command line>`.
@@ -11,7 +12,9 @@ if (first === 'cli') {
 } else {
   const { serve } = await import('./cli/serve.ts');
   serve(environment).catch((error: unknown) => {
-    process.stderr.write(error instanceof ConfigError ? `configuration error: ${error.message}\n` : `petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    if (error instanceof ConfigError) process.stderr.write(`configuration error: ${error.message}\n`);
+    else if (error instanceof DatabaseUnusable) process.stderr.write(`petstore failed to start: ${error.message}\n`);
+    else process.stderr.write(`petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   });
 }

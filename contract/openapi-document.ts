@@ -113,7 +113,7 @@ function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): J
           schema: {
             allOf: [
               { $ref: schemaRef('Error') },
-              { type: 'object', properties: { code: { enum: statusCodes }, status: { const: status } } },
+              { type: 'object', properties: { code: { type: 'string', enum: statusCodes }, status: { type: 'integer', const: status } } },
             ],
           },
         },
@@ -136,6 +136,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       description:
         'List the animals in a store, add one, look one up. Every pet operation needs an API key as a bearer credential. ' +
         'Errors are `{code, message, status}`. Operations marked `x-stability: experimental` are outside interface 1.0.0 and may change or go away.',
+      contact: { name: 'Pet Store maintainers' },
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers,

@@ -38,8 +38,11 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_DELAY_MS: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$', description: 'milliseconds, a whole number from 0 to 999999' })),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
+  PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
@@ -91,6 +94,11 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
   readonly eventStreams: EventStreamLimits;
 }
 
@@ -112,12 +120,19 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** How long requests in flight may take to finish once shutdown starts. */
+  /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
   readonly maxHeaderBytes: number;
   /** Open connections at once; more are closed as they arrive. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address; more from it are closed as they arrive. */
+  readonly maxConnectionsPerClient: number;
+  /**
+   * Once the open connections pass three quarters of `maxConnections`: how long a connection may wait
+   * with no request in flight (silent, sending its headers, or idle between requests) before it is closed.
+   */
+  readonly waitingTimeoutUnderPressureMs: number;
 }
 
 /** A token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
@@ -136,6 +151,8 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
+  maxConnectionsPerClient: 256,
+  waitingTimeoutUnderPressureMs: 1_000,
 });
 
 export { ConfigError };
@@ -179,6 +196,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
     eventStreams: Object.freeze({
       maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
@@ -228,6 +246,8 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
+    maxConnectionsPerClient: number(env.PETSTORE_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_LIMITS.maxConnectionsPerClient),
+    waitingTimeoutUnderPressureMs: number(env.PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS, DEFAULT_LIMITS.waitingTimeoutUnderPressureMs),
   };
   // Node measures the headers against their own timeout first; a shorter request timeout would never let it fire.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs) {

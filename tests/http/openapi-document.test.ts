@@ -57,6 +57,28 @@ describe('GET /v1/openapi.json', () => {
     for (const operation of operations.filter((candidate) => candidate.operationId !== 'getPet')) assert.notEqual(operation.deprecated, true);
   });
 
+  it('gives every const and every enum its type, as code generators need (a const 400 with no type becomes the string "400")', () => {
+    const untyped: string[] = [];
+    const visit = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((item, index) => visit(item, `${at}/${index}`));
+      if (typeof node !== 'object' || node === null) return;
+      const schema = node as Json;
+      const values = 'const' in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : [];
+      for (const value of values) {
+        const wanted = Number.isInteger(value) ? ['integer', 'number'] : [typeof value];
+        if (!wanted.includes(schema.type)) untyped.push(`${at}: ${JSON.stringify(value)} with type ${JSON.stringify(schema.type)}`);
+      }
+      for (const [key, value] of Object.entries(schema)) if (key !== 'enum' && key !== 'const' && key !== 'examples' && key !== 'example') visit(value, `${at}/${key}`);
+    };
+    visit(document, '#');
+    assert.deepEqual(untyped, []);
+    assert.equal(document.paths['/pets'].post.responses['400'].content['application/json'].schema.allOf[1].properties.status.type, 'integer');
+  });
+
+  it('names a contact, as linters ask of info', () => {
+    assert.equal(typeof document.info.contact?.name, 'string');
+  });
+
   it('lists production and staging from the configuration, each with /v1', () => {
     assert.deepEqual(document.servers.filter((server: Json) => server.description !== 'this server (development)').map((server: Json) => server.url), [
       'https://api.example.com/v1',
@@ -90,7 +112,7 @@ describe('GET /v1/openapi.json', () => {
       properties: {
         id: { type: 'integer', format: 'int64', minimum: 1 },
         name: { type: 'string' },
-        categoryId: { type: 'integer', format: 'int64' },
+        categoryId: { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 },
         status,
       },
     });

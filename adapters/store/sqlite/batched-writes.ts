@@ -118,6 +118,7 @@ export function createBatchedWrites(
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
   let lastReopen = 0;
+  let failedGroups = 0;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
   function schedule(): void {
@@ -168,6 +169,7 @@ export function createBatchedWrites(
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
     fault = failure;
+    failedGroups += 1;
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
@@ -226,9 +228,10 @@ export function createBatchedWrites(
       for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
       return 'done';
     }
-    if (answers.length > 0 || waitingChecks.length > 0 || waitingIds.length > 0) fault = undefined;
+    if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
     if (committed) for (const write of taken) write.observed?.(committed);
     for (const answer of answers) answer();
+    // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
     return 'done';
   }
@@ -291,10 +294,14 @@ export function createBatchedWrites(
     checkWrites() {
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
       if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
+      const failuresBefore = failedGroups;
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
         schedule();
-      }).then(() => fault, () => fault);
+      }).then(() => {
+        if (failedGroups === failuresBefore) fault = undefined;
+        return fault;
+      }, () => fault);
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },

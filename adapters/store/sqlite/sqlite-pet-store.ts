@@ -25,6 +25,8 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
   readonly busyTimeoutMs?: number;
+  /** See `OpenSqliteOptions.checkAtOpen`. */
+  readonly checkAtOpen?: boolean;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   const { db, database, reopen } = await openSqlite(path, {
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.checkAtOpen === undefined ? {} : { checkAtOpen: options.checkAtOpen }),
   });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
