@@ -30,10 +30,12 @@ export interface ServiceProcess {
 }
 
 /** The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a free port, silent logs). */
-export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
+export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string; wrapper?: readonly string[] } = {}): ServiceProcess {
   const ownDirectory = options.cwd === undefined ? temporaryDirectory('start') : undefined;
   const cwd = options.cwd ?? ownDirectory!.path;
-  const child = spawn(process.execPath, START_ARGS, {
+  // A wrapper (e.g. fiu-run -x) that execs the command it is given, so the child's pid stays the service's.
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...START_ARGS];
+  const child = spawn(command!, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
