@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { sql } from 'kysely';
-import Database from 'better-sqlite3';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
@@ -134,7 +134,7 @@ describe('storage faults on SQLite', () => {
 
   it('answers probes and listings while another connection holds the write lock, and commits the waiting write once it is released', async () => {
     const api = await startTestService();
-    const other = new Database(`${api.directory}/petstore.db`);
+    const other = await openSqliteConnection(`${api.directory}/petstore.db`);
     try {
       assert.equal((await api.createPet(pet('before'))).status, 201);
       other.exec('BEGIN IMMEDIATE');
