@@ -44,7 +44,7 @@ async function inParallel(count: number, work: (index: number) => Promise<void>)
 }
 
 describe('storage faults on SQLite', () => {
-  it('answers 503 with Retry-After while the disk is full, says so on /readyz, logs it in a few short lines, and writes again when space returns', async () => {
+  it('answers 503 with Retry-After while the disk is full, says so on /readyz, logs it in a few short lines, and writes again when space returns', async (t) => {
     const log = capturedLog();
     const api = await startTestService({}, { logger: log.logger });
     try {
@@ -74,6 +74,7 @@ describe('storage faults on SQLite', () => {
       const text = log.lines.map((line) => JSON.stringify(line));
       const bytes = text.reduce((sum, line) => sum + line.length + 1, 0);
       assert.ok(bytes < 1_000_000, `2,000 failed writes logged ${bytes} bytes`);
+      t.diagnostic(`${statuses.get(503)} writes refused: ${log.lines.length} log lines, ${bytes} bytes`);
       assert.ok(text.every((line) => line.length < 500), `a line of ${text.find((line) => line.length >= 500)}`);
       assert.equal(log.lines.filter((line) => /storage fault/.test(line.msg)).length, 1, 'the fault said once');
       assert.ok(!text.some((line) => line.includes('    at ')), 'no stack trace');
