@@ -15,19 +15,23 @@ import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
-import type { SqlPetStore } from './store/sql-pet-store.ts';
+import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
+import { createEventStreams } from './http/event-stream.ts';
 
 export interface RunningService {
   readonly port: number;
   /** The public base address including /v1. */
   readonly baseUrl: string;
-  /** `store.ready()` tells whether the database answers: what a readiness probe asks. */
-  readonly store: SqlPetStore;
+  /** The store's ports; `store.ready()` tells whether the database answers: what a readiness probe asks. */
+  readonly store: PetStore;
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
-  /** Stops accepting, finishes requests in flight, closes the database. */
+  /**
+   * Turns /readyz 503 at once, goes on serving for the shutdown delay, then stops accepting, finishes
+   * requests in flight, closes the database.
+   */
   close(): Promise<void>;
 }
 
@@ -55,22 +59,28 @@ export async function startService(config: Config, options: { logger?: Logger } 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
-    const { app, methodsAllowedAt, cachedListings } = createHttpApp({
+    let stopping = false;
+    let closing: Promise<void> | undefined;
+    const eventStreams = createEventStreams(store, config.eventStreams, logger);
+    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
       logger,
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
-      readiness: () => checkReadiness(store),
+      // Not ready from the moment shutdown begins, so a load balancer stops sending before the listener closes.
+      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store)),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
+      keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const answerFirst = tracing && cachedListings ? tracing.traceLane(cachedListings) : cachedListings;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, answerFirst });
+    const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
+    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     return {
       port: http.port,
@@ -78,11 +88,19 @@ export async function startService(config: Config, options: { logger?: Logger } 
       store,
       apiKeys,
       createdDevelopmentKey,
-      async close() {
-        await http.close();
-        await store.close();
-        await tracing?.shutdown();
-        logger.flush();
+      close() {
+        closing ??= (async () => {
+          stopping = true;
+          if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
+          // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
+          const closed = http.close();
+          eventStreams.close();
+          await closed;
+          await store.close();
+          await tracing?.shutdown();
+          logger.flush();
+        })();
+        return closing;
       },
     };
   } catch (error) {

@@ -46,6 +46,14 @@ describe('GET /v1/docs in a browser', () => {
     assert.deepEqual(deprecated, ['getPet']);
   });
 
+  it('marks each operation\'s stability beside its path: changePetStatus experimental, getPet deprecated, the others nothing', async () => {
+    const badges = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => [
+      block.querySelector('.opblock-summary-operation-id')?.textContent ?? '',
+      block.querySelector('.stability-badge')?.textContent ?? '',
+    ]));
+    assert.deepEqual(badges.sort(), [['changePetStatus', 'experimental'], ['createPet', ''], ['getPet', 'deprecated'], ['listPets', '']]);
+  });
+
   it('loaded everything from the service itself (no CDN) without a script error', () => {
     const elsewhere = requested.filter((url) => !url.startsWith(api.origin) && !url.startsWith('data:'));
     assert.deepEqual(elsewhere, []);

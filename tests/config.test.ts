@@ -21,11 +21,16 @@ describe('configuration', () => {
         shutdownGraceMs: 10_000,
         maxHeaderBytes: 16_384,
         maxConnections: 1024,
+        maxConnectionsPerClient: 256,
+        waitingTimeoutUnderPressureMs: 1000,
       },
       rateLimit: undefined,
+      keyFailureLimit: { perSecond: 1, burst: 100 },
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      shutdownDelayMs: 0,
+      eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
     });
   });
 
@@ -34,11 +39,17 @@ describe('configuration', () => {
       PETSTORE_HEADERS_TIMEOUT_MS: '500',
       PETSTORE_REQUEST_TIMEOUT_MS: '1500',
       PETSTORE_KEEP_ALIVE_TIMEOUT_MS: '250',
+      PETSTORE_SHUTDOWN_DELAY_MS: '3000',
       PETSTORE_SHUTDOWN_GRACE_MS: '2000',
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '3',
+      PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '100',
       PETSTORE_RATE_LIMIT: '0.5,20',
+      PETSTORE_KEY_FAILURE_LIMIT: '0.25,5',
     });
+    assert.deepEqual(config.keyFailureLimit, { perSecond: 0.25, burst: 5 });
+    assert.equal(loadConfig({ PETSTORE_KEY_FAILURE_LIMIT: 'off' }).keyFailureLimit, undefined);
     assert.deepEqual(config.limits, {
       headersTimeoutMs: 500,
       requestTimeoutMs: 1500,
@@ -46,7 +57,10 @@ describe('configuration', () => {
       shutdownGraceMs: 2000,
       maxHeaderBytes: 4096,
       maxConnections: 8,
+      maxConnectionsPerClient: 3,
+      waitingTimeoutUnderPressureMs: 100,
     });
+    assert.equal(config.shutdownDelayMs, 3000);
     assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
   });
 
@@ -113,6 +127,8 @@ describe('configuration', () => {
     [{ PETSTORE_SHUTDOWN_GRACE_MS: '-5' }, 'PETSTORE_SHUTDOWN_GRACE_MS'],
     [{ PETSTORE_MAX_HEADER_BYTES: '16k' }, 'PETSTORE_MAX_HEADER_BYTES'],
     [{ PETSTORE_MAX_CONNECTIONS: '0' }, 'PETSTORE_MAX_CONNECTIONS'],
+    [{ PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '0' }, 'PETSTORE_MAX_CONNECTIONS_PER_CLIENT'],
+    [{ PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '1s' }, 'PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS'],
     [{ PETSTORE_RATE_LIMIT: '10' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '10,0' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '0,5' }, 'PETSTORE_RATE_LIMIT'],
@@ -153,6 +169,44 @@ describe('configuration', () => {
   it('keeps anything else a SQLite path', () => {
     for (const path of ['./postgres.db', 'postgres', '/var/lib/postgres://x']) {
       assert.deepEqual(loadConfig({ PETSTORE_DATABASE: path }).database, { kind: 'sqlite', path });
+    }
+  });
+
+  const badKeys: Array<[string, string, RegExp]> = [
+    ['prod-secret-key-0123456789,bad!key', '2nd', /shorter than 16/],
+    ['prod-secret-key-0123456789,other-secret-key-with!bang', '2nd', /holds a character/],
+    ['prod-secret-key-0123456789,,other-secret-key-0123456', '2nd', /is empty/],
+    ['tiny9,prod-secret-key-0123456789', '1st', /shorter than 16/],
+    ['prod-secret-key-0123456789,other-secret-key-0123456,third-secret-key-012345=x', '3rd', /holds a character/],
+  ];
+  for (const [keys, position, problem] of badKeys) {
+    it(`names PETSTORE_API_KEYS and the ${position} key, never a key's text (${position})`, () => {
+      assert.throws(() => loadConfig({ PETSTORE_API_KEYS: keys }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^PETSTORE_API_KEYS /);
+        assert.match(error.message, new RegExp(`the ${position} of its ${keys.split(',').length} `));
+        assert.match(error.message, problem);
+        for (const key of keys.split(',')) if (key.length >= 4) assert.ok(!error.message.includes(key), `the message repeats ${key}: ${error.message}`);
+        assert.doesNotMatch(error.message, /secret|bad!|tiny9/);
+        return true;
+      });
+    });
+  }
+
+  it('never repeats the value of a variable that may hold a secret, whatever is wrong with it', () => {
+    const secrets: Array<Record<string, string>> = [
+      { PETSTORE_DATABASE: 'postgres://user:hunter2@[bad/db' },
+      { PETSTORE_DATABASE: 'postgres:user:hunter2@host/db' },
+      { PETSTORE_PRODUCTION_URL: 'https://user:hunter2@api.example.com/v2' },
+      { PETSTORE_STAGING_URL: 'ftp://user:hunter2@x/v1' },
+    ];
+    for (const environment of secrets) {
+      assert.throws(() => loadConfig(environment), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, new RegExp(`^${Object.keys(environment)[0]} `));
+        assert.doesNotMatch(error.message, /hunter2/);
+        return true;
+      });
     }
   });
 

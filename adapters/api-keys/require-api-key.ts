@@ -1,26 +1,45 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { ApiKeyVerifier, KeyCheck } from './key-verifier.ts';
 import { HttpProblem } from '../http/errors.ts';
+import { stateOf } from '../http/request-pipeline.ts';
+import type { Access, RequestState } from '../http/request-pipeline.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** The request's key verdict, decided on first use and then read from its state. */
+export type KeyCheckOf = (state: RequestState, request: IncomingMessage) => Access | Promise<Access>;
+
+/**
+ * The one reading of a request's `Authorization`: exactly one field, a `Bearer` credential, a live key.
+ * `onRefused` may turn a refusal into another answer (a client that keeps sending wrong keys is slowed down).
+ */
+export function createKeyCheck(verifier: ApiKeyVerifier, onRefused?: (request: IncomingMessage, refusal: HttpProblem) => HttpProblem): KeyCheckOf {
+  const refuse = (request: IncomingMessage, refusal: HttpProblem) => (onRefused ? onRefused(request, refusal) : refusal);
+  // A live key's check is its own verdict: nothing is built on the hot path.
+  const admit = (request: IncomingMessage, check: KeyCheck): Access => (check.ok ? check : refuse(request, invalidKey()));
+  const decide = (state: RequestState, request: IncomingMessage): Access | Promise<Access> => {
+    if (state.authorizations > 1) return new HttpProblem('invalid_header', 'a request carries one Authorization header, not several');
+    const header = request.headers.authorization;
+    const key = header === undefined ? undefined : bearerKey(header);
+    if (key === undefined) {
+      // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
+      return refuse(request, header !== undefined && /^bearer(\s|$)/i.test(header) ? invalidKey() : missingKey());
+    }
+    const check = verifier.verify(key);
+    return check instanceof Promise ? check.then((checked) => admit(request, checked)) : admit(request, check);
+  };
+  return (state, request) => (state.access ??= decide(state, request));
+}
+
 /** Lets a request through only with a live key; records which key (its id, never the key) on `ctx.state`. */
-export function requireApiKey(verifier: ApiKeyVerifier) {
+export function requireApiKey(keyCheck: KeyCheckOf) {
   // Not an async function: a remembered key is checked without a promise of its own.
   return function requireApiKeyMiddleware(ctx: Context, next: Next): Promise<void> {
-    const header = ctx.get('authorization');
-    if (!header) {
-      throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
-    }
-    if (!/^bearer(\s|$)/i.test(header)) {
-      // Another scheme is no bearer credential at all: a bare challenge (RFC 6750 §3.1).
-      throw new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
-    }
-    const key = bearerKey(header);
-    const check = key === undefined ? { ok: false as const } : verifier.verify(key);
-    if (check instanceof Promise) return check.then((checked) => admit(ctx, checked, next));
-    return admit(ctx, check, next);
+    const access = keyCheck(stateOf(ctx), ctx.req);
+    if (access instanceof Promise) return access.then((settled) => admit(ctx, settled, next));
+    return admit(ctx, access, next);
   };
 }
 
@@ -29,10 +48,16 @@ export function bearerKey(authorization: string): string | undefined {
   return BEARER.exec(authorization)?.[1];
 }
 
-function admit(ctx: Context, check: KeyCheck, next: Next): Promise<void> {
-  if (!check.ok) {
-    throw new HttpProblem('unauthorized', 'the API key is not valid', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
-  }
-  ctx.state.apiKeyId = check.keyId;
+function admit(ctx: Context, access: Access, next: Next): Promise<void> {
+  if (access instanceof HttpProblem) throw access;
+  ctx.state.apiKeyId = access.keyId;
   return next();
+}
+
+function missingKey(): HttpProblem {
+  return new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
+}
+
+function invalidKey(): HttpProblem {
+  return new HttpProblem('unauthorized', 'the API key is not valid', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
 }

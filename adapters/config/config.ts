@@ -13,7 +13,8 @@ const BASE_URL = '^https?://[^\\s/?#]+(/[^\\s?#]*)?/v1$';
 const WHOLE_NUMBER = '^[1-9][0-9]{0,8}$';
 // <requests per second>,<burst>: a decimal rate (0.5 is one request every two seconds) and a whole burst.
 const RATE_LIMIT = '^(off|[0-9]{1,6}(\\.[0-9]{1,3})?,[1-9][0-9]{0,5})$';
-const API_KEY = '[A-Za-z0-9\\-._~+/]{16,}=*';
+const API_KEY_CHARACTERS = /^[A-Za-z0-9\-._~+/]+=*$/;
+const API_KEY_MIN_LENGTH = 16;
 const ORIGIN = '[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#,]+';
 
 function wholeNumber(unit: string) {
@@ -28,7 +29,8 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_DATABASE: Type.Optional(Type.String({ minLength: 1 })),
   PETSTORE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'an integer from 1 to 9999' })),
   PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$', description: 'milliseconds, an integer from 1 to 99999999' })),
-  PETSTORE_API_KEYS: Type.Optional(Type.String({ pattern: `^(${API_KEY})(,${API_KEY})*$`, description: 'comma-separated keys of at least 16 characters' })),
+  // Checked key by key in readApiKeys, whose messages never repeat a key.
+  PETSTORE_API_KEYS: Type.Optional(Type.String()),
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_STAGING_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((name) => Type.Literal(name)))),
@@ -36,9 +38,17 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_DELAY_MS: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$', description: 'milliseconds, a whole number from 0 to 999999' })),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
+  PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
+  PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
+  PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
+    pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
+  })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
@@ -76,13 +86,31 @@ export interface Config {
   readonly limits: ServerLimits;
   /** Per API key; undefined when off. */
   readonly rateLimit: RateLimitPolicy | undefined;
+  /** Requests without a valid key, per client address; undefined when off. */
+  readonly keyFailureLimit: RateLimitPolicy | undefined;
   /** Whether GET /metrics is served. */
   readonly metrics: boolean;
   /** Origins a browser may call the API from (normalised, as browsers send them), or ['*'] for any; empty: none. */
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
+  readonly eventStreams: EventStreamLimits;
 }
+
+/** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
+export interface EventStreamLimits {
+  /** Streams open at once; one more is refused with 503 and Retry-After. */
+  readonly maxStreams: number;
+  /** A stream silent this long sends a comment line, so that proxies keep it open. */
+  readonly heartbeatMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
 
 /** What protects the process from slow, large or too many clients. */
 export interface ServerLimits {
@@ -92,12 +120,19 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** How long requests in flight may take to finish once shutdown starts. */
+  /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
   readonly maxHeaderBytes: number;
   /** Open connections at once; more are closed as they arrive. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address; more from it are closed as they arrive. */
+  readonly maxConnectionsPerClient: number;
+  /**
+   * Once the open connections pass three quarters of `maxConnections`: how long a connection may wait
+   * with no request in flight (silent, sending its headers, or idle between requests) before it is closed.
+   */
+  readonly waitingTimeoutUnderPressureMs: number;
 }
 
 /** A token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
@@ -106,6 +141,9 @@ export interface RateLimitPolicy {
   readonly burst: number;
 }
 
+/** A client address may send 100 requests without a valid key at once, then one a second: typos pass, guessing at speed does not. */
+export const DEFAULT_KEY_FAILURE_LIMIT: RateLimitPolicy = Object.freeze({ perSecond: 1, burst: 100 });
+
 export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
@@ -113,6 +151,8 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
+  maxConnectionsPerClient: 256,
+  waitingTimeoutUnderPressureMs: 1_000,
 });
 
 export { ConfigError };
@@ -128,7 +168,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     const error = EnvironmentCheck.Errors(relevant).First()!;
     const name = error.path.split('/')[1] ?? '';
     const hint = (EnvironmentSchema.properties as Record<string, { description?: string }>)[name]?.description;
-    throw new ConfigError(`${name} is invalid (${JSON.stringify(relevant[name])}): ${hint ?? error.message}`);
+    throw new ConfigError(`${name} is invalid${quotedUnlessSecret(name, relevant[name])}: ${hint ?? error.message}`);
   }
   const env = relevant as Static<typeof EnvironmentSchema>;
   const port = Number(env.PORT ?? '3000');
@@ -144,18 +184,57 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     host: env.HOST ?? '127.0.0.1',
     deployment,
     database: databaseConfig(env),
-    apiKeys: Object.freeze(env.PETSTORE_API_KEYS?.split(',') ?? []),
+    apiKeys: readApiKeys(env.PETSTORE_API_KEYS),
     productionUrl: env.PETSTORE_PRODUCTION_URL,
     stagingUrl: env.PETSTORE_STAGING_URL,
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
     limits: readLimits(env),
-    rateLimit: readRateLimit(env.PETSTORE_RATE_LIMIT),
+    rateLimit: readRateLimit('PETSTORE_RATE_LIMIT', env.PETSTORE_RATE_LIMIT),
+    keyFailureLimit: env.PETSTORE_KEY_FAILURE_LIMIT === undefined ? DEFAULT_KEY_FAILURE_LIMIT : readRateLimit('PETSTORE_KEY_FAILURE_LIMIT', env.PETSTORE_KEY_FAILURE_LIMIT),
     // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
+    eventStreams: Object.freeze({
+      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
+      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
+    }),
   });
+}
+
+// Variables whose values may hold a secret: a key, or a password inside a URL.
+const SECRET_VARIABLES = new Set(['PETSTORE_API_KEYS', 'PETSTORE_DATABASE', 'PETSTORE_PRODUCTION_URL', 'PETSTORE_STAGING_URL']);
+
+/** The value, quoted, to repeat in a message; nothing for a variable that may hold a secret. */
+function quotedUnlessSecret(name: string, value: string | undefined): string {
+  return SECRET_VARIABLES.has(name) ? '' : ` (${JSON.stringify(value)})`;
+}
+
+/** Comma-separated keys; a message names the bad key by its position and what is wrong, never its text. */
+function readApiKeys(text: string | undefined): readonly string[] {
+  const keys = text?.split(',') ?? [];
+  keys.forEach((key, index) => {
+    const problem =
+      key === ''
+        ? 'is empty (two commas in a row, or one at an end)'
+        : key.length < API_KEY_MIN_LENGTH
+          ? `is shorter than ${API_KEY_MIN_LENGTH} characters`
+          : !API_KEY_CHARACTERS.test(key)
+            ? 'holds a character other than A-Z, a-z, 0-9, - . _ ~ + / (and = only at its end)'
+            : undefined;
+    if (problem !== undefined) {
+      throw new ConfigError(`PETSTORE_API_KEYS is invalid: the ${ordinal(index + 1)} of its ${keys.length} comma-separated keys ${problem}`);
+    }
+  });
+  return Object.freeze(keys);
+}
+
+function ordinal(position: number): string {
+  const lastTwo = position % 100;
+  const suffix = lastTwo >= 11 && lastTwo <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][position % 10] ?? 'th');
+  return `${position}${suffix}`;
 }
 
 function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
@@ -167,6 +246,8 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
+    maxConnectionsPerClient: number(env.PETSTORE_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_LIMITS.maxConnectionsPerClient),
+    waitingTimeoutUnderPressureMs: number(env.PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS, DEFAULT_LIMITS.waitingTimeoutUnderPressureMs),
   };
   // Node measures the headers against their own timeout first; a shorter request timeout would never let it fire.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
@@ -177,10 +258,10 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
   return Object.freeze(limits);
 }
 
-function readRateLimit(text: string | undefined): RateLimitPolicy | undefined {
+function readRateLimit(name: string, text: string | undefined): RateLimitPolicy | undefined {
   if (text === undefined || text === 'off') return undefined;
   const [rate, burst] = text.split(',').map(Number) as [number, number];
-  if (rate <= 0) throw new ConfigError(`PETSTORE_RATE_LIMIT is invalid (${JSON.stringify(text)}): the rate must be above 0`);
+  if (rate <= 0) throw new ConfigError(`${name} is invalid (${JSON.stringify(text)}): the rate must be above 0`);
   return Object.freeze({ perSecond: rate, burst });
 }
 

@@ -12,14 +12,18 @@ import type { ListingCache } from './listing-cache.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRouter } from './pet-routes.ts';
+import { createEventRouter } from './event-routes.ts';
+import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
-import { measureRequests } from '../observability/request-metrics.ts';
-import { logRequests, requestLine } from '../observability/request-log.ts';
-import { createCachedListingLane } from './cached-listing-fast-path.ts';
-import type { RequestLane } from './cached-listing-fast-path.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { requestLine } from '../observability/request-log.ts';
+import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
+import type { FastPath } from './cached-listing-fast-path.ts';
+import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
+import { answerRecorder, recordAnswers, stateOf } from './request-pipeline.ts';
+import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
+import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface HttpAppOptions {
@@ -29,10 +33,12 @@ export interface HttpAppOptions {
   readonly logger: Logger;
   /** Per API key; none when undefined. */
   readonly rateLimit?: RateLimitPolicy | undefined;
+  /** Requests without a valid key, per client address; none when undefined. */
+  readonly keyFailureLimit?: RateLimitPolicy | undefined;
   readonly document: () => OpenApiDocument;
   readonly readiness: ReadinessCheck;
   /** Served at /metrics when given; request durations are recorded through `observeRequest`. */
-  readonly metrics?: { readonly registry: Registry; observeRequest(method: string, route: string, status: number, seconds: number): void };
+  readonly metrics?: { readonly registry: Registry; readonly observeRequest: ObserveRequest };
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
@@ -40,50 +46,68 @@ export interface HttpAppOptions {
   readonly traceRequests?: Middleware | undefined;
   /** What the pet routes call; the application's use cases unless given. */
   readonly useCases?: PetUseCases | undefined;
+  /** The event feed's routes (experimental), when given. */
+  readonly feed?: EventFeed | undefined;
 }
 
 export interface HttpApp {
   readonly app: Koa;
   /** The methods a path answers to (empty for an unknown path). */
   methodsAllowedAt(path: string): string[];
-  /** Answers cached listings before the app; present when there is a listing cache. */
-  readonly cachedListings: RequestLane | undefined;
+  /** The route template a path belongs to (undefined for an unknown path). */
+  routeAt(path: string): string | undefined;
+  /** Writes an answer's log line and metrics: for answers given outside the app too. */
+  readonly record: RecordAnswer;
+  /** Answers cached listings before the app (on the state the server began); present when there is a listing cache. */
+  readonly fastPath: FastPath | undefined;
 }
 
 /**
- * The Koa application: request log and metrics (outermost, so they see the final status), error
- * rendering, the Host check, CORS, then the routes: the pet operations, the documents, the probes.
+ * The Koa application: the answer's record, log line and metrics (outermost, so it sees the final
+ * status), error rendering, the Host check, CORS, then the routes: the pet operations, the documents,
+ * the probes. The checks are those of `request-pipeline.ts`, shared with the fast path.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
+  const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const routers: Router[] = [
-    createPetRouter({ ...options, rateLimiter }),
+    createPetRouter({ ...options, keyCheck, rateLimiter }),
+    ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];
-  const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap((router) => router.match(path, 'GET').path.flatMap((layer) => layer.methods)))];
-  const logRequest = requestLine(options.logger);
+  const layersAt = (path: string) => routers.flatMap((router) => router.match(path, 'GET').path);
+  const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
+  const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
+  const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
   if (options.traceRequests) app.use(options.traceRequests);
-  app.use(logRequests(logRequest));
-  if (options.metrics) app.use(measureRequests(options.metrics.observeRequest));
+  app.use(recordAnswers(record));
   app.use(renderErrors(options.logger));
   app.use(requireHost);
   // Without configured origins there is nothing to add: no middleware at all on the hot path.
   if (options.corsOrigins.length > 0) app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
   for (const router of routers) app.use(router.routes());
-  app.use(async (ctx) => rejectUnrouted(ctx, methodsAllowedAt));
-  const cachedListings = options.listingCache && createCachedListingLane({
+  app.use(async (ctx) => {
+    // A 405's log line names the route of its path and, when the request carries a live key, the key's id.
+    ctx.state.route = routeAt(ctx.path);
+    if (ctx.state.route !== undefined && ctx.req.headers.authorization !== undefined) {
+      // Only for the log: a key table that cannot be read leaves the 405 a 405.
+      const access = await Promise.resolve(keyCheck(stateOf(ctx), ctx.req)).catch(() => undefined);
+      if (access !== undefined && !(access instanceof HttpProblem)) ctx.state.apiKeyId = access.keyId;
+    }
+    rejectUnrouted(ctx, methodsAllowedAt);
+  });
+  const fastPath = options.listingCache && createCachedListingFastPath({
     cache: options.listingCache,
-    verifier: options.verifier,
-    logRequest,
+    keyCheck,
+    record,
     rateLimiter,
-    observeRequest: options.metrics?.observeRequest,
     crossOrigin: options.corsOrigins.length > 0,
   });
-  return { app, methodsAllowedAt, cachedListings };
+  return { app, methodsAllowedAt, routeAt, record, fastPath };
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

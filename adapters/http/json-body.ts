@@ -2,19 +2,20 @@ import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { parse as parseContentType } from 'content-type';
 import { HttpProblem } from './errors.ts';
+import { decodeUtf8Strictly } from './strict-utf8.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-const parseJson = koaBody({
-  json: true,
-  jsonStrict: false, // strict mode gives malformed JSON and a JSON array the same error; we tell them apart
-  jsonLimit: BODY_LIMIT_BYTES,
-  includeUnparsed: true,
-  text: false,
+// koa-body reads the body (its size limit, Content-Encoding and Content-Length) as latin1, one character
+// per byte, so that the bytes reach the strict UTF-8 check unchanged; the JSON is parsed here.
+const readBody = koaBody({
+  json: false,
+  text: true,
+  textTypes: ['application/json', 'application/merge-patch+json'],
+  textLimit: BODY_LIMIT_BYTES,
+  encoding: 'latin1',
   urlencoded: false,
   multipart: false,
-  encoding: 'utf-8',
-  jsonTypes: ['application/json', 'application/merge-patch+json'],
   onError(error) {
     throw bodyReadProblem(error);
   },
@@ -41,15 +42,58 @@ export function requireJsonBody(mediaTypes: readonly string[]) {
     if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
       throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
     }
-    return parseJson(ctx, next);
+    return readBody(ctx, () => {
+      parseJsonBody(ctx);
+      return next();
+    });
   };
+}
+
+/**
+ * Decodes the bytes read as UTF-8, refusing (never replacing) an ill-formed sequence, and parses the
+ * text as JSON. JSON text is UTF-8 (RFC 8259 §8.1), so bytes that are not are malformed JSON.
+ */
+function parseJsonBody(ctx: Context): void {
+  const request = ctx.request as { body?: unknown; rawBody?: string };
+  const bytes = Buffer.from(typeof request.body === 'string' ? request.body : '', 'latin1');
+  const decoded = decodeUtf8Strictly(bytes);
+  if ('invalidAt' in decoded) {
+    const byte = bytes[decoded.invalidAt]!.toString(16).toUpperCase().padStart(2, '0');
+    throw new HttpProblem('malformed_json', `the body is not valid UTF-8: the sequence at byte offset ${decoded.invalidAt} (starting 0x${byte}) is not a well-formed character`);
+  }
+  request.rawBody = decoded.text;
+  request.body = decoded.text === '' ? undefined : parseJson(decoded.text);
+}
+
+// "__proto__" as JSON may write it, any of its characters escaped.
+const PROTO_KEY = /"(?:_|\\u005[Ff]){2}(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff]){2}"/;
+
+function parseJson(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new HttpProblem('malformed_json', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (PROTO_KEY.test(text) && holdsProtoKey(value)) throw new HttpProblem('invalid_body', 'the body must not contain a "__proto__" key');
+  return value;
+}
+
+/** Whether any object in the value has an own "__proto__" key; walked without recursion, since nesting may be deep. */
+function holdsProtoKey(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== 'object' || next === null) continue;
+    if (Object.prototype.hasOwnProperty.call(next, '__proto__')) return true;
+    for (const child of Object.values(next)) pending.push(child);
+  }
+  return false;
 }
 
 function bodyReadProblem(error: Error & { status?: number; type?: string }): HttpProblem {
   if (error.status === 413 || error.type === 'entity.too.large') return new HttpProblem('payload_too_large', `the request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB`);
   if (error.status === 415 || error.type === 'encoding.unsupported') return new HttpProblem('unsupported_media_type', error.message);
-  if (/prototype property/.test(error.message)) return new HttpProblem('invalid_body', 'the body must not contain a "__proto__" key');
-  if (error instanceof SyntaxError) return new HttpProblem('malformed_json', `the body is not valid JSON: ${error.message}`);
   return new HttpProblem('invalid_body', `the request body could not be read: ${error.message}`);
 }
 

@@ -1,4 +1,4 @@
-import type { PetStatus } from '../../domain/index.ts';
+import type { PageScope } from '../../application/index.ts';
 import type { CatalogChanges, PetChange } from '../store/catalog-changes.ts';
 
 // What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
@@ -10,13 +10,8 @@ export interface ListingAnswer {
   readonly link: string | undefined;
 }
 
-/** What an answer depends on: the pets of its filter with ids in `(after, through]`. */
-export interface ListingScope {
-  readonly status: PetStatus | undefined;
-  readonly after: number;
-  /** The id of the pet looked ahead at (it decides whether there is a next page); Infinity on the last page. */
-  readonly through: number;
-}
+/** What an answer depends on: the page's scope, the pets of its filter with ids in `(after, through]`. */
+export type ListingScope = PageScope;
 
 type Entry = ListingAnswer & ListingScope;
 

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { DEFAULT_LIMIT, PetNotFound } from '../../application/index.ts';
-import type { ListPetsInput, PetStorePorts, RequestContext } from '../../application/index.ts';
-import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
+import { PetNotFound } from '../../application/index.ts';
+import type { PetPage, PetStorePorts, RequestContext } from '../../application/index.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
@@ -14,12 +13,15 @@ import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { stateOf } from './request-pipeline.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
-  readonly verifier: ApiKeyVerifier;
+  /** The request's key verdict, shared with the fast path. */
+  readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
   /** A token bucket per API key, counted after the key check; none when undefined. */
@@ -31,29 +33,28 @@ export interface PetRoutesOptions {
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, verifier, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(verifier), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
+  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
-  // A cached answer is sent without a promise of its own.
+  // A cached answer is sent without a promise of its own; a query the fast path found uncached is not looked up again.
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
-    const cached = listingCache?.get(ctx.querystring);
+    const cached = stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring);
     if (cached) return sendListing(ctx, cached);
     return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   });
 
   /** Reads the page from the catalogue as JSON text, and caches it when nothing changed meanwhile. */
   async function readListing(querystring: string): Promise<ListingAnswer> {
-    const query = parseListQuery(querystring);
     const mark = listingCache?.mark() ?? 0;
-    const { pets, nextAfter, nextId } = await listPetPage(ports, query);
+    const page = await listPetPage(ports, parseListQuery(querystring));
     const answer: ListingAnswer = {
-      body: Buffer.from(JSON.stringify(pets)),
-      link: nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), query, nextAfter)}>; rel="next"`,
+      body: Buffer.from(JSON.stringify(page.pets)),
+      link: page.nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), page, page.nextAfter)}>; rel="next"`,
     };
-    listingCache?.set(querystring, mark, answer, { status: query.status, after: query.after ?? 0, through: nextId ?? Infinity });
+    listingCache?.set(querystring, mark, answer, page.scope);
     return answer;
   }
 
@@ -123,9 +124,9 @@ function petIdFromPath(ctx: Context): number {
 }
 
 /** The next page (RFC 8288 `rel="next"`): the same filter and limit, continuing after the last pet shown. */
-function nextPageUrl(base: string, query: ListPetsInput, after: number): string {
-  const params = new URLSearchParams({ limit: String(query.limit ?? DEFAULT_LIMIT) });
-  if (query.status !== undefined) params.set('status', query.status);
+function nextPageUrl(base: string, page: PetPage, after: number): string {
+  const params = new URLSearchParams({ limit: String(page.limit) });
+  if (page.scope.status !== undefined) params.set('status', page.scope.status);
   params.set('after', String(after));
   return `${base}/pets?${params}`;
 }

@@ -1,7 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
+import { stateOf } from './request-pipeline.ts';
+import type { RequestState } from './request-pipeline.ts';
 
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
 export const RATE_LIMIT_POLICY_NAME = 'per-key';
@@ -40,11 +43,17 @@ export function createRateLimiter(policy: RateLimitPolicy, now?: () => number): 
   };
 }
 
+/** The request's decision: a token taken at most once per request, whoever asks first. */
+export function decideRate(limiter: RateLimiter, state: RequestState, apiKeyId: string): RateDecision {
+  return (state.rate ??= limiter.take(apiKeyId));
+}
+
 /** After the key check: a refused request is 429 `rate_limited` with `Retry-After` equal to t. */
 export function limitRate(limiter: RateLimiter) {
   const { policy } = limiter;
-  return async function limitRateMiddleware(ctx: Context, next: Next): Promise<void> {
-    const decision = limiter.take(String(ctx.state.apiKeyId));
+  // Not async: the listing's hot path takes no promise of its own here.
+  return function limitRateMiddleware(ctx: Context, next: Next): Promise<void> {
+    const decision = decideRate(limiter, stateOf(ctx), String(ctx.state.apiKeyId));
     if (!decision.allowed) {
       throw new HttpProblem('rate_limited', `too many requests for this API key: at most ${policy.burst} at once and ${policy.perSecond} a second`, {
         ...decision.headers,
@@ -52,6 +61,23 @@ export function limitRate(limiter: RateLimiter) {
       });
     }
     ctx.set(decision.headers);
-    await next();
+    return next();
+  };
+}
+
+/**
+ * Requests without a valid key, counted per client address (a token bucket each): past the burst,
+ * such a request is answered 429 with `Retry-After` instead of 401. Requests with a valid key are never counted.
+ */
+export function limitKeyFailures(policy: RateLimitPolicy, now?: () => number): (request: IncomingMessage, refusal: HttpProblem) => HttpProblem {
+  const buckets = createTokenBuckets(policy, now);
+  return (request, refusal) => {
+    const taken = buckets.take(request.socket?.remoteAddress ?? '');
+    if (taken.allowed) return refusal;
+    return new HttpProblem(
+      'rate_limited',
+      `too many requests without a valid API key from this address: at most ${policy.burst} at once and ${policy.perSecond} a second`,
+      { 'Retry-After': String(taken.secondsToNextToken) },
+    );
   };
 }

@@ -4,8 +4,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import type { ServerLimits } from '../config/config.ts';
+import { limitClients } from './client-limits.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
+import type { FastPath } from './cached-listing-fast-path.ts';
+import { beginRequest } from './request-pipeline.ts';
+import type { RecordAnswer } from './request-pipeline.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -13,8 +17,12 @@ export interface HttpServerOptions {
   readonly limits: ServerLimits;
   /** The methods a path answers to, so that a method Node's parser refuses can still get 405 on a known path. */
   readonly methodsAllowedAt?: (path: string) => readonly string[];
-  /** Tried before the app: answers what it can (returning true) and leaves the rest to the app. */
-  readonly answerFirst?: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
+  /** The route template a path belongs to, for the log line of a request the parser refused. */
+  readonly routeAt?: (path: string) => string | undefined;
+  /** Records the answers given here to what Node's parser refused (their log line and metrics). */
+  readonly record?: RecordAnswer | undefined;
+  /** Tried before the app, on the request's state: answers what it can (returning true) and leaves the rest to the app. */
+  readonly fastPath?: FastPath | undefined;
 }
 
 export interface RunningHttpServer {
@@ -27,7 +35,7 @@ export interface RunningHttpServer {
 export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
-  const answerFirst = options.answerFirst ?? (() => false);
+  const fastPath = options.fastPath ?? (() => false);
   const handle = app.callback();
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
@@ -37,7 +45,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     response.once('close', () => inFlight.delete(response));
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
-    if (!answerFirst(request, response)) void handle(request, response);
+    if (!fastPath(request, response, beginRequest(request, response))) void handle(request, response);
   };
 
   const server = createServer(
@@ -54,10 +62,16 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     answer,
   );
   server.maxConnections = limits.maxConnections;
+  limitClients(server, limits);
   // A client may half-close its side once its request is sent. By default Node then drops the
   // connection, and with it an answer still being prepared (a create waits for its group's commit).
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, methodsAllowedAt));
+  const routeAt = options.routeAt ?? (() => undefined);
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
+    const started = performance.now();
+    const refused = answerClientError(error, socket, methodsAllowedAt);
+    if (refused) options.record?.({ requestId: refused.requestId, started }, refused.method, refused.path === '' ? null : (routeAt(refused.path) ?? null), refused.path, refused.status, null);
+  });
   // RFC 9110 lets a server ignore an expectation it does not support; Node would answer a bare 417.
   server.on('checkExpectation', answer);
   // Node closes a CONNECT without a word when nothing listens for it.
@@ -93,35 +107,44 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
 
 type ClientErrorAnswer = [status: number, reason: string, code: ErrorCode, message: string, headers?: string];
 
+/** What was answered to a refused request, for its log line: the method and path as far as they could be read. */
+interface RefusedRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+}
+
 /** Requests Node's parser rejects never reach Koa: answer them here in the same Error shape. */
 function answerClientError(
   error: Error & { code?: string; rawPacket?: Buffer },
   socket: Socket,
   methodsAllowedAt: (path: string) => readonly string[],
-): void {
+): RefusedRequest | undefined {
   const started = (socket as { _httpMessage?: ServerResponse })._httpMessage;
   // A reset connection cannot be answered, nor one whose answer has begun.
   if (!socket.writable || error.code === 'ECONNRESET' || started?.headersSent) {
     socket.destroy();
-    return;
+    return undefined;
   }
   // Node reports an unknown method as HPE_INVALID_METHOD, Deno as a generic parse error: look at the request line.
   const requestLine = REQUEST_LINE.exec(error.rawPacket?.toString('latin1') ?? '');
-  writeRawError(
-    socket,
-    requestLine && !METHODS.includes(requestLine[1]!)
-      ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
-      : describeClientError(error.code),
-  );
+  const answer = requestLine && !METHODS.includes(requestLine[1]!)
+    ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
+    : describeClientError(error.code);
+  return { requestId: writeRawError(socket, answer), method: requestLine?.[1] ?? '', path: requestLine?.[2] ?? '', status: answer[0] };
 }
 
-function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): void {
+/** Writes the answer and closes; returns the request id it carries. */
+function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): string {
   const body = JSON.stringify(errorBody(code, message));
   // Every answer carries a request id, even one that never reached the app (the request's own id may not be readable).
+  const requestId = randomUUID();
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\n${headers ?? ''}` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  return requestId;
 }
 
 // A request line with a well-formed method token (RFC 9110 §9.1).

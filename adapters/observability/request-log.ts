@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, Next } from 'koa';
 import pino from 'pino';
 import type { Logger } from 'pino';
 
@@ -14,29 +13,6 @@ export interface RequestFields {
   readonly status: number;
   readonly durationMs: number;
   readonly apiKeyId: string | null;
-}
-
-/** Gives each request an id (the client's X-Request-Id or a new one), echoes it, and logs one line when done. */
-export function logRequests(log: (fields: RequestFields) => void) {
-  return async function logRequestsMiddleware(ctx: Context, next: Next): Promise<void> {
-    const started = performance.now();
-    const requestId = requestIdFor(ctx.req.headers['x-request-id']);
-    ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
-    try {
-      await next();
-    } finally {
-      log({
-        requestId,
-        method: ctx.method,
-        route: ctx._matchedRoute ?? null,
-        path: ctx.path,
-        status: ctx.status,
-        durationMs: millisecondsSince(started),
-        apiKeyId: ctx.state.apiKeyId ?? null,
-      });
-    }
-  };
 }
 
 /** Milliseconds since `started` (a `performance.now()`), to the microsecond: plenty, and a rounded number is cheaper to print. */

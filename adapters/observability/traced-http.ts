@@ -6,7 +6,7 @@ import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { Context, Middleware, Next } from 'koa';
-import type { RequestLane } from '../http/cached-listing-fast-path.ts';
+import type { FastPath } from '../http/cached-listing-fast-path.ts';
 import { markFailed } from './spans.ts';
 import type { Spans } from './spans.ts';
 
@@ -68,18 +68,16 @@ export function traceRequests(spans: Spans): Middleware {
 }
 
 /**
- * A lane that answers before the app (cached listings), with a server span for each request it
- * answers. The lane answers one route only, so its path is the route template.
+ * The fast path that answers before the app (cached listings), with a server span for each request it
+ * answers, from the request's arrival. It answers one route only, so its path is the route template.
  */
-export function traceLane(spans: Spans, lane: RequestLane): RequestLane {
-  return function tracedLane(request, response) {
-    const started = performance.now();
-    if (!lane(request, response)) return false;
+export function traceFastPath(spans: Spans, fastPath: FastPath): FastPath {
+  return function tracedFastPath(request, response, state) {
+    if (!fastPath(request, response, state)) return false;
     const method = request.method!;
     const path = request.url!.split('?', 1)[0]!;
-    const { span } = startServerSpan(spans, method, path, request.headers, started);
-    const requestId = response.getHeader('x-request-id');
-    endServerSpan(span, method, path, response.statusCode, typeof requestId === 'string' ? requestId : undefined);
+    const { span } = startServerSpan(spans, method, path, request.headers, state.started);
+    endServerSpan(span, method, path, response.statusCode, state.requestId);
     return true;
   };
 }

@@ -8,11 +8,11 @@ import {
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { PetStorePorts } from '../../application/index.ts';
-import type { RequestLane } from '../http/cached-listing-fast-path.ts';
+import type { FastPath } from '../http/cached-listing-fast-path.ts';
 import type { PetUseCases } from '../http/pet-use-cases.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
 import { createSpans } from './spans.ts';
-import { traceLane, traceRequests } from './traced-http.ts';
+import { traceFastPath, traceRequests } from './traced-http.ts';
 import { observeWrites, tracePorts, traceUseCases } from './traced-ports.ts';
 import type { DatabaseSystem } from './traced-ports.ts';
 import type { TraceSampling, TracingConfig } from './tracing-config.ts';
@@ -21,8 +21,8 @@ import type { TraceSampling, TracingConfig } from './tracing-config.ts';
 export interface Tracing {
   /** The server span of each request the app answers; first in the chain. */
   readonly traceRequests: Middleware;
-  /** A server span for each request a lane answers before the app. */
-  traceLane(lane: RequestLane): RequestLane;
+  /** A server span for each request the fast path answers before the app. */
+  traceFastPath(fastPath: FastPath): FastPath;
   /** A span around each query and append. */
   tracePorts(ports: PetStorePorts): PetStorePorts;
   /** A span around each use case. */
@@ -57,7 +57,7 @@ export async function startTracing(config: TracingConfig, options: TracingOption
   const spans = createSpans(provider.getTracer('petstore'));
   return {
     traceRequests: traceRequests(spans),
-    traceLane: (lane) => traceLane(spans, lane),
+    traceFastPath: (fastPath) => traceFastPath(spans, fastPath),
     tracePorts: (ports) => tracePorts(spans, ports, options.databaseSystem),
     traceUseCases: (useCases) => traceUseCases(spans, useCases),
     observeWrite: observeWrites(spans),

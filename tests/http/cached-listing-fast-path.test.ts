@@ -2,18 +2,31 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiKeyVerifier } from '../../adapters/api-keys/key-verifier.ts';
-import { createCachedListingLane } from '../../adapters/http/cached-listing-fast-path.ts';
-import type { CachedListingLaneOptions } from '../../adapters/http/cached-listing-fast-path.ts';
+import Koa from 'koa';
+import pino from 'pino';
+import { createKeyCheck } from '../../adapters/api-keys/require-api-key.ts';
+import { createHttpApp } from '../../adapters/http/app.ts';
+import { createCachedListingFastPath } from '../../adapters/http/cached-listing-fast-path.ts';
+import type { CachedListingFastPathOptions } from '../../adapters/http/cached-listing-fast-path.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
+import type { ListingCache } from '../../adapters/http/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
+import { answerRecorder, beginRequest } from '../../adapters/http/request-pipeline.ts';
+import { startHttpServer } from '../../adapters/http/server.ts';
+import { PET_USE_CASES } from '../../adapters/http/pet-use-cases.ts';
 import type { RequestFields } from '../../adapters/observability/request-log.ts';
+import type { PetStorePorts } from '../../application/index.ts';
+import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
+import type { ServerLimits } from '../../adapters/config/config.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import type { CatalogChanges } from '../../adapters/store/catalog-changes.ts';
 
-/** What a client can see of an answer, less what differs on every request. */
+/** What a client can see of an answer, less what differs on every request (its id, date, and the count left in RateLimit). */
 async function visible(response: Response) {
-  const headers = [...response.headers].filter(([name]) => name !== 'x-request-id' && name !== 'date');
+  const headers = [...response.headers]
+    .filter(([name]) => name !== 'x-request-id' && name !== 'date')
+    .map(([name, value]) => [name, name === 'ratelimit' ? value.replace(/;r=\d+;t=\d+$/, ';r=<n>;t=<n>') : value]);
   return { status: response.status, headers, body: await response.text() };
 }
 
@@ -24,7 +37,39 @@ async function missThenHit(request: () => Promise<Response>) {
   return { missed, hit };
 }
 
+/** Counts the Koa contexts made meanwhile: a request the fast path answers makes none. */
+async function koaContextsDuring(run: () => Promise<void>): Promise<number> {
+  const prototype = Koa.prototype as unknown as { createContext: (...args: unknown[]) => unknown };
+  const createContext = prototype.createContext;
+  let made = 0;
+  prototype.createContext = function countedCreateContext(this: unknown, ...args: unknown[]) {
+    made++;
+    return createContext.apply(this, args);
+  };
+  try {
+    await run();
+  } finally {
+    prototype.createContext = createContext;
+  }
+  return made;
+}
+
 describe('cached listings answered before the app', () => {
+  it('are answered without a Koa context once cached, and a miss goes through the app', async () => {
+    const api = await startTestService();
+    try {
+      assert.equal((await api.createPet({ name: 'Rex', categoryId: 1 })).status, 201);
+      const missed = await koaContextsDuring(async () => assert.equal((await api.request('/v1/pets?limit=7')).status, 200));
+      assert.equal(missed, 1);
+      const hits = await koaContextsDuring(async () => {
+        for (let index = 0; index < 3; index++) assert.equal((await api.request('/v1/pets?limit=7')).status, 200);
+      });
+      assert.equal(hits, 0);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('give the same status, headers and body as the app, on every filter, with and without a next page', async () => {
     const api = await startTestService();
     try {
@@ -39,14 +84,27 @@ describe('cached listings answered before the app', () => {
     }
   });
 
+  it('carry the same RateLimit and RateLimit-Policy fields as the app when rate limiting is on', async () => {
+    const api = await startTestService({ PETSTORE_RATE_LIMIT: '0.01,1000' });
+    try {
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=2'));
+      assert.match(missed.headers.get('ratelimit') ?? '', /^"per-key";r=999;t=\d+$/);
+      assert.match(hit.headers.get('ratelimit') ?? '', /^"per-key";r=998;t=\d+$/);
+      assert.equal(hit.headers.get('ratelimit-policy'), '"per-key";q=1000;w=100000');
+      assert.deepEqual(await visible(hit), await visible(missed));
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('echo the client request id and log the same line as the app', async () => {
     const { logger, lines } = capturedLog();
     const api = await startTestService({}, { logger });
     try {
-      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-lane-1' } }));
-      assert.equal(missed.headers.get('x-request-id'), 'trace-lane-1');
-      assert.equal(hit.headers.get('x-request-id'), 'trace-lane-1');
-      const logged = lines.filter((line) => line.requestId === 'trace-lane-1');
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-fast-path-1' } }));
+      assert.equal(missed.headers.get('x-request-id'), 'trace-fast-path-1');
+      assert.equal(hit.headers.get('x-request-id'), 'trace-fast-path-1');
+      const logged = lines.filter((line) => line.requestId === 'trace-fast-path-1');
       assert.equal(logged.length, 2);
       const comparable = (line: Record<string, unknown>) => ({ ...line, time: 0, durationMs: typeof line.durationMs });
       assert.deepEqual(comparable(logged[1]!), comparable(logged[0]!));
@@ -100,18 +158,19 @@ describe('cached listings answered before the app', () => {
   });
 });
 
-// The lane on its own, with a cache holding one answer: which requests it takes, and what it writes.
-describe('the cached listing lane', () => {
-  const KEY = 'lane-key-0123456789';
+// The fast path on its own, with a cache holding one answer: which requests it takes, and what it writes.
+describe('the cached listing fast path', () => {
+  const KEY = 'fast-path-key-0123456789';
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
   const noChanges: CatalogChanges = { subscribe() {}, refresh() {} };
 
-  function lane(overrides: Partial<CachedListingLaneOptions> = {}) {
+  function fastPath(overrides: Partial<CachedListingFastPathOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
     const cache = createListingCache(noChanges);
     cache.set('limit=1', cache.mark(), { body, link: '<http://x/v1/pets?limit=1&after=1>; rel="next"' }, { status: undefined, after: 0, through: 2 });
     const logged: RequestFields[] = [];
-    const answer = createCachedListingLane({
-      cache, verifier: createApiKeyVerifier({ environmentKeys: [KEY] }), logRequest: (fields) => logged.push(fields), crossOrigin: false, ...overrides,
+    const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), ...options } = overrides;
+    const answer = createCachedListingFastPath({
+      cache, keyCheck: createKeyCheck(verifier), record: answerRecorder((fields) => logged.push(fields)), crossOrigin: false, ...options,
     });
     return { answer, logged };
   }
@@ -119,13 +178,14 @@ describe('the cached listing lane', () => {
   function request(init: { method?: string; url?: string; headers?: Record<string, string>; rawHeaders?: string[] } = {}) {
     const headers = init.headers ?? { host: 'pets.example', authorization: `Bearer ${KEY}` };
     const rawHeaders = init.rawHeaders ?? Object.entries(headers).flat();
-    return { method: init.method ?? 'GET', url: init.url ?? '/v1/pets?limit=1', headers, rawHeaders } as unknown as IncomingMessage;
+    return { method: init.method ?? 'GET', url: init.url ?? '/v1/pets?limit=1', httpVersion: '1.1', headers, rawHeaders } as unknown as IncomingMessage;
   }
 
   function response() {
     const headers = new Map<string, unknown>();
     let ended: Buffer | undefined;
     const fake = {
+      statusCode: 200,
       setHeader: (name: string, value: unknown) => headers.set(name.toLowerCase(), value),
       end: (chunk: Buffer) => {
         ended = chunk;
@@ -134,18 +194,24 @@ describe('the cached listing lane', () => {
     return { fake: fake as unknown as ServerResponse, headers, body: () => ended };
   }
 
-  it('answers a cached listing with its body, Link, type, length and a request id, and logs it', () => {
-    const { answer, logged } = lane();
-    const out = response();
-    assert.equal(answer(request(), out.fake), true);
+  /** Offers `incoming` to the fast path with the state the server would have begun. */
+  function offer(answer: ReturnType<typeof fastPath>['answer'], incoming: IncomingMessage, out = response()) {
+    const state = beginRequest(incoming, response().fake);
+    return { taken: answer(incoming, out.fake, state), state, out };
+  }
+
+  it('answers a cached listing with its body, Link, type and length, and records it under the request id', () => {
+    const { answer, logged } = fastPath();
+    const { taken, state, out } = offer(answer, request());
+    assert.equal(taken, true);
     assert.deepEqual(out.body(), body);
     assert.equal(out.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(out.headers.get('content-length'), body.length);
     assert.equal(out.headers.get('link'), '<http://x/v1/pets?limit=1&after=1>; rel="next"');
-    assert.match(String(out.headers.get('x-request-id')), /^[0-9a-f-]{36}$/);
+    assert.match(state.requestId, /^[0-9a-f-]{36}$/);
     assert.equal(logged.length, 1);
     assert.equal(logged[0]!.status, 200);
-    assert.equal(logged[0]!.requestId, out.headers.get('x-request-id'));
+    assert.equal(logged[0]!.requestId, state.requestId);
   });
 
   const leftToTheApp: [string, Parameters<typeof request>[0]][] = [
@@ -156,45 +222,84 @@ describe('the cached listing lane', () => {
     ['a fragment after the query', { url: '/v1/pets?limit=1#top' }],
     ['no Host', { headers: { authorization: `Bearer ${KEY}` } }],
     ['two Host fields', { headers: { host: 'a', authorization: `Bearer ${KEY}` }, rawHeaders: ['Host', 'a', 'Host', 'b', 'Authorization', `Bearer ${KEY}`] }],
+    ['two Authorization fields', { headers: { host: 'a', authorization: `Bearer ${KEY}` }, rawHeaders: ['Host', 'a', 'Authorization', `Bearer ${KEY}`, 'Authorization', 'Bearer x'] }],
     ['no key', { headers: { host: 'pets.example' } }],
     ['another scheme', { headers: { host: 'pets.example', authorization: `Basic ${KEY}` } }],
     ['a wrong key', { headers: { host: 'pets.example', authorization: 'Bearer not-a-key' } }],
   ];
   for (const [what, init] of leftToTheApp) {
     it(`leaves ${what} to the app, writing nothing`, () => {
-      const { answer, logged } = lane();
-      const out = response();
-      assert.equal(answer(request(init), out.fake), false);
+      const { answer, logged } = fastPath();
+      const { taken, out } = offer(answer, request(init));
+      assert.equal(taken, false);
       assert.equal(out.headers.size, 0);
       assert.equal(out.body(), undefined);
       assert.equal(logged.length, 0);
     });
   }
 
-  it('leaves a key that must be looked up in the key table to the app', () => {
+  it('leaves a key that must be looked up in the key table to the app, with the lookup begun on the state', () => {
     const table = { activeKeyHashes: async () => new Map<string, number>() };
-    const { answer } = lane({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) });
-    assert.equal(answer(request(), response().fake), false);
+    const { answer } = fastPath({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) });
+    const { taken, state } = offer(answer, request());
+    assert.equal(taken, false);
+    assert.ok(state.access instanceof Promise);
   });
 
   it('leaves a request from a browser origin to the app when CORS is on, and marks its own answers Vary: Origin', () => {
-    const { answer } = lane({ crossOrigin: true });
+    const { answer } = fastPath({ crossOrigin: true });
     const withOrigin = request({ headers: { host: 'pets.example', authorization: `Bearer ${KEY}`, origin: 'https://app.example.com' } });
-    assert.equal(answer(withOrigin, response().fake), false);
-    const out = response();
-    assert.equal(answer(request(), out.fake), true);
+    assert.equal(offer(answer, withOrigin).taken, false);
+    const { taken, out } = offer(answer, request());
+    assert.equal(taken, true);
     assert.equal(out.headers.get('vary'), 'Origin');
   });
 
-  it('takes a token for each answer, and leaves the request to the app once the bucket is empty', () => {
+  it('takes a token for each answer, and leaves the request, with its refusal decided, to the app once the bucket is empty', () => {
     let now = 0;
-    const { answer } = lane({ rateLimiter: createRateLimiter({ perSecond: 1, burst: 2 }, () => now) });
-    const first = response();
-    assert.equal(answer(request(), first.fake), true);
-    assert.equal(first.headers.get('ratelimit'), '"per-key";r=1;t=1');
-    assert.equal(answer(request(), response().fake), true);
-    assert.equal(answer(request(), response().fake), false);
+    const { answer } = fastPath({ rateLimiter: createRateLimiter({ perSecond: 1, burst: 2 }, () => now) });
+    const first = offer(answer, request());
+    assert.equal(first.taken, true);
+    assert.equal(first.out.headers.get('ratelimit'), '"per-key";r=1;t=1');
+    assert.equal(offer(answer, request()).taken, true);
+    const refused = offer(answer, request());
+    assert.equal(refused.taken, false);
+    assert.equal(refused.state.rate?.allowed, false);
     now += 1000;
-    assert.equal(answer(request(), response().fake), true);
+    assert.equal(offer(answer, request()).taken, true);
+  });
+});
+
+// The fast path and the app together: each check decided once per request.
+describe('one request pipeline', () => {
+  const KEY = 'pipeline-key-0123456789';
+  const limits: ServerLimits = {
+    ...DEFAULT_LIMITS, maxHeaderBytes: 16384, headersTimeoutMs: 5000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, maxConnections: 100, shutdownGraceMs: 1000,
+  };
+
+  async function serve(cache: ListingCache, verify: () => void) {
+    const verifier = createApiKeyVerifier({ environmentKeys: [KEY] });
+    const counted = { verify: (key: string) => (verify(), verifier.verify(key)) };
+    const { app, methodsAllowedAt, fastPath } = createHttpApp({
+      ports: {} as PetStorePorts, verifier: counted, publicBaseUrl: () => 'http://pets.example/v1', logger: pino({ level: 'silent' }),
+      rateLimit: { perSecond: 1, burst: 100 }, document: () => ({}) as never, readiness: async () => ({ ready: true as const }), corsOrigins: [],
+      listingCache: cache, useCases: { ...PET_USE_CASES, listPetPage: async () => ({ pets: [], nextAfter: undefined, limit: 3, scope: { status: undefined, after: 0, through: Infinity } }) },
+    });
+    return startHttpServer(app, { host: '127.0.0.1', port: 0, limits, methodsAllowedAt, fastPath });
+  }
+
+  it('on a miss, checks the key, takes a rate-limit token and looks up the cache once each', async () => {
+    let verified = 0;
+    let lookedUp = 0;
+    const cache: ListingCache = { get: () => (lookedUp++, undefined), mark: () => 0, set() {} };
+    const server = await serve(cache, () => verified++);
+    try {
+      const answer = await fetch(`http://127.0.0.1:${server.port}/v1/pets?limit=3`, { headers: { authorization: `Bearer ${KEY}` } });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get('ratelimit'), '"per-key";r=99;t=1');
+      assert.deepEqual({ verified, lookedUp }, { verified: 1, lookedUp: 1 });
+    } finally {
+      await server.close();
+    }
   });
 });

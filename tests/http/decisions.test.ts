@@ -470,6 +470,73 @@ const UNKNOWN_PATHS = ['/v1/pets/', '/V1/pets', '/v1/Pets', '/v1/pets/1/x', '/pe
 const OTHER_METHODS_ON_PETS = ['DELETE', 'PUT', 'PATCH', 'PURGE', 'OPTIONS'] as const;
 const OTHER_METHODS_ON_A_PET = ['DELETE', 'PUT', 'POST'] as const;
 
+/** `{"name":"Ab<bytes>cd","categoryId":1}` as bytes; the inserted bytes start at offset 11. */
+function bodyWithNameBytes(bytes: readonly number[]): Uint8Array<ArrayBuffer> {
+  return new Uint8Array([...Buffer.from('{"name":"Ab'), ...bytes, ...Buffer.from('cd","categoryId":1}')]);
+}
+const NAME_BYTES_OFFSET = 11;
+
+const ILL_FORMED_UTF8: ReadonlyArray<[label: string, bytes: readonly number[]]> = [
+  ['an overlong "/" (C0 AF)', [0xc0, 0xaf]],
+  ['an overlong NUL in three bytes (E0 80 80)', [0xe0, 0x80, 0x80]],
+  ['a lone continuation byte (80)', [0x80]],
+  ['a sequence cut short (E2 82, no third byte)', [0xe2, 0x82]],
+  ['a four-byte sequence cut short (F0 9F 90)', [0xf0, 0x9f, 0x90]],
+  ['a surrogate encoded in UTF-8 (ED A0 80, U+D800)', [0xed, 0xa0, 0x80]],
+  ['a code point past U+10FFFF (F4 90 80 80)', [0xf4, 0x90, 0x80, 0x80]],
+  ['a byte UTF-8 never uses (FF)', [0xff]],
+];
+
+describe('decision: body bytes that are not UTF-8', () => {
+  const postBytes = (body: Uint8Array<ArrayBuffer>) => send('/v1/pets', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  for (const [label, bytes] of ILL_FORMED_UTF8) {
+    it(`refuses ${label} in a name with 400 malformed_json naming the byte offset, and stores nothing`, async () => {
+      const before = await listAll();
+      const error = await expectError(await postBytes(bodyWithNameBytes(bytes)), 400, 'malformed_json');
+      assert.match(error.message, new RegExp(`not valid UTF-8.* byte offset ${NAME_BYTES_OFFSET}\\b`));
+      assert.deepEqual(await listAll(), before);
+    });
+  }
+
+  it('names the offset of the first bad byte after valid multi-byte characters', async () => {
+    // "é" (2 bytes) and "🐕" (4 bytes) before the bad byte move it 6 bytes on.
+    const error = await expectError(await postBytes(bodyWithNameBytes([...Buffer.from(`é${EMOJI}`), 0x80])), 400, 'malformed_json');
+    assert.match(error.message, new RegExp(`byte offset ${NAME_BYTES_OFFSET + 6}\\b`));
+  });
+
+  it('refuses ill-formed UTF-8 in a PATCH body too', async () => {
+    const pet = await expectCreated(await post({ name: 'Patched', categoryId: 1 }));
+    const body = new Uint8Array([...Buffer.from('{"status":"sold","x":"'), 0xc0, 0xaf, ...Buffer.from('"}')]);
+    const error = await expectError(
+      await send(`/v1/pets/${pet.id}`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body }),
+      400,
+      'malformed_json',
+    );
+    assert.match(error.message, /byte offset 22\b/);
+  });
+
+  for (const name of [`Rex ${EMOJI}`, '小狗', 'Ünïcödé ñame', '\u{10FFFF}\u{E000}', 'U+FFFD as sent: \uFFFD']) {
+    it(`stores a well-formed multi-byte name exactly (${JSON.stringify(name)})`, async () => {
+      const created = await expectCreated(await postBytes(new TextEncoder().encode(JSON.stringify({ name, categoryId: 1 }))));
+      assert.equal(created.name, name);
+      const read = await send(`/v1/pets/${created.id}`);
+      assert.equal(((await read.json()) as Pet).name, name);
+    });
+  }
+
+  it('drops a leading byte order mark, as before', async () => {
+    const body = new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('{"name":"Bom","categoryId":1}')]);
+    assert.equal((await expectCreated(await postBytes(body))).name, 'Bom');
+  });
+
+  it('refuses a query or path whose percent-encoding is not UTF-8 (every query value and petId is ASCII)', async () => {
+    await expectError(await send('/v1/pets?status=%C0%AF'), 400, 'invalid_query');
+    await expectError(await send('/v1/pets?after=%ED%A0%80'), 400, 'invalid_query');
+    await expectError(await send('/v1/pets/%C0%80'), 400, 'invalid_path');
+  });
+});
+
 describe('decision: unknown path', () => {
   for (const path of UNKNOWN_PATHS) {
     it(`answers ${path} with 404 not_found`, async () => {
@@ -573,7 +640,7 @@ describe('decision: who needs a key (every pet operation; not the documents or t
     assert.deepEqual(await listAll(), before);
   });
 
-  for (const path of ['/v1/openapi.json', '/v1/docs', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/v1/openapi.json', '/v1/docs', '/livez', '/healthz', '/readyz', '/metrics']) {
     it(`answers GET ${path} without a key with 200`, async () => {
       const response = await send(path, { key: null });
       assert.equal(response.status, 200);
@@ -705,6 +772,17 @@ describe('decision: missing key / wrong key (WWW-Authenticate per RFC 6750)', ()
   it('answers "Bearer" with no key after it with 401', async () => {
     await expectError(await send('/v1/pets', { headers: { authorization: 'Bearer' } }), 401, 'unauthorized');
   });
+
+  for (const [label, second] of [['the same key', `Bearer ${TEST_API_KEY}`], ['a wrong key', 'Bearer wrong-key-0123456789abcdef']] as const) {
+    it(`answers two Authorization fields (a good key, then ${label}) with 400 invalid_header, on a cached listing too`, async () => {
+      assert.equal((await send('/v1/pets?limit=3')).status, 200, 'the listing is cached');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await sendRaw(rawRequest('GET', '/v1/pets?limit=3', [`Authorization: ${second}`]));
+        const error = await expectError(response, 400, 'invalid_header');
+        assert.match(error.message, /Authorization/);
+      }
+    });
+  }
 
   it('never echoes the key that was sent in the error message', async () => {
     const sent = 'secret-looking-key-0123456789';

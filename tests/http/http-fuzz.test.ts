@@ -49,8 +49,8 @@ after(async () => {
 async function snapshot(): Promise<StoreSnapshot & { petsChecksum: number }> {
   const { rows } = await sql<{ petsChecksum: number }>`
     select total(version) + total(id * case status when 'available' then 1 when 'pending' then 2 when 'sold' then 3 else 0 end) * 8 as petsChecksum
-    from pets`.execute(api.service.store.db);
-  return { ...(await snapshotStore(api.service.store.db)), petsChecksum: rows[0]!.petsChecksum };
+    from pets`.execute((await api.database()).db);
+  return { ...(await snapshotStore((await api.database()).db)), petsChecksum: rows[0]!.petsChecksum };
 }
 
 /**
@@ -60,7 +60,7 @@ async function snapshot(): Promise<StoreSnapshot & { petsChecksum: number }> {
 async function checkStatusChange(request: WireRequest, response: RawResponse, before: StoreSnapshot, after: StoreSnapshot): Promise<void> {
   const pet = JSON.parse(response.body.toString('utf8')) as { id: number; status?: string };
   assert.equal(pet.id, request.changesPet);
-  const row = await api.service.store.db.selectFrom('pets').select(['status', 'version']).where('id', '=', pet.id).executeTakeFirstOrThrow();
+  const row = await (await api.database()).db.selectFrom('pets').select(['status', 'version']).where('id', '=', pet.id).executeTakeFirstOrThrow();
   assert.equal(row.status, pet.status ?? null);
   assert.equal(response.headers.etag, `"${row.version}"`);
   if (after.events === before.events) {
@@ -68,7 +68,7 @@ async function checkStatusChange(request: WireRequest, response: RawResponse, be
     return;
   }
   assert.deepEqual({ ...after, lastPosition: 0, petsChecksum: 0 }, { ...before, events: before.events + 1, lastPosition: 0, petsChecksum: 0 });
-  const last = await api.service.store.db.selectFrom('events').select(['stream_id', 'stream_version', 'type']).orderBy('position', 'desc').limit(1).executeTakeFirstOrThrow();
+  const last = await (await api.database()).db.selectFrom('events').select(['stream_id', 'stream_version', 'type']).orderBy('position', 'desc').limit(1).executeTakeFirstOrThrow();
   assert.deepEqual(last, { stream_id: `pet-${pet.id}`, stream_version: row.version, type: 'PetStatusChanged' });
 }
 
@@ -120,6 +120,6 @@ describe('HTTP fuzzing', () => {
     // How often each status came, so a reader can see the cases reached every layer.
     const tally = (counts: Map<number | 'no request', number>) => JSON.stringify(Object.fromEntries([...counts].sort(([a], [b]) => String(a).localeCompare(String(b)))));
     t.diagnostic(`statuses: ${tally(statuses)}; of PATCH /v1/pets/{digits}: ${tally(statusChanges)}`);
-    assert.deepEqual((await verifyProjection(api.service.store.db)).problems, []);
+    assert.deepEqual((await verifyProjection((await api.database()).db)).problems, []);
   });
 });

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { TEST_API_KEY, readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -71,6 +72,55 @@ describe('rate limiting by default', () => {
         assert.equal(response.headers.get('ratelimit-policy'), null);
         await response.body?.cancel();
       }
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+/** GET /v1/pets from the client address `from` (127.0.0.x: each its own client), with `key`. */
+function listFrom(api: TestService, from: string, key: string): Promise<{ status: number; retryAfter: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: '127.0.0.1', port: api.service.port, path: '/v1/pets?limit=1', localAddress: from, headers: { authorization: `Bearer ${key}` } }, (incoming) => {
+      let body = '';
+      incoming.setEncoding('utf8');
+      incoming.on('data', (chunk: string) => (body += chunk));
+      incoming.on('end', () => resolve({ status: incoming.statusCode!, retryAfter: incoming.headers['retry-after'], body }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+describe('requests without a valid key, per client address (PETSTORE_KEY_FAILURE_LIMIT)', () => {
+  const WRONG = 'wrong-key-0123456789abcdef';
+
+  it('answers 429 with Retry-After past the burst of failures, only to that address, and never to a valid key', async () => {
+    // One failure per 100 s refills nothing during the test.
+    const api = await startTestService({ PETSTORE_KEY_FAILURE_LIMIT: '0.01,3' });
+    try {
+      const statuses = [];
+      for (let index = 0; index < 3; index++) statuses.push((await listFrom(api, '127.0.0.2', WRONG)).status);
+      assert.deepEqual(statuses, [401, 401, 401]);
+      const refused = await listFrom(api, '127.0.0.2', WRONG);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.retryAfter, '100');
+      assert.deepEqual(JSON.parse(refused.body).code, 'rate_limited');
+      assert.equal(JSON.parse(refused.body).status, 429);
+      assert.equal((await listFrom(api, '127.0.0.2', TEST_API_KEY)).status, 200, 'a valid key from the same address is served');
+      assert.equal((await listFrom(api, '127.0.0.3', WRONG)).status, 401, 'another address has its own count');
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('is on by default with a burst of 100', async () => {
+    const api = await startTestService();
+    try {
+      const statuses = new Set<number>();
+      for (let index = 0; index < 100; index++) statuses.add((await listFrom(api, '127.0.0.4', WRONG)).status);
+      assert.deepEqual([...statuses], [401]);
+      assert.equal((await listFrom(api, '127.0.0.4', WRONG)).status, 429);
     } finally {
       await api.stop();
     }

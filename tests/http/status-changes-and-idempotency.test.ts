@@ -603,6 +603,6 @@ describe('a random walk of status changes', () => {
       assert.equal(pet.status, tracked.get(id)!.status, `pet ${id} ${context}`);
       assert.equal(etag, `"${tracked.get(id)!.version}"`, `pet ${id} ${context}`);
     }
-    assert.deepEqual(await verifyPetProjection(api.service.store), [], 'projection verify finds no difference');
+    assert.deepEqual(await verifyPetProjection(await api.database()), [], 'projection verify finds no difference');
   });
 });

@@ -3,6 +3,8 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../adapters/config/config.ts';
 import { startService } from '../../adapters/service.ts';
+import { openPetStore } from '../../adapters/store/open-store.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import type { RunningService } from '../../adapters/service.ts';
 import { checkErrorShape } from './error-shape.ts';
 import type { ErrorAnswer } from './error-shape.ts';
@@ -31,6 +33,8 @@ export interface TestService {
    * as a Response; checked against the document when the bytes start with a request line.
    */
   sendRaw(bytes: string | Buffer): Promise<Response>;
+  /** The service's database over a connection of the test's own, for checks in SQL; closed by `stop`. */
+  database(): Promise<SqlPetStore>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +49,7 @@ export async function startTestService(environment: Record<string, string> = {},
   });
   const service = await startService(config, { logger: options.logger ?? pino({ level: 'silent' }) });
   const origin = `http://127.0.0.1:${service.port}`;
+  let database: Promise<SqlPetStore> | undefined;
   let contract: Promise<ResponseContract> | undefined;
   const check = async (method: string, target: string, response: Response) => {
     contract ??= fetch(`${origin}/v1/openapi.json`).then(async (answer) => responseContract((await answer.json()) as Record<string, unknown>));
@@ -72,7 +77,9 @@ export async function startTestService(environment: Record<string, string> = {},
       if (requestLine) await check(requestLine[1]!, requestLine[2]!, response);
       return response;
     },
+    database: () => (database ??= openPetStore(config.database, { logger: pino({ level: 'silent' }) })),
     async stop() {
+      await database?.then((opened) => opened.close());
       await service.close();
       directory.remove();
     },

@@ -9,6 +9,7 @@ import { petFromRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createCatalogWatch } from './commit-watch.ts';
 import { createBatchedWrites } from './batched-writes.ts';
+import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
@@ -46,13 +47,16 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   const writes = createBatchedWrites(db, database, changes, clock, {
     observeWrite: options.observeWrite, reopen, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   });
+  const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     writes,
+    commits,
     checkWrites: writes.checkWrites,
     list: precompiledListing(db),
     async close() {
       await writes.drain();
+      commits.close();
       changes.close();
       await db.destroy();
     },
