@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { sql } from 'kysely';
-import Database from 'better-sqlite3';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
@@ -45,7 +45,7 @@ async function inParallel(count: number, work: (index: number) => Promise<void>)
 }
 
 describe('storage faults on SQLite', () => {
-  it('answers 503 with Retry-After while the disk is full, says so on /readyz, logs it in a few short lines, and writes again when space returns', async () => {
+  it('answers 503 with Retry-After while the disk is full, says so on /readyz, logs it in a few short lines, and writes again when space returns', async (t) => {
     const log = capturedLog();
     const api = await startTestService({}, { logger: log.logger });
     try {
@@ -77,6 +77,7 @@ describe('storage faults on SQLite', () => {
       const text = log.lines.map((line) => JSON.stringify(line));
       const bytes = text.reduce((sum, line) => sum + line.length + 1, 0);
       assert.ok(bytes < 1_000_000, `2,000 failed writes logged ${bytes} bytes`);
+      t.diagnostic(`${statuses.get(503)} writes refused: ${log.lines.length} log lines, ${bytes} bytes`);
       assert.ok(text.every((line) => line.length < 500), `a line of ${text.find((line) => line.length >= 500)}`);
       assert.equal(log.lines.filter((line) => /storage fault/.test(line.msg)).length, 1, 'the fault said once');
       assert.ok(!text.some((line) => line.includes('    at ')), 'no stack trace');
@@ -137,7 +138,7 @@ describe('storage faults on SQLite', () => {
 
   it('answers probes and listings while another connection holds the write lock, and commits the waiting write once it is released', async () => {
     const api = await startTestService();
-    const other = new Database(`${api.directory}/petstore.db`);
+    const other = await openSqliteConnection(`${api.directory}/petstore.db`);
     try {
       assert.equal((await api.createPet(pet('before'))).status, 201);
       other.exec('BEGIN IMMEDIATE');

@@ -32,14 +32,18 @@ export interface ServiceProcess {
 /**
  * The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a
  * free port, silent logs). With `terminal`, its output is a terminal (util-linux `script` gives it a
- * pseudo-terminal), as for a person running it by hand.
+ * pseudo-terminal), as for a person running it by hand. A `wrapper` (e.g. `fiu-run -x`) must exec the
+ * command it is given, so that the child's pid stays the service's.
  */
-export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string; terminal?: boolean } = {}): ServiceProcess {
+export function startServiceProcess(
+  environment: Record<string, string>, options: { cwd?: string; terminal?: boolean; wrapper?: readonly string[] } = {},
+): ServiceProcess {
   const ownDirectory = options.cwd === undefined ? temporaryDirectory('start') : undefined;
   const cwd = options.cwd ?? ownDirectory!.path;
+  const service = [...(options.wrapper ?? []), process.execPath, ...START_ARGS];
   const [command, args] = options.terminal
-    ? ['script', ['-qec', ['exec', process.execPath, ...START_ARGS].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' '), '/dev/null']] as const
-    : [process.execPath, START_ARGS] as const;
+    ? ['script', ['-qec', ['exec', ...service].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' '), '/dev/null']] as const
+    : [service[0]!, service.slice(1)] as const;
   const child = spawn(command, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },

@@ -19,6 +19,8 @@ export interface BatchedWrites {
    * Whether writes can commit now: the fault that stops them, or undefined. Known from the last group
    * that committed or failed; proven by writing one row (in a group of its own or with others) at most
    * once a second while faulty and once every ten seconds otherwise, so probes do not write constantly.
+   * While faulty, only a group of appends committing, or a check three seconds after the last failure,
+   * clears the fault.
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /** Resolves when every write asked for so far has committed or failed. */
@@ -36,6 +38,8 @@ export interface BatchedWritesOptions {
 /** Pauses between attempts at the write lock: short at first, then at most this. */
 const LOCK_RETRY_MAX_PAUSE_MS = 50;
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
+/** How long after the last failed group a successful write check may call the store writable. */
+const FAULT_QUIET_MS = 3_000;
 /** At most this often is the file opened again while writes find it unwritable. */
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
 
@@ -118,7 +122,7 @@ export function createBatchedWrites(
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
   let lastReopen = 0;
-  let failedGroups = 0;
+  let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
   function schedule(): void {
@@ -169,7 +173,7 @@ export function createBatchedWrites(
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
     fault = failure;
-    failedGroups += 1;
+    lastFailure = performance.now();
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
@@ -294,12 +298,13 @@ export function createBatchedWrites(
     checkWrites() {
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
       if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
-      const failuresBefore = failedGroups;
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
         schedule();
       }).then(() => {
-        if (failedGroups === failuresBefore) fault = undefined;
+        // A small write may fit where the others do not (a page free in a full file): only a check
+        // after a quiet spell, or a group of appends, says the fault is over.
+        if (performance.now() - lastFailure >= FAULT_QUIET_MS) fault = undefined;
         return fault;
       }, () => fault);
       lastCheck = { at: Date.now(), outcome };

@@ -70,7 +70,7 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     }
     if (problems.length > 0) {
       current.close();
-      throw new DatabaseUnusable(`the database ${path} (PETSTORE_DATABASE) is damaged: ${problems[0]}; run \`petstore check\` for the full report, and restore it from a backup`);
+      throw new DatabaseUnusable(`the database ${path} (PETSTORE_DATABASE) is damaged: ${problems[0]!.replace(/\s*\n\s*/g, ' ')}; run \`petstore check\` for the full report, and restore it from a backup`);
     }
   }
   const raw: SqliteConnection = {

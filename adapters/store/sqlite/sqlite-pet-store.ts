@@ -25,6 +25,8 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
   readonly busyTimeoutMs?: number;
+  /** See `BatchedWritesOptions.lockWaitMs` (default BUSY_TIMEOUT_MS). */
+  readonly lockWaitMs?: number;
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
 }
@@ -42,7 +44,9 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
-  const writes = createBatchedWrites(db, database, changes, clock, { observeWrite: options.observeWrite, reopen });
+  const writes = createBatchedWrites(db, database, changes, clock, {
+    observeWrite: options.observeWrite, reopen, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+  });
   const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
