@@ -56,7 +56,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = tracing ? tracing.tracePorts(counted) : counted;
-    // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
+    // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
     let stopping = false;

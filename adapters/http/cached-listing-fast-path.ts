@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { HttpProblem } from './errors.ts';
 import { JSON_TYPE } from './listing-cache.ts';
-import type { ListingCache } from './listing-cache.ts';
+import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { decideRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RecordAnswer, RequestState } from './request-pipeline.ts';
@@ -16,8 +16,11 @@ export interface CachedListingFastPathOptions {
   readonly crossOrigin: boolean;
 }
 
-/** Answers a request on Node's response and returns true, or returns false and leaves it, and its state, to the app. */
-export type FastPath = (request: IncomingMessage, response: ServerResponse, state: RequestState) => boolean;
+/**
+ * Answers a request on Node's response and returns true, or returns false and leaves it, and its state,
+ * to the app; a promise of either when it must first ask the database whether the cache is current.
+ */
+export type FastPath = (request: IncomingMessage, response: ServerResponse, state: RequestState) => boolean | Promise<boolean>;
 
 // The only path answered here, and so also the route template it reports.
 const LISTING_PATH = '/v1/pets';
@@ -37,21 +40,27 @@ export function createCachedListingFastPath(options: CachedListingFastPathOption
     if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return false;
     const access = keyCheck(state, request);
     if (access instanceof Promise || access instanceof HttpProblem) return false;
-    const answer = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));
-    if (answer === undefined) {
-      state.listingMissed = true;
-      return false;
-    }
-    const decision = rateLimiter && decideRate(rateLimiter, state, access.keyId);
-    if (decision !== undefined && !decision.allowed) return false;
+    const found = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));
+    // When the look for other instances' commits fails, the app reads the database and answers for it.
+    if (found instanceof Promise) return found.then((answer) => answerWith(answer, access.keyId), () => answerWith(undefined, access.keyId));
+    return answerWith(found, access.keyId);
 
-    if (crossOrigin) response.setHeader('Vary', 'Origin');
-    if (decision !== undefined) for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
-    if (answer.link !== undefined) response.setHeader('Link', answer.link);
-    response.setHeader('Content-Type', JSON_TYPE);
-    response.setHeader('Content-Length', answer.body.length);
-    response.end(answer.body);
-    record(state, 'GET', LISTING_PATH, LISTING_PATH, 200, access.keyId);
-    return true;
+    function answerWith(answer: ListingAnswer | undefined, keyId: string): boolean {
+      if (answer === undefined) {
+        state.listingMissed = true;
+        return false;
+      }
+      const decision = rateLimiter && decideRate(rateLimiter, state, keyId);
+      if (decision !== undefined && !decision.allowed) return false;
+
+      if (crossOrigin) response.setHeader('Vary', 'Origin');
+      if (decision !== undefined) for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
+      if (answer.link !== undefined) response.setHeader('Link', answer.link);
+      response.setHeader('Content-Type', JSON_TYPE);
+      response.setHeader('Content-Length', answer.body.length);
+      response.end(answer.body);
+      record(state, 'GET', LISTING_PATH, LISTING_PATH, 200, keyId);
+      return true;
+    }
   };
 }

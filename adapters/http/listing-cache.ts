@@ -16,8 +16,12 @@ export type ListingScope = PageScope;
 type Entry = ListingAnswer & ListingScope;
 
 export interface ListingCache {
-  /** The answer for this query string, if cached and still exact; first looks for commits made elsewhere. */
-  get(querystring: string): ListingAnswer | undefined;
+  /**
+   * The answer for this query string, if cached and still exact; first looks for commits made elsewhere.
+   * A promise where that look asks the database (PostgreSQL): the answer then includes every commit
+   * made before the call.
+   */
+  get(querystring: string): ListingAnswer | undefined | Promise<ListingAnswer | undefined>;
   /** Taken before reading the catalogue: `set` keeps an answer only if nothing changed since. */
   mark(): number;
   set(querystring: string, mark: number, answer: ListingAnswer, scope: ListingScope): void;
@@ -56,8 +60,9 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
 
   return {
     get(querystring) {
-      changes.refresh();
-      return entries.get(querystring);
+      const looking = changes.refresh();
+      if (looking === undefined) return entries.get(querystring);
+      return looking.then(() => entries.get(querystring));
     },
     mark: () => generation,
     set(querystring, mark, answer, scope) {

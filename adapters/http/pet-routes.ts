@@ -42,6 +42,7 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
   // A cached answer is sent without a promise of its own; a query the fast path found uncached is not looked up again.
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
     const cached = stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring);
+    if (cached instanceof Promise) return cached.then((answer) => answer ?? readListing(ctx.querystring)).then((answer) => sendListing(ctx, answer));
     if (cached) return sendListing(ctx, cached);
     return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   });

@@ -45,7 +45,9 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     response.once('close', () => inFlight.delete(response));
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
-    if (!fastPath(request, response, beginRequest(request, response))) void handle(request, response);
+    const answered = fastPath(request, response, beginRequest(request, response));
+    if (answered === false) void handle(request, response);
+    else if (answered !== true) void answered.then((done) => { if (!done) void handle(request, response); });
   };
 
   const server = createServer(

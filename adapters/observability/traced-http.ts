@@ -73,11 +73,15 @@ export function traceRequests(spans: Spans): Middleware {
  */
 export function traceFastPath(spans: Spans, fastPath: FastPath): FastPath {
   return function tracedFastPath(request, response, state) {
-    if (!fastPath(request, response, state)) return false;
-    const method = request.method!;
-    const path = request.url!.split('?', 1)[0]!;
-    const { span } = startServerSpan(spans, method, path, request.headers, state.started);
-    endServerSpan(span, method, path, response.statusCode, state.requestId);
-    return true;
+    const traced = (answered: boolean) => {
+      if (!answered) return false;
+      const method = request.method!;
+      const path = request.url!.split('?', 1)[0]!;
+      const { span } = startServerSpan(spans, method, path, request.headers, state.started);
+      endServerSpan(span, method, path, response.statusCode, state.requestId);
+      return true;
+    };
+    const answered = fastPath(request, response, state);
+    return typeof answered === 'boolean' ? traced(answered) : answered.then(traced);
   };
 }

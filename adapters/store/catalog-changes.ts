@@ -14,8 +14,10 @@ export interface CatalogChanges {
   /** `listener` hears of this process's commits as they commit, with the pets they changed. */
   subscribe(listener: CatalogListener): void;
   /**
-   * Looks (synchronously, cheaply) for commits the store did not report itself: other processes, or
-   * writes that went around it. When there are any, the listeners hear `undefined` before this returns.
+   * Looks for commits the store did not report itself: other processes, or writes that went around it.
+   * Where the store can look synchronously (SQLite's file), the listeners hear of any before this
+   * returns; otherwise (PostgreSQL) it returns a promise, and they have heard of every commit made
+   * before the call by the time it resolves.
    */
-  refresh(): void;
+  refresh(): void | Promise<void>;
 }

@@ -21,6 +21,12 @@ export interface PostgresCommitSignalOptions {
   readonly logger?: Logger | undefined;
 }
 
+/** The position of the log's last committed event, 0 when it has none. */
+export async function readLogHead(db: Kysely<PetStoreDatabase>): Promise<number> {
+  const { rows } = await sql<{ head: number | null }>`select max(position) as head from events`.execute(db);
+  return Number(rows[0]?.head ?? 0);
+}
+
 /**
  * The log may have grown: told by LISTEN on one connection of its own (every instance's appends notify
  * `LOG_CHANNEL` on commit), and by reading the log's head every `pollMs` as a fallback. Both run only
@@ -44,8 +50,7 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
 
   const readHead = async () => {
     try {
-      const { rows } = await sql<{ head: number | null }>`select max(position) as head from events`.execute(db);
-      grewTo(Number(rows[0]?.head ?? 0));
+      grewTo(await readLogHead(db));
     } catch {
       // The database is away: the next look tries again.
     }

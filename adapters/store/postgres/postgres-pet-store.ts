@@ -8,7 +8,9 @@ import { createSqlPetStore } from '../sql-pet-store.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { createPostgresWrites } from './postgres-writes.ts';
-import { postgresCommitSignal } from './postgres-commit-signal.ts';
+import { postgresCommitSignal, readLogHead } from './postgres-commit-signal.ts';
+import { postgresCatalogChanges } from './postgres-catalog-changes.ts';
+import type { PostgresCatalogChanges } from './postgres-catalog-changes.ts';
 import { createPostgresPool } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
@@ -45,15 +47,19 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
   const commits = postgresCommitSignal(db, { url: options.listenUrl, logger: options.logger });
-  return createSqlPetStore(db, postgresSqlDialect, {
+  let changes: PostgresCatalogChanges | undefined;
+  const store = createSqlPetStore(db, postgresSqlDialect, {
     clock,
     writes: createPostgresWrites(db, clock, commits.committed),
     commits,
     async close() {
+      changes?.close();
       await commits.close();
       await db.destroy();
     },
   });
+  changes = postgresCatalogChanges({ readAll: store.eventStore.readAll, head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
+  return { ...store, changes };
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {

@@ -1,0 +1,120 @@
+import type { CommitSignal, EventStore, StoredEvent } from '../../../application/index.ts';
+import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
+
+/** How many events one look reads; a cache further behind than this drops every answer instead of reading on. */
+export const CATCH_UP_EVENTS = 1000;
+
+export interface PostgresCatalogChanges extends CatalogChanges {
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * The catalogue's changes on PostgreSQL, read from the log: any instance's commits, in position order
+ * (appends commit in the order of their positions, see APPEND_LOCK), with the pets they changed and the
+ * statuses they left and entered, so the listing cache drops exactly what they touch.
+ *
+ * A notification of a commit (`commits`) starts a look at once; but a notification may come late, so
+ * `refresh` looks too, and resolves only after a look that began after it was called. One look answers
+ * every caller that arrived while the previous one was in flight (as a group commit does for writes),
+ * and it is one query: the events after the position already told, none when nothing is new.
+ */
+export function postgresCatalogChanges(
+  log: Pick<EventStore, 'readAll'> & { head(): Promise<number> }, commits: CommitSignal,
+): PostgresCatalogChanges {
+  const listeners: CatalogListener[] = [];
+  /** Every commit up to this position has been told; undefined before the first look. */
+  let told: number | undefined;
+  /** The callers waiting for a look that has not begun yet. */
+  let waiting: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
+  /** A notified position beyond `told`: worth a look even when nobody waits. */
+  let notified = 0;
+  let looking = false;
+  let stopListening: (() => void) | undefined;
+
+  const tell = (changes: readonly PetChange[] | undefined) => {
+    for (const listener of listeners) listener(changes);
+  };
+
+  /** Reads what was committed after `told`, tells it, and moves `told` on. */
+  async function look(): Promise<void> {
+    if (told === undefined) {
+      // The first look only learns where the log ends: whatever is cached before it is dropped.
+      told = await log.head();
+      tell(undefined);
+      return;
+    }
+    const events = await log.readAll(told, CATCH_UP_EVENTS);
+    if (events.length === 0) return;
+    told = events.at(-1)!.position;
+    if (events.length === CATCH_UP_EVENTS) {
+      // Far behind: dropping everything is cheaper than reading on, and the log's end is found afresh.
+      told = undefined;
+      tell(undefined);
+      return look();
+    }
+    const changes = events.map(changeOf);
+    tell(changes.includes(undefined) ? undefined : changes as PetChange[]);
+  }
+
+  async function lookWhileWanted(): Promise<void> {
+    looking = true;
+    try {
+      while (waiting !== undefined || (told !== undefined && notified > told)) {
+        const callers = waiting;
+        waiting = undefined;
+        // A notification during this look asks for another; a failed look waits for the next one or a caller.
+        notified = 0;
+        try {
+          await look();
+          callers?.resolve();
+        } catch (error) {
+          callers?.reject(error);
+        }
+      }
+    } finally {
+      looking = false;
+    }
+  }
+
+  return {
+    subscribe(listener) {
+      listeners.push(listener);
+      stopListening ??= commits.onCommitted((position) => {
+        if (position !== undefined && told !== undefined && position <= told) return;
+        notified = position ?? Number.MAX_SAFE_INTEGER;
+        if (!looking) void lookWhileWanted();
+      });
+    },
+    refresh() {
+      if (waiting === undefined) {
+        let resolve!: () => void;
+        let reject!: (error: unknown) => void;
+        const promise = new Promise<void>((resolved, rejected) => {
+          resolve = resolved;
+          reject = rejected;
+        });
+        waiting = { promise, resolve, reject };
+      }
+      const { promise } = waiting;
+      if (!looking) void lookWhileWanted();
+      return promise;
+    },
+    close() {
+      stopListening?.();
+      stopListening = undefined;
+    },
+  };
+}
+
+/** The pet an event changed, with the statuses it left and entered; undefined for an event this reader does not know. */
+function changeOf({ event }: StoredEvent): PetChange | undefined {
+  switch (event.type) {
+    case 'PetAdded':
+      return { id: event.data.id, statuses: [event.data.status] };
+    case 'PetStatusChanged':
+      return { id: event.data.id, statuses: [event.data.from, event.data.to] };
+    default:
+      return undefined;
+  }
+}
