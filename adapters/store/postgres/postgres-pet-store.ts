@@ -48,11 +48,13 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
   const clock = options.clock ?? { now: () => new Date() };
   const commits = postgresCommitSignal(db, { url: options.listenUrl, logger: options.logger });
   let changes: PostgresCatalogChanges | undefined;
+  const writes = createPostgresWrites(db, clock, commits.committed);
   const store = createSqlPetStore(db, postgresSqlDialect, {
     clock,
-    writes: createPostgresWrites(db, clock, commits.committed),
+    writes,
     commits,
     async close() {
+      await writes.drain();
       changes?.close();
       await commits.close();
       await db.destroy();

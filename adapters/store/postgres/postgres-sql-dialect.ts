@@ -9,9 +9,9 @@ const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'int
 /**
  * The lock that makes positions follow commit order. An identity hands out numbers in the order of the
  * inserts, not of the commits: with two appends in flight, the later position can commit first, and a
- * reader that moved past it would never see the earlier one. Every append takes this transaction-level
- * advisory lock in the statement that inserts its events (its last write) and keeps it until it commits,
- * so reading `position > n` never skips an event still in flight.
+ * reader that moved past it would never see the earlier one. Every group of appends takes this
+ * transaction-level advisory lock before its first write and keeps it until it commits, so reading
+ * `position > n` never skips an event still in flight.
  */
 export const APPEND_LOCK = 0x70_65_74_73; // "pets"
 
@@ -55,10 +55,10 @@ export const postgresSqlDialect: SqlDialect = {
 
   async beginExclusive(connection) {
     await sql`begin`.execute(connection);
-    // Appends write `pets` before they take the append lock: hold their writes to `pets` off first
-    // (readers still read), then wait for the lock, so that neither waits for the other.
-    await sql`lock table pets in exclusive mode`.execute(connection);
+    // Appends take the append lock before they write `pets`: wait for it first, then hold off any other
+    // writes to `pets` (readers still read), so that neither waits for the other.
     await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(connection);
+    await sql`lock table pets in exclusive mode`.execute(connection);
   },
 
   async beginSnapshot(connection) {

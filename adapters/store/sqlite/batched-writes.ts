@@ -1,9 +1,9 @@
 import type { Kysely, SqliteDatabase } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { AppendResult, Clock, EventStore, PetIds } from '../../../application/index.ts';
-import { executeAppend } from '../append-plan.ts';
-import type { AppendRequest, AppendRows, Appended } from '../append-plan.ts';
-import type { PetChange } from '../catalog-changes.ts';
+import type { AppendRows } from '../append-plan.ts';
+import { appendAll } from '../append-group.ts';
+import type { GroupTransaction, PendingAppend } from '../append-group.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import type { CatalogWatch } from './commit-watch.ts';
@@ -42,13 +42,6 @@ const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
 const FAULT_QUIET_MS = 3_000;
 /** At most this often is the file opened again while writes find it unwritable. */
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
-
-interface PendingAppend {
-  readonly request: AppendRequest;
-  readonly resolve: (result: AppendResult) => void;
-  readonly reject: (error: unknown) => void;
-  readonly observed: ((group: CommittedGroup) => void) | undefined;
-}
 
 interface PendingId {
   readonly resolve: (id: number) => void;
@@ -208,11 +201,11 @@ export function createBatchedWrites(
             taken = appends;
             appends = [];
             const began = performance.now();
-            const group = await appendAll(taken);
+            const outcome = await appendAll(group, taken, clock.now());
             if (waitingChecks.length > 0) touchHealth().run([clock.now().toISOString()]);
             commit().run([]);
             if (observeWrite) committed = { size: taken.length, began, committed: performance.now() };
-            return group;
+            return outcome;
           } catch (error) {
             try {
               rollback().run([]);
@@ -221,7 +214,7 @@ export function createBatchedWrites(
             }
             throw error;
           }
-        }, (group) => group.changes).then((group) => group.answers);
+        }, (outcome) => outcome.changes).then((outcome) => outcome.answers);
         return 'done';
       });
       if (outcome === 'busy') return 'busy';
@@ -252,33 +245,17 @@ export function createBatchedWrites(
     await new Promise((resolve) => setImmediate(resolve));
   }
 
-  async function appendAll(batch: readonly PendingAppend[]): Promise<{ answers: (() => void)[]; changes: PetChange[] }> {
-    const answers: (() => void)[] = [];
-    const changes: PetChange[] = [];
-    const now = clock.now();
-    for (const write of batch) {
-      savepoint().run([]);
-      let appended: Appended;
-      try {
-        appended = await executeAppend(rows, write.request, now);
-      } catch (error) {
-        // A fault of the machine fails the whole group; so does one that leaves no savepoint to roll back to.
-        if (sqliteFault(error) !== undefined) throw error;
-        try {
-          rollbackTo().run([]);
-          release().run([]);
-        } catch {
-          throw error;
-        }
-        answers.push(() => write.reject(error));
-        continue;
-      }
+  /** The group's savepoints and rows on this connection: a fault of SQLite fails the group. */
+  const group: GroupTransaction = {
+    rows,
+    savepoint: () => void savepoint().run([]),
+    release: () => void release().run([]),
+    rollbackTo() {
+      rollbackTo().run([]);
       release().run([]);
-      if (appended.change) changes.push(appended.change);
-      answers.push(() => write.resolve({ version: appended.version, position: appended.position }));
-    }
-    return { answers, changes };
-  }
+    },
+    failsGroup: (error) => sqliteFault(error) !== undefined,
+  };
 
   return {
     append(streamId, expected, events, metadata, options = {}) {

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { addPet, changePetStatus } from '../../../application/index.ts';
 import type { StoredEvent } from '../../../application/index.ts';
 import { rebuildPetProjection, verifyPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
+import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
+import type { SqlPetStore } from '../../../adapters/store/sql-pet-store.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';
 import type { TemporaryPostgresStore } from '../../support/temporary-store.ts';
 
@@ -45,15 +47,19 @@ describe('reading the log in position order while writers commit', () => {
   let blocker: pg.Client;
   /** Watches the server's activity from outside any transaction (inside one, pg_stat_activity stays frozen). */
   let observer: pg.Client;
+  /** Another instance on the same database. */
+  let other: SqlPetStore;
 
   before(async () => {
     opened = await openTemporaryStore('postgres', { poolSize: 6 });
+    other = await openPostgresPetStore({ url: opened.url!, poolSize: 2, statementTimeoutMs: 10_000 }, { migrate: false });
     blocker = new pg.Client({ connectionString: opened.url });
     await blocker.connect();
     observer = new pg.Client({ connectionString: opened.url });
     await observer.connect();
   });
   after(async () => {
+    await other.close();
     await blocker.end();
     await observer.end();
     await opened.close();
@@ -82,10 +88,11 @@ describe('reading the log in position order while writers commit', () => {
     const slow = changePetStatus(opened.store, { id: held.id, status: 'pending' });
     await until(async () => (await waiting()) === 1, 'the held append waits at the unique index');
 
-    // A later append: were positions free to commit out of order, it would commit now, after the
-    // held one's position; instead it waits until the held one has committed.
+    // A later append, by another instance (this one's next group waits for the held one's): were
+    // positions free to commit out of order, it would commit now, after the held one's position;
+    // instead it waits until the held one has committed.
     let fastDone = false;
-    const fast = changePetStatus(opened.store, { id: quick.id, status: 'sold' }).finally(() => (fastDone = true));
+    const fast = changePetStatus(other, { id: quick.id, status: 'sold' }).finally(() => (fastDone = true));
     await until(async () => fastDone || (await waiting()) === 2, 'the later append has committed or waits');
     const rebuild = rebuildPetProjection(opened.store);
 

@@ -1,0 +1,69 @@
+import type { AppendResult } from '../../application/index.ts';
+import { executeAppend } from './append-plan.ts';
+import type { AppendRequest, AppendRows, Appended } from './append-plan.ts';
+import type { PetChange } from './catalog-changes.ts';
+import type { CommittedGroup } from './write-observer.ts';
+
+type Awaitable<T> = T | Promise<T>;
+
+/** An append waiting for its group: answered only once the group has committed (or failed). */
+export interface PendingAppend {
+  readonly request: AppendRequest;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+  readonly observed: ((group: CommittedGroup) => void) | undefined;
+}
+
+/** What a backend does for a group of appends inside its transaction, besides the rows of each append. */
+export interface GroupTransaction {
+  readonly rows: AppendRows;
+  savepoint(): Awaitable<void>;
+  release(): Awaitable<void>;
+  rollbackTo(): Awaitable<void>;
+  /** True for a fault of the machine or database: it fails the whole group, not one append. */
+  failsGroup(error: unknown): boolean;
+  /** Run after an append failed and was rolled back: the failure as its caller should hear it. */
+  explain?(error: unknown, request: AppendRequest): Promise<unknown>;
+}
+
+/** What a group did: each append's answer (to give once committed), the pets it changed, its last position. */
+export interface GroupOutcome {
+  readonly answers: (() => void)[];
+  readonly changes: PetChange[];
+  /** The last position appended, 0 when no append of the group appended. */
+  readonly last: number;
+}
+
+/**
+ * Group commit's core, for every backend that batches: the appends of one group, each executing the
+ * append plan in a savepoint of the group's transaction, so that a failed append (a version conflict,
+ * an idempotency key taken) is rolled back and rejected alone. A fault of the machine (or one that
+ * leaves no savepoint to roll back to) is thrown, to fail the group.
+ */
+export async function appendAll(group: GroupTransaction, batch: readonly PendingAppend[], now: Date): Promise<GroupOutcome> {
+  const answers: (() => void)[] = [];
+  const changes: PetChange[] = [];
+  let last = 0;
+  for (const write of batch) {
+    await group.savepoint();
+    let appended: Appended;
+    try {
+      appended = await executeAppend(group.rows, write.request, now);
+    } catch (error) {
+      if (group.failsGroup(error)) throw error;
+      try {
+        await group.rollbackTo();
+      } catch {
+        throw error;
+      }
+      const heard = group.explain ? await group.explain(error, write.request) : error;
+      answers.push(() => write.reject(heard));
+      continue;
+    }
+    await group.release();
+    if (appended.change) changes.push(appended.change);
+    last = Math.max(last, appended.position);
+    answers.push(() => write.resolve({ version: appended.version, position: appended.position }));
+  }
+  return { answers, changes, last };
+}
