@@ -102,13 +102,13 @@ function pinned(core: number, args: readonly string[], pin: boolean): [string, s
   return pin ? ['taskset', ['-c', String(core), process.execPath, ...args]] : [process.execPath, [...args]];
 }
 
-interface Started {
+export interface Started {
   readonly child: ChildProcess;
   readonly origin: string;
 }
 
-/** The service as `npm start` runs it, pinned to core 0, its log going to a file. */
-async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string): Promise<Started> {
+/** The service as `npm start` runs it, pinned to core 0, its log going to a file; `database` is a SQLite path or a PostgreSQL URL. */
+export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string): Promise<Started> {
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
   const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
@@ -144,12 +144,12 @@ async function startCeiling(bodiesFile: string, pin: boolean): Promise<Started> 
   throw new Error('the ceiling server did not start');
 }
 
-interface LoadClient {
+export interface LoadClient {
   run(job: LoadJob): Promise<LoadResult>;
   stop(): void;
 }
 
-function startLoadClient(pin: boolean): LoadClient {
+export function startLoadClient(pin: boolean): LoadClient {
   const [command, args] = pinned(1, [...TS, join(root, 'bench', 'load-client.ts')], pin);
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return {
@@ -163,7 +163,7 @@ function startLoadClient(pin: boolean): LoadClient {
   };
 }
 
-async function stop(started: Started): Promise<void> {
+export async function stop(started: Started): Promise<void> {
   if (started.child.exitCode !== null) return;
   started.child.kill('SIGTERM');
   await once(started.child, 'exit');
@@ -172,7 +172,7 @@ async function stop(started: Started): Promise<void> {
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process from /proc, in microseconds (Linux reports clock ticks of 1/100 s). */
-function cpuMicroseconds(pid: number): number {
+export function cpuMicroseconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }
@@ -182,13 +182,13 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 }
 
-const median = (values: readonly number[]) => {
+export const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
-const headers = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
+export const headers = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
 
 /**
  * The service and the Koa ceiling, both on core 0, loaded in turn from core 1 by autocannon with

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HttpFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
+import type { BackendComparison } from './postgres-vs-sqlite.ts';
 
 export interface Goal {
   readonly name: string;
@@ -18,6 +19,8 @@ export interface BenchResults {
   readonly machine: Record<string, unknown>;
   readonly http: HttpFigures;
   readonly inProcess: InProcessFigures;
+  /** The service on PostgreSQL beside SQLite (absent from results of before it was measured). */
+  readonly backends?: BackendComparison | undefined;
   readonly goals: readonly Goal[];
 }
 
@@ -26,13 +29,21 @@ const LIST_RATIO_LIMIT = 1.3;
 const REBUILD_EVENTS_PER_SECOND = 300_000;
 
 /** Every goal of the benchmark, judged on one run's figures. */
-export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
+export function judge(http: HttpFigures, inProcess: InProcessFigures, backends?: BackendComparison): Goal[] {
   const goals: Goal[] = http.scenarios.map((scenario) => ({
     name: `${scenario.label} vs the Koa ceiling`,
     target: `≥ ${scenario.goal}×`,
     value: `${scenario.ratio.toFixed(2)}×`,
     met: scenario.ratio >= scenario.goal,
   }));
+  for (const scenario of backends?.scenarios ?? []) {
+    goals.push({
+      name: `${scenario.label} on PostgreSQL vs SQLite`,
+      target: `≥ ${scenario.goal}×`,
+      value: `${scenario.ratio.toFixed(2)}×`,
+      met: scenario.ratio >= scenario.goal,
+    });
+  }
   goals.push({
     name: `listPets at ${count(inProcess.listPets.largePets)} vs ${count(inProcess.listPets.smallPets)} pets (worst of ${inProcess.listPets.cases.length} cases)`,
     target: `≤ ${LIST_RATIO_LIMIT}×`,
@@ -79,6 +90,7 @@ export function markdownTables(results: BenchResults): string {
     ...http.scenarios.map((scenario) =>
       `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ${scenario.bodyBytes} B |`),
     '',
+    ...backendTables(results.backends),
     '| goal | target | measured | met |',
     '|---|---:|---:|:---:|',
     ...results.goals.map((goal) => `| ${goal.name} | ${goal.target} | ${goal.value} | ${goal.met ? 'yes' : '**no**'} |`),
@@ -94,6 +106,23 @@ export function markdownTables(results: BenchResults): string {
     ...inProcess.listPets.cases.map((figure) => `| ${figure.status} | ${figure.limit} | ${micro(figure.smallNs)} | ${micro(figure.largeNs)} | ${figure.ratio.toFixed(2)}× |`),
   ];
   return lines.join('\n');
+}
+
+/** The service on PostgreSQL beside SQLite: req/s, p99 and CPU time a request on each side. */
+function backendTables(backends: BackendComparison | undefined): string[] {
+  if (backends === undefined) return [];
+  const us = (value: number) => `${value.toFixed(0)} µs`;
+  return [
+    `The same service on PostgreSQL (a throwaway cluster, fsync and \`synchronous_commit\` on, ${backends.pinned ? 'on core 0 with the service' : 'not pinned'}) beside SQLite: ` +
+      `${count(backends.pets)} pets, ${backends.connections} connections, ${backends.rounds} rounds of ${backends.seconds} s alternating which goes first; CPU a request: the service's, and PostgreSQL's server processes' after the +.`,
+    '',
+    '| scenario | SQLite req/s | PostgreSQL req/s | ratio | goal | p99 SQLite / PostgreSQL | CPU a request SQLite | CPU a request PostgreSQL |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...backends.scenarios.map((scenario) =>
+      `| \`${scenario.label}\` | ${rps(scenario.sqlite.median)} | ${rps(scenario.postgres.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ` +
+      `${scenario.sqlite.latencyP99Ms} / ${scenario.postgres.latencyP99Ms} ms | ${us(scenario.sqlite.cpuPerRequestUs)} | ${us(scenario.postgres.cpuPerRequestUs)} + ${us(scenario.postgres.databaseCpuPerRequestUs)} |`),
+    '',
+  ];
 }
 
 /** Grouped bars: the service and the ceiling, req/s, per scenario, with the ratio above each pair. */

@@ -3,6 +3,8 @@
 // `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
+//   node --import tsx bench/run.ts <mode> --backends-only
+// --backends-only: just the service on PostgreSQL beside SQLite, printed and not written;
 // --only: just those HTTP scenarios, service against ceiling, printed and not written (for working on
 // one path); --profile: also a V8 CPU profile of the service, written into that folder.
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
@@ -14,26 +16,31 @@ import { join, resolve } from 'node:path';
 import { runHttp } from './http-load.ts';
 import type { HttpOptions } from './http-load.ts';
 import { runInProcess } from './in-process.ts';
+import { runBackends } from './postgres-vs-sqlite.ts';
+import type { BackendOptions } from './postgres-vs-sqlite.ts';
 import type { InProcessOptions } from './in-process.ts';
 import { chartSvg, judge, markdownTables, PERFORMANCE_PAGE, writePerformancePage } from './report.ts';
 import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
 
-type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'> };
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
     http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
+    backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
   },
   quick: {
     http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
+    backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
     inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
+    backends: { pets: 1000, rounds: 1, seconds: 0.3, warmupSeconds: 0.2, connections: 8 },
   },
 };
 
@@ -60,7 +67,11 @@ function parseArguments(argv: readonly string[]): Arguments {
 /** The smoke run's check that what it wrote can be read: the figures as JSON, the chart as SVG. */
 function checkWritten(out: string): void {
   const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
-  const figures = [...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]), results.inProcess.rebuild.eventsPerSecond];
+  const figures = [
+    ...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]), results.inProcess.rebuild.eventsPerSecond,
+    ...(results.backends?.scenarios ?? []).flatMap((scenario) => [scenario.sqlite.median, scenario.postgres.median]),
+  ];
+  if (results.backends === undefined) throw new Error('latest.json holds no PostgreSQL figures');
   if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
   if (!readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg')) throw new Error('chart.svg is not an SVG');
 }
@@ -101,6 +112,14 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const only = optionValue(argv, '--only');
+  if (argv.includes('--backends-only')) {
+    const backends = await runBackends({ ...(MODES[argv[0] ?? 'quick'] ?? MODES.quick!).backends, log });
+    for (const scenario of backends.scenarios) {
+      log(`${scenario.label}: SQLite ${Math.round(scenario.sqlite.median)} req/s, PostgreSQL ${Math.round(scenario.postgres.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); ` +
+        `CPU a request ${scenario.sqlite.cpuPerRequestUs.toFixed(0)} µs against ${scenario.postgres.cpuPerRequestUs.toFixed(0)} + ${scenario.postgres.databaseCpuPerRequestUs.toFixed(0)} µs`);
+    }
+    return;
+  }
   if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), log);
   if (argv[0] === 'report') {
     writePerformancePage(root, JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults);
@@ -115,6 +134,7 @@ async function main(): Promise<void> {
 
   const inProcess = await runInProcess({ ...settings.inProcess, log });
   const http = await runHttp({ ...settings.http, log });
+  const backends = await runBackends({ ...settings.backends, log });
 
   const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
@@ -126,7 +146,8 @@ async function main(): Promise<void> {
     machine: { ...machineAtStart, loadAverageAtEnd: machineFacts().loadAverage },
     http,
     inProcess,
-    goals: judge(http, inProcess),
+    backends,
+    goals: judge(http, inProcess, backends),
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -14,6 +14,8 @@ export interface PostgresCluster {
   /** The superuser's URL to the `postgres` database, e.g. postgres://postgres@127.0.0.1:54321/postgres */
   readonly url: string;
   readonly port: number;
+  /** Where its files are. */
+  readonly dataDirectory: string;
   /** Stops the server (fast shutdown: connections are cut), keeping its data. */
   stop(): Promise<void>;
   /** Starts it again on the same port, waiting until it accepts connections. */
@@ -53,17 +55,33 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-/** Tuned for throwaway test data: no fsync, more connections than the multi-instance tests open. */
-const SERVER_SETTINGS = ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c max_connections=300'];
+/** More connections than the multi-instance tests open. */
+const CONNECTION_SETTINGS = ['-c max_connections=300'];
+/** Tuned for throwaway test data: no fsync. */
+const TEST_SETTINGS = ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', ...CONNECTION_SETTINGS];
 
-export async function startPostgresCluster(bin: string): Promise<PostgresCluster> {
+export interface PostgresClusterOptions {
+  /** Commits reach the disk before they are acknowledged (fsync and synchronous_commit on), as in production: for the benchmark. */
+  readonly durable?: boolean;
+  /** Runs the server (and every process it starts) on this core only. */
+  readonly core?: number;
+}
+
+/** The server's process id (the postmaster's), once it runs. */
+export function postmasterPid(cluster: PostgresCluster): number {
+  return Number(readFileSync(join(cluster.dataDirectory, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+}
+
+export async function startPostgresCluster(bin: string, options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
+  const settings = options.durable ? CONNECTION_SETTINGS : TEST_SETTINGS;
   const user = postgresUser();
   const directory = mkdtempSync(join(tmpdir(), 'petstore-postgres-'));
   if (user) chownSync(directory, user.uid, user.gid);
   const data = join(directory, 'data');
   const log = join(directory, 'server.log');
   const as = async (command: string, args: string[]) => {
-    const [file, fullArgs] = user ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    const [unpinnedFile, unpinnedArgs] = user ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    const [file, fullArgs] = options.core === undefined ? [unpinnedFile, unpinnedArgs] : ['taskset', ['-c', String(options.core), unpinnedFile, ...unpinnedArgs]];
     try {
       await run(file, fullArgs, { cwd: directory, env: { ...process.env, LC_ALL: 'C' } });
     } catch (error) {
@@ -76,8 +94,8 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
   let port = 0;
   let running = false;
   const start = async () => {
-    const options = [`-p ${port}`, `-k ${directory}`, '-c listen_addresses=127.0.0.1', ...SERVER_SETTINGS].join(' ');
-    await as('pg_ctl', ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
+    const serverOptions = [`-p ${port}`, `-k ${directory}`, '-c listen_addresses=127.0.0.1', ...settings].join(' ');
+    await as('pg_ctl', ['-D', data, '-l', log, '-o', serverOptions, '-w', '-t', '60', 'start']);
     running = true;
   };
   const cluster: PostgresCluster = {
@@ -87,6 +105,7 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
     get port() {
       return port;
     },
+    dataDirectory: data,
     start,
     async stop() {
       await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);

@@ -29,6 +29,7 @@ export function postgresCatalogChanges(
   let waiting: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   /** A notified position beyond `told`: worth a look even when nobody waits. */
   let notified = 0;
+  /** A look is running, or about to: it will serve whoever asks meanwhile. */
   let looking = false;
   let stopListening: (() => void) | undefined;
 
@@ -57,8 +58,14 @@ export function postgresCatalogChanges(
     tell(changes.includes(undefined) ? undefined : changes as PetChange[]);
   }
 
-  async function lookWhileWanted(): Promise<void> {
+  /** Starts looking after the current turn of the event loop, so that every request of the turn shares the first look. */
+  function startLooking(): void {
+    if (looking) return;
     looking = true;
+    setImmediate(() => void lookWhileWanted());
+  }
+
+  async function lookWhileWanted(): Promise<void> {
     try {
       while (waiting !== undefined || (told !== undefined && notified > told)) {
         const callers = waiting;
@@ -83,7 +90,7 @@ export function postgresCatalogChanges(
       stopListening ??= commits.onCommitted((position) => {
         if (position !== undefined && told !== undefined && position <= told) return;
         notified = position ?? Number.MAX_SAFE_INTEGER;
-        if (!looking) void lookWhileWanted();
+        startLooking();
       });
     },
     refresh() {
@@ -97,7 +104,7 @@ export function postgresCatalogChanges(
         waiting = { promise, resolve, reject };
       }
       const { promise } = waiting;
-      if (!looking) void lookWhileWanted();
+      startLooking();
       return promise;
     },
     close() {

@@ -1,4 +1,7 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import type { EventStore } from '../../../application/index.ts';
+import { storedEventFromRow } from '../event-rows.ts';
+import type { EventRow } from '../event-rows.ts';
 import type { Logger } from 'pino';
 import type { Clock } from '../../../application/index.ts';
 import { translated } from '../sql-dialect.ts';
@@ -60,10 +63,21 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
       await db.destroy();
     },
   });
-  changes = postgresCatalogChanges({ readAll: store.eventStore.readAll, head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
+  changes = postgresCatalogChanges({ readAll: precompiledLogRead(db), head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
   return { ...store, changes };
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {
   return new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: createPostgresPool(settings, logger) }) });
+}
+
+// Precompiled: asked before every batch of cached listings, mostly to learn that nothing is new.
+const READ_LOG = 'select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2';
+
+/** `EventStore.readAll` as precompiled SQL. */
+function precompiledLogRead(db: Kysely<PetStoreDatabase>): EventStore['readAll'] {
+  return async (afterPosition, limit) => {
+    const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<EventRow>(CompiledQuery.raw(READ_LOG, [afterPosition, limit])));
+    return rows.map(storedEventFromRow);
+  };
 }

@@ -1,0 +1,206 @@
+// The same service on PostgreSQL beside SQLite: a throwaway PostgreSQL cluster (durable: fsync and
+// synchronous_commit on), pinned with the services to core 0, seeded with the SQLite seed's very rows;
+// both services loaded in turn from core 1, rounds alternating which goes first.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
+import { openPostgresPetStore } from '../adapters/store/postgres/postgres-pet-store.ts';
+import { findPostgresBin, postmasterPid, startPostgresCluster } from '../scripts/postgres-cluster.ts';
+import type { PostgresCluster } from '../scripts/postgres-cluster.ts';
+import { canPin, cpuMicroseconds, headers, median, SCENARIOS, startLoadClient, startService, stop } from './http-load.ts';
+import type { LoadClient, Started } from './http-load.ts';
+import type { LoadJob } from './load-client.ts';
+import { seededCopy, seededFile } from './seed.ts';
+
+export interface BackendOptions {
+  readonly pets: number;
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: number;
+  readonly log: (line: string) => void;
+}
+
+export interface BackendScenario {
+  readonly name: string;
+  readonly label: string;
+  /** The ratio PostgreSQL over SQLite this scenario should reach. */
+  readonly goal: number;
+}
+
+export interface BackendFigures {
+  readonly name: string;
+  readonly label: string;
+  readonly goal: number;
+  readonly sqlite: { readonly median: number; readonly latencyP99Ms: number; readonly cpuPerRequestUs: number };
+  /** `cpuPerRequestUs` is the service's; `databaseCpuPerRequestUs` PostgreSQL's server processes'. */
+  readonly postgres: { readonly median: number; readonly latencyP99Ms: number; readonly cpuPerRequestUs: number; readonly databaseCpuPerRequestUs: number };
+  /** Median PostgreSQL req/s over median SQLite req/s. */
+  readonly ratio: number;
+}
+
+export interface BackendComparison {
+  readonly pets: number;
+  readonly connections: number;
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly pinned: boolean;
+  readonly scenarios: readonly BackendFigures[];
+}
+
+const MIX_LISTINGS = 200;
+
+/** Varied listings (every filter, limits 20 and 100, cursors across the ids) with a creation in ten. */
+function mixRequests(pets: number): NonNullable<LoadJob['requests']> {
+  const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
+  const requests: { method: 'GET' | 'POST'; path: string; body?: string }[] = [];
+  for (let index = 0; index < MIX_LISTINGS; index++) {
+    const after = Math.floor((index * 7919) % pets);
+    requests.push({ method: 'GET', path: `/v1/pets?limit=${[20, 100][index % 2]}${statuses[index % 4]}&after=${after}` });
+    if (index % 9 === 8) requests.push({ method: 'POST', path: '/v1/pets', body: createScenario().body! });
+  }
+  return requests;
+}
+
+const createScenario = () => SCENARIOS.find((scenario) => scenario.name === 'create')!;
+
+export const BACKEND_SCENARIOS: readonly (BackendScenario & { job(pets: number): Pick<LoadJob, 'method' | 'body' | 'requests'> & { path: string } })[] = [
+  { name: 'list-20', label: 'GET /v1/pets?limit=20', goal: 0.8, job: () => ({ method: 'GET', path: '/v1/pets?limit=20' }) },
+  { name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', goal: 0.8, job: () => ({ method: 'GET', path: '/v1/pets?limit=100&status=available' }) },
+  { name: 'mix', label: `varied listings, 10% creations`, goal: 0.8, job: (pets) => ({ method: 'GET', path: '', requests: mixRequests(pets) }) },
+  { name: 'create', label: 'POST /v1/pets (durable)', goal: 0.5, job: () => ({ method: 'POST', path: '/v1/pets', body: createScenario().body! }) },
+];
+
+/** utime + stime of PostgreSQL's server and every process it runs or ran (backends, writers), in microseconds. */
+function clusterCpuMicroseconds(cluster: PostgresCluster): number {
+  const postmaster = postmasterPid(cluster);
+  const ticks = (fields: string[], from: number, to: number) => fields.slice(from, to + 1).reduce((sum, field) => sum + Number(field), 0);
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fields: string[];
+    try {
+      fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Own time of the children alive now; the postmaster's own plus what its reaped children used.
+    if (Number(entry) === postmaster) total += ticks(fields, 11, 14);
+    else if (Number(fields[1]) === postmaster) total += ticks(fields, 11, 12);
+  }
+  return (total * 1e6) / 100;
+}
+
+/** Copies the SQLite seed's rows (log, read model, sequences) into the PostgreSQL database at `url`, migrated first. */
+async function seedPostgres(pets: number, url: string): Promise<void> {
+  await (await openPostgresPetStore({ url, poolSize: 1, statementTimeoutMs: 0 })).close();
+  const { db, database } = await openSqlite(await seededFile(pets), { migrate: false });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('begin');
+    const events = database.prepare('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > ? order by position limit 20000');
+    for (let after = 0; ;) {
+      const rows = events.all([after]) as { position: number; stream_id: string; stream_version: number; type: string; data: string; metadata: string; recorded_at: string }[];
+      if (rows.length === 0) break;
+      await client.query(
+        `insert into events (position, stream_id, stream_version, type, data, metadata, recorded_at) overriding system value
+         select * from unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+        (['position', 'stream_id', 'stream_version', 'type', 'data', 'metadata', 'recorded_at'] as const).map((column) => rows.map((row) => row[column])),
+      );
+      after = rows.at(-1)!.position;
+    }
+    const petRows = database.prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id > ? order by id limit 20000');
+    for (let after = 0; ;) {
+      const rows = petRows.all([after]) as Record<string, unknown>[];
+      if (rows.length === 0) break;
+      await client.query(
+        `insert into pets (id, name, category_id, status, version, created_at, updated_at)
+         select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::integer[], $6::text[], $7::text[])`,
+        ['id', 'name', 'category_id', 'status', 'version', 'created_at', 'updated_at'].map((column) => rows.map((row) => row[column])),
+      );
+      after = rows.at(-1)!.id as number;
+    }
+    await client.query("select setval(pg_get_serial_sequence('events', 'position'), (select max(position) from events))");
+    await client.query('select setval($1, $2)', ['pet_ids', pets]);
+    await client.query('commit');
+    await client.query('vacuum analyze');
+  } finally {
+    await client.end();
+    await db.destroy();
+  }
+}
+
+/**
+ * The service on SQLite and on PostgreSQL, same seed, same scenarios: req/s, p99 and CPU time a request
+ * (the service's on both sides, and PostgreSQL's own), median over the rounds; ratios PostgreSQL over SQLite.
+ */
+export async function runBackends(options: BackendOptions): Promise<BackendComparison> {
+  const bin = findPostgresBin();
+  if (!bin) throw new Error('the benchmark runs the service on PostgreSQL too, and found no PostgreSQL in /usr/lib/postgresql/*/bin: install Debian\'s postgresql package (apt-get install postgresql)');
+  const pin = canPin();
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-bench-backends-'));
+  const started: Started[] = [];
+  const client: LoadClient = startLoadClient(pin);
+  const cluster = await startPostgresCluster(bin, { durable: true, ...(pin ? { core: 0 } : {}) });
+  try {
+    const url = cluster.url;
+    const seeding = Date.now();
+    await seedPostgres(options.pets, url);
+    options.log(`PostgreSQL (${bin}, fsync and synchronous_commit on${pin ? ', core 0' : ''}) seeded with ${options.pets} pets in ${Date.now() - seeding} ms`);
+    const sqlite = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin);
+    started.push(sqlite);
+    const postgresDirectory = mkdtempSync(join(directory, 'postgres-'));
+    const postgres = await startService(url, postgresDirectory, pin);
+    started.push(postgres);
+    const targets = { sqlite, postgres } as const;
+
+    const load = (target: Started, scenario: (typeof BACKEND_SCENARIOS)[number], seconds: number) => {
+      const { path, ...job } = scenario.job(options.pets);
+      return client.run({ url: target.origin + path, headers, connections: options.connections, seconds, ...job });
+    };
+    for (const scenario of BACKEND_SCENARIOS) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
+
+    type Run = { requestsPerSecond: number; latencyP99Ms: number; cpuPerRequestUs: number; databaseCpuPerRequestUs: number };
+    const runs = new Map<string, Run[]>();
+    for (let round = 0; round < options.rounds; round++) {
+      for (const scenario of BACKEND_SCENARIOS) {
+        const order = round % 2 === 0 ? (['sqlite', 'postgres'] as const) : (['postgres', 'sqlite'] as const);
+        for (const name of order) {
+          const cpuBefore = cpuMicroseconds(targets[name].child.pid!);
+          const databaseBefore = clusterCpuMicroseconds(cluster);
+          const result = await load(targets[name], scenario, options.seconds);
+          const cpuPerRequestUs = (cpuMicroseconds(targets[name].child.pid!) - cpuBefore) / result.total;
+          const databaseCpuPerRequestUs = (clusterCpuMicroseconds(cluster) - databaseBefore) / result.total;
+          if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${scenario.label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+          const key = `${scenario.name}/${name}`;
+          runs.set(key, [...(runs.get(key) ?? []), { requestsPerSecond: result.requestsPerSecond, latencyP99Ms: result.latencyP99Ms, cpuPerRequestUs, databaseCpuPerRequestUs }]);
+          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} on ${name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuPerRequestUs.toFixed(1)} µs service CPU a request` +
+            (name === 'postgres' ? ` + ${databaseCpuPerRequestUs.toFixed(1)} µs PostgreSQL` : ''));
+        }
+      }
+    }
+    const figures = (key: string) => {
+      const each = runs.get(key)!;
+      return {
+        median: median(each.map((run) => run.requestsPerSecond)),
+        latencyP99Ms: median(each.map((run) => run.latencyP99Ms)),
+        cpuPerRequestUs: median(each.map((run) => run.cpuPerRequestUs)),
+        databaseCpuPerRequestUs: median(each.map((run) => run.databaseCpuPerRequestUs)),
+      };
+    };
+    const scenarios = BACKEND_SCENARIOS.map(({ name, label, goal }): BackendFigures => {
+      const { databaseCpuPerRequestUs: _, ...onSqlite } = figures(`${name}/sqlite`);
+      const onPostgres = figures(`${name}/postgres`);
+      return { name, label, goal, sqlite: onSqlite, postgres: onPostgres, ratio: onPostgres.median / onSqlite.median };
+    });
+    return { pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin, scenarios };
+  } finally {
+    client.stop();
+    for (const each of started) await stop(each);
+    await cluster.destroy();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
