@@ -69,6 +69,22 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
     assert.equal((await getPet(opened.store, pet.id)).version, 2);
   });
 
+  it('answers an append the database refused alone, and commits the others of its group', async () => {
+    // A row of `pets` without events: the plan sees a new stream, the database's key refuses its row.
+    const taken = await opened.store.petIds.next();
+    await sql`insert into pets (id, name, category_id, status, version, created_at, updated_at) values (${taken}, 'squatter', 1, null, 1, '', '')`.execute(opened.store.db);
+    const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
+    const ids = [await opened.store.petIds.next(), taken, await opened.store.petIds.next()];
+    // Asked for in one turn: one group.
+    const outcomes = await Promise.allSettled(ids.map((id) => opened.store.eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata)));
+    assert.equal(outcomes[0]!.status, 'fulfilled');
+    assert.equal(outcomes[2]!.status, 'fulfilled');
+    const refused = outcomes[1]!;
+    assert.ok(refused.status === 'rejected' && refused.reason instanceof StreamVersionConflict, String((refused as PromiseRejectedResult).reason));
+    for (const id of [ids[0]!, ids[2]!]) assert.equal((await getPet(opened.store, id)).pet.name, `pet ${id}`);
+    assert.equal((await opened.store.eventStore.readStream(`pet-${taken}`)).version, 0);
+  });
+
   it('says it is ready while the database answers', async () => {
     assert.equal(await opened.store.ready(), true);
   });

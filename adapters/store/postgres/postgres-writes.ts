@@ -1,18 +1,20 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import { StreamVersionConflict } from '../../../application/index.ts';
+import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import type { AppendResult, Clock } from '../../../application/index.ts';
-import type { AppendRows } from '../append-plan.ts';
+import type { AppendRequest, AppendRows } from '../append-plan.ts';
 import { appendAll } from '../append-group.ts';
+import { GroupAppendFailed } from '../append-group.ts';
 import type { GroupOutcome, GroupTransaction, PendingAppend } from '../append-group.ts';
+import type { PetRow } from '../pet-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, isUnavailability, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { LOG_CHANNEL } from './postgres-commit-signal.ts';
 
-/** At most this many appends a group: past 64 subtransactions, PostgreSQL's snapshots of every session grow slower. */
-export const GROUP_MOST_APPENDS = 64;
+/** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
+export const GROUP_MOST_APPENDS = 256;
 
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
@@ -22,7 +24,7 @@ export interface PostgresWrites extends SqlWrites {
 /**
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
  * group commits share one transaction and one flush (`synchronous_commit` stays on; nobody is answered
- * before the commit), each in a savepoint of its own. A group takes the append lock first, so groups of
+ * before the commit). A group takes the append lock first, so groups of
  * all instances commit one after the other in the order of their positions, and a reader of
  * `position > n` never skips an event still in flight; none of them waits for the lock while holding rows.
  */
@@ -30,6 +32,24 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let waiting: PendingAppend[] = [];
   let scheduled = false;
   let flushing: Promise<void> | undefined;
+
+  let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
+
+  /**
+   * The ids asked for during one turn, drawn in one query. A sequence is outside transactions anyway:
+   * drawn on any connection, never handed out twice.
+   */
+  async function drawIds(): Promise<void> {
+    const wanted = idsWanted;
+    idsWanted = [];
+    try {
+      const { rows } = await translated(postgresSqlDialect, () =>
+        sql<{ id: number }>`select nextval('pet_ids') as id from generate_series(1, ${wanted.length}::integer)`.execute(db));
+      wanted.forEach((waiting, index) => waiting.resolve(rows[index]!.id));
+    } catch (error) {
+      for (const waiting of wanted) waiting.reject(error);
+    }
+  }
 
   function schedule(): void {
     if (scheduled || flushing) return;
@@ -43,25 +63,49 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     });
   }
 
-  /** Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. Never rejects. */
+  /**
+   * Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. An append whose failure
+   * aborted the transaction (a unique constraint: another writer got there first) is answered alone,
+   * and the group runs again without it. Never rejects.
+   */
   async function commitGroup(): Promise<void> {
-    const batch = waiting.slice(0, GROUP_MOST_APPENDS);
+    let batch = waiting.slice(0, GROUP_MOST_APPENDS);
     waiting = waiting.slice(batch.length);
-    let outcome: GroupOutcome;
-    try {
-      outcome = await translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(trx);
-        const appended = await appendAll(groupOn(trx), batch, clock.now());
-        // Delivered when (and only if) the group commits.
-        if (appended.last > 0) await sql`select pg_notify(${LOG_CHANNEL}, ${String(appended.last)})`.execute(trx);
-        return appended;
-      }));
-    } catch (error) {
-      for (const write of batch) write.reject(error);
-      return;
+    const refused: (() => void)[] = [];
+    let outcome: GroupOutcome | undefined;
+    while (outcome === undefined) {
+      try {
+        outcome = await translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(trx);
+          const appended = await appendAll(groupOn(trx), batch, clock.now());
+          // Delivered when (and only if) the group commits.
+          if (appended.last > 0) await sql`select pg_notify(${LOG_CHANNEL}, ${String(appended.last)})`.execute(trx);
+          return appended;
+        }));
+      } catch (error) {
+        if (error instanceof GroupAppendFailed) {
+          const { write, failure } = error;
+          batch = batch.filter((each) => each !== write);
+          const heard = await explained(failure, write.request).catch((explaining: unknown) => postgresSqlDialect.translateError(explaining));
+          refused.push(() => write.reject(heard));
+          continue;
+        }
+        for (const write of batch) write.reject(error);
+        for (const answer of refused) answer();
+        return;
+      }
     }
     if (outcome.last > 0) committed?.(outcome.last);
-    for (const answer of outcome.answers) answer();
+    for (const answer of [...refused, ...outcome.answers]) answer();
+  }
+
+  /** A unique constraint refused the append: another writer appended between its read and its writes. */
+  async function explained(failure: unknown, { streamId, expected }: AppendRequest): Promise<unknown> {
+    if (!postgresSqlDialect.isUniqueViolation(failure, 'events_stream_version_unique') && !postgresSqlDialect.isUniqueViolation(failure, 'pets_pkey')) {
+      return postgresSqlDialect.translateError(failure);
+    }
+    const { rows } = await db.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
+    return new StreamVersionConflict(streamId, expected, rows[0]?.version ?? 0);
   }
 
   return {
@@ -72,10 +116,11 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       });
     },
     petIds: {
-      // A sequence is outside transactions anyway: drawn on any connection, never handed out twice.
-      async next() {
-        const { rows } = await translated(postgresSqlDialect, () => sql<{ id: number }>`select nextval('pet_ids') as id`.execute(db));
-        return rows[0]!.id;
+      next() {
+        return new Promise<number>((resolve, reject) => {
+          idsWanted.push({ resolve, reject });
+          if (idsWanted.length === 1) setImmediate(drawIds);
+        });
       },
     },
     async drain() {
@@ -89,32 +134,44 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
 }
 
 /**
- * A group's savepoints on its transaction: one nested savepoint an append, never released (releasing
- * costs a round trip and frees nothing before the commit); rolling back to the innermost undoes one append.
+ * A group on its transaction, without savepoints: each would cost a round trip, and (past 64) slow every
+ * session's snapshots. An append refused by a rule of the plan wrote nothing (but perhaps deleted an
+ * expired idempotency record); one refused by the database aborts the transaction.
  */
 function groupOn(trx: Transaction<PetStoreDatabase>): GroupTransaction {
   return {
     rows: appendRows(trx),
-    savepoint: async () => void (await sql`savepoint append`.execute(trx)),
-    release() {},
-    rollbackTo: async () => void (await sql`rollback to savepoint append`.execute(trx)),
+    // The plan's own refusals, decided before it writes anything.
+    leftUsable: (error) => error instanceof StreamVersionConflict || error instanceof IdempotencyKeyTaken,
     failsGroup: isUnavailability,
-    async explain(error, { streamId, expected }) {
-      // Another writer appended between this one's read and its writes: a constraint decided.
-      if (!postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') && !postgresSqlDialect.isUniqueViolation(error, 'pets_pkey')) return error;
-      const row = await trx.selectFrom('events').select(sql<number | null>`max(stream_version)`.as('version')).where('stream_id', '=', streamId).executeTakeFirst();
-      return new StreamVersionConflict(streamId, expected, row?.version ?? 0);
-    },
   };
 }
 
+// Precompiled: run for every append, where building the query costs more than its round trip.
+const STREAM_VERSION = 'select max(stream_version) as version from events where stream_id = $1';
+const PET_ROW = 'select id, name, category_id, status, version, created_at, updated_at from pets where id = $1';
+
+/** The statement that writes an append's row of `pets` along with its events (see `insertEvents`). */
+function petWrite(row: PetRow, isNew: boolean) {
+  return isNew
+    ? sql`insert into pets (id, name, category_id, status, version, created_at, updated_at)
+        values (${row.id}, ${row.name}, ${row.category_id}, ${row.status}, ${row.version}, ${row.created_at}, ${row.updated_at})`
+    : sql`update pets set name = ${row.name}, category_id = ${row.category_id}, status = ${row.status}, version = ${row.version}, updated_at = ${row.updated_at}
+        where id = ${row.id}`;
+}
+
 function appendRows(trx: Transaction<PetStoreDatabase>): AppendRows {
+  /**
+   * The append's row of `pets`, written in the statement that inserts its events: one round trip for
+   * both, and an append refused by a rule of the plan has written nothing (see `leftUsable`).
+   */
+  let petToWrite: ReturnType<typeof petWrite> | undefined;
   return {
     async streamVersion(streamId) {
-      const row = await trx.selectFrom('events').select(sql<number | null>`max(stream_version)`.as('version')).where('stream_id', '=', streamId).executeTakeFirst();
-      return row?.version ?? 0;
+      const { rows } = await trx.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
+      return rows[0]?.version ?? 0;
     },
-    petRow: (id) => trx.selectFrom('pets').selectAll().where('id', '=', id).executeTakeFirst(),
+    petRow: async (id) => (await trx.executeQuery<PetRow>(CompiledQuery.raw(PET_ROW, [id]))).rows[0],
     async remember(record, now) {
       await trx.deleteFrom('idempotency_keys')
         .where('scope', '=', record.scope).where('idempotency_key', '=', record.key).where('expires_at', '<=', now)
@@ -125,16 +182,17 @@ function appendRows(trx: Transaction<PetStoreDatabase>): AppendRows {
         .executeTakeFirst();
       return inserted.numInsertedOrUpdatedRows !== 0n;
     },
-    async writePet(row, isNew) {
-      if (isNew) await trx.insertInto('pets').values(row).execute();
-      else await trx.updateTable('pets').set(row).where('id', '=', row.id).execute();
+    writePet(row, isNew) {
+      petToWrite = petWrite(row, isNew);
     },
     async insertEvents(rows) {
       // The group holds the append lock: positions drawn now commit in their order.
+      const pet = petToWrite;
+      petToWrite = undefined;
       const values = sql.join(rows.map((row) =>
         sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
       const { rows: inserted } = await sql<{ position: number }>`
-        with inserted as (
+        with ${pet === undefined ? sql`` : sql`pet as (${pet}), `}inserted as (
           insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
           select * from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
           returning position

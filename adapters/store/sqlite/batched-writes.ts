@@ -248,11 +248,13 @@ export function createBatchedWrites(
   /** The group's savepoints and rows on this connection: a fault of SQLite fails the group. */
   const group: GroupTransaction = {
     rows,
-    savepoint: () => void savepoint().run([]),
-    release: () => void release().run([]),
-    rollbackTo() {
-      rollbackTo().run([]);
-      release().run([]);
+    savepoints: {
+      savepoint: () => void savepoint().run([]),
+      release: () => void release().run([]),
+      rollbackTo() {
+        rollbackTo().run([]);
+        release().run([]);
+      },
     },
     failsGroup: (error) => sqliteFault(error) !== undefined,
   };
