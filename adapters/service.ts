@@ -17,6 +17,7 @@ import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
+import { createReadPositions } from './http/read-positions.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -68,6 +69,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      readPositions: createReadPositions({ log: store.eventStore, refresh: () => store.changes?.refresh() }),
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;

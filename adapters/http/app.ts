@@ -23,6 +23,8 @@ import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
+import { createReadPositions } from './read-positions.ts';
+import type { ReadPositions } from './read-positions.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
@@ -44,6 +46,8 @@ export interface HttpAppOptions {
   readonly traceRequests?: Middleware | undefined;
   /** What the pet routes call; the application's use cases unless given. */
   readonly useCases?: PetUseCases | undefined;
+  /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
+  readonly readPositions?: ReadPositions | undefined;
 }
 
 export interface HttpApp {
@@ -69,8 +73,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
+  const readPositions = options.readPositions ?? createReadPositions({ log: options.ports.eventStore, refresh: () => {} });
   const routers: Router[] = [
-    createPetRouter({ ...options, keyCheck, rateLimiter }),
+    createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];
@@ -101,6 +106,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     record,
     rateLimiter,
     crossOrigin: options.corsOrigins.length > 0,
+    readPositions,
   });
   return { app, methodsAllowedAt, routeAt, record, fastPath };
 }
