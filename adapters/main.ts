@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from './config/config-error.ts';
 
 // The one process entry, and the one reader of the environment: run bare (`npm start`, `deno task
@@ -10,7 +11,7 @@ if (first === 'cli') {
   process.exitCode = await runCli(rest, environment);
 } else {
   const { serve } = await import('./cli/serve.ts');
-  serve(environment).catch((error: unknown) => {
+  serve(environment, fileURLToPath(import.meta.url)).catch((error: unknown) => {
     process.stderr.write(error instanceof ConfigError ? `configuration error: ${error.message}\n` : `petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -45,6 +46,7 @@ const EnvironmentSchema = Type.Object({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
   })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_WORKERS: Type.Optional(Type.String({ pattern: '^(auto|[1-9][0-9]{0,2})$', description: '"auto" (one per core) or a number of processes from 1 to 999' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
     description: '* or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
@@ -89,6 +91,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /** Service processes sharing the port (one per core for `auto`); 1: this process serves alone. */
+  readonly workers: number;
 }
 
 /** What protects the process from slow, large or too many clients. */
@@ -166,6 +170,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    workers: env.PETSTORE_WORKERS === 'auto' ? availableParallelism() : Number(env.PETSTORE_WORKERS ?? '1'),
   });
 }
 
