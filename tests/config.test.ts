@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
@@ -27,7 +28,16 @@ describe('configuration', () => {
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      workers: 1,
     });
+  });
+
+  it('reads PETSTORE_WORKERS: a number of processes, or auto for one per core', () => {
+    assert.equal(loadConfig({ PETSTORE_WORKERS: '4' }).workers, 4);
+    assert.equal(loadConfig({ PETSTORE_WORKERS: 'auto' }).workers, availableParallelism());
+    for (const wrong of ['0', '-1', '1.5', 'all', '1000']) {
+      assert.throws(() => loadConfig({ PETSTORE_WORKERS: wrong }), /PETSTORE_WORKERS is invalid/, wrong);
+    }
   });
 
   it('reads the limits and the rate limit', () => {
