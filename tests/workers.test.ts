@@ -52,7 +52,24 @@ async function stopped(service: ServiceProcess) {
   return service.exited;
 }
 
-describe('PETSTORE_WORKERS', () => {
+// Deno has no working node:cluster: there the setting is refused at start, which is what runs there.
+const onDeno = process.versions.deno !== undefined;
+
+describe('PETSTORE_WORKERS on Deno', { skip: !onDeno && 'Node runs the workers themselves below' }, () => {
+  it('refuses more than one worker with a configuration error naming the variable', async () => {
+    const directory = temporaryDirectory('workers-deno');
+    const service = startServiceProcess({ PETSTORE_DATABASE: directory.file('petstore.db'), PETSTORE_API_KEYS: KEY, PETSTORE_WORKERS: '2' });
+    try {
+      assert.equal((await service.exited).code, 1);
+      assert.match(service.stderr(), /configuration error: PETSTORE_WORKERS is 2: .*Node's cluster module/);
+    } finally {
+      service.cleanup();
+      directory.remove();
+    }
+  });
+});
+
+describe('PETSTORE_WORKERS', { skip: onDeno && 'Deno refuses workers (above)' }, () => {
   it('runs two workers on one port and one SQLite file; a write through one is read through the other at once', async () => {
     const directory = temporaryDirectory('workers');
     const service = startServiceProcess({
