@@ -40,12 +40,12 @@ export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }
     const query = parseEventQuery(ctx.querystring);
     if (wantsStream(ctx)) {
       const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
-      // The page size means nothing to a stream; the rest is checked as for a page.
-      const { limit: _pageSize, ...from } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
+      // Checked as for a page; the page size means nothing to a stream.
+      const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
       const serve = feed.streams.admit();
       ctx.respond = false;
       ctx.status = 200;
-      await serve(ctx.res, from, publicBaseUrl());
+      await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());
       return;
     }
     const { events, nextAfter } = await readEvents(feed, query);
@@ -66,7 +66,7 @@ export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }
   return router;
 }
 
-/** The stream is chosen by `Accept: text/event-stream`; JSON is the default for anything else. */
+/** The stream is chosen by `Accept: text/event-stream` on a GET; JSON is the default for anything else (HEAD included: no body to stream). */
 function wantsStream(ctx: Context): boolean {
-  return ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
+  return ctx.method === 'GET' && ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
 }

@@ -98,6 +98,12 @@ describe('GET /v1/events as Server-Sent Events', () => {
     stream.close();
   });
 
+  it('answers HEAD with the JSON page\'s headers, holding no stream open', async () => {
+    const response = await fetch(`${api.origin}/v1/events`, { method: 'HEAD', headers: { ...auth, accept: 'text/event-stream' } });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  });
+
   it('refuses a bad Last-Event-ID with 400 invalid_header, and bad parameters with 400 invalid_query', async () => {
     const badHeader = await fetch(`${api.origin}/v1/events`, { headers: { ...auth, accept: 'text/event-stream', 'last-event-id': 'abc' } });
     assert.equal(badHeader.status, 400);
