@@ -17,6 +17,7 @@ import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
+import { createEventStreams } from './http/event-stream.ts';
 import { createReadPositions } from './http/read-positions.ts';
 
 export interface RunningService {
@@ -28,7 +29,10 @@ export interface RunningService {
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
-  /** Stops accepting, finishes requests in flight, closes the database. */
+  /**
+   * Turns /readyz 503 at once, goes on serving for the shutdown delay, then stops accepting, finishes
+   * requests in flight, closes the database.
+   */
   close(): Promise<void>;
 }
 
@@ -64,6 +68,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
+    let stopping = false;
+    let closing: Promise<void> | undefined;
+    const eventStreams = createEventStreams(store, config.eventStreams, logger);
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -71,12 +78,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
       logger,
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
-      readiness: () => checkReadiness(store),
+      // Not ready from the moment shutdown begins, so a load balancer stops sending before the listener closes.
+      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store)),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       readPositions: createReadPositions({ log: store.eventStore, refresh: () => store.changes?.refresh() }),
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
@@ -89,11 +98,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
       store,
       apiKeys,
       createdDevelopmentKey,
-      async close() {
-        await http.close();
-        await store.close();
-        await tracing?.shutdown();
-        logger.flush();
+      close() {
+        closing ??= (async () => {
+          stopping = true;
+          if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
+          // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
+          const closed = http.close();
+          eventStreams.close();
+          await closed;
+          await store.close();
+          await tracing?.shutdown();
+          logger.flush();
+        })();
+        return closing;
       },
     };
   } catch (error) {

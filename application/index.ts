@@ -8,3 +8,4 @@ export * from './ports.ts';
 export * from './pet-projection.ts';
 export * from './event-schema.ts';
 export * from './canonical-json.ts';
+export * from './event-log.ts';

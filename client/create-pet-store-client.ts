@@ -5,7 +5,8 @@ import type { Answer, ExchangeRequest, ExchangeSettings } from './exchange.ts';
 import { linkTarget } from './link-header.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
 import type { RetryPolicy } from './retry.ts';
-import type { NewPet, Pet, PetStatus } from './types.ts';
+import { followEvents } from './event-stream.ts';
+import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus } from './types.ts';
 
 export interface PetStoreClientOptions {
   /** A deployment's base address including `/v1`, e.g. `https://api.example.com/v1`. */
@@ -52,6 +53,15 @@ export interface ChangePetStatusOptions extends CallOptions {
   readonly ifMatch?: string;
 }
 
+export interface EventsQuery {
+  /** Only events after this position (a CloudEvent's `id`); default 0, from the start. */
+  readonly after?: number;
+  /** Only events of these types. */
+  readonly types?: readonly CloudEventType[];
+  /** Only this pet's events. */
+  readonly petId?: number;
+}
+
 /** A pet and its entity tag (its version), for `ifMatch`. */
 export interface VersionedPet {
   readonly pet: Pet;
@@ -69,6 +79,14 @@ export interface PetStoreClient {
   getPet(id: number, options?: CallOptions): Promise<VersionedPet>;
   /** Experimental in the service. Never retried: a change whose answer was lost would come back as 412 with `ifMatch`. */
   changePetStatus(id: number, status: PetStatus, options?: ChangePetStatusOptions): Promise<VersionedPet>;
+  /**
+   * Experimental in the service. The log's events in position order, then each new one as it is
+   * committed, for as long as the caller iterates (stop with `break` or `signal`). A broken stream is
+   * opened again after the last event seen, so none is missed or repeated.
+   */
+  events(query?: EventsQuery, options?: CallOptions): AsyncGenerator<CloudEvent, never, undefined>;
+  /** Experimental in the service. Every event of one pet, oldest first. */
+  petHistory(id: number, options?: CallOptions): Promise<CloudEvent[]>;
   /**
    * The highest log position of any write this client saw answered (`Petstore-Position`). Every read
    * sends it (`Petstore-Min-Position`), so a read never misses a write this client saw acknowledged,
@@ -160,6 +178,22 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
     async getPet(id, options = {}) {
       return versioned(await retried({ method: 'GET', url: petUrl(id), headers: readHeaders(options), signal: options.signal, observe: tellDeprecation('getPet') }));
+    },
+
+    events(query = {}, options = {}) {
+      return followEvents({
+        apiKey: settings.apiKey,
+        url: (after) => url('/events', { after, type: query.types?.join(','), petId: query.petId }),
+        after: query.after ?? 0,
+        retry,
+        headers: traceHeaders(options),
+        signal: options.signal,
+      });
+    },
+
+    async petHistory(id, options = {}) {
+      const { body } = await retried({ method: 'GET', url: url(`/pets/${encodeURIComponent(String(id))}/events`), headers: traceHeaders(options), signal: options.signal });
+      return body as CloudEvent[];
     },
 
     async changePetStatus(id, status, options = {}) {

@@ -68,7 +68,7 @@ export async function exchange(settings: ExchangeSettings, request: ExchangeRequ
 }
 
 /** The service's Error body as a PetStoreError; an answer that is not one (a proxy's page) as `unexpected_response`. */
-function errorFrom(response: Response, text: string): PetStoreError {
+export function errorFrom(response: Response, text: string): PetStoreError {
   const body = parseJson(text) as { code?: unknown; message?: unknown } | undefined;
   if (typeof body?.code === 'string' && typeof body.message === 'string') {
     return answerError(response, body.code as PetStoreErrorCode, body.message);

@@ -40,7 +40,7 @@ export async function withRetries<T>(policy: RetryPolicy, signal: AbortSignal | 
 }
 
 /** Resolves after `ms`, or rejects with PetStoreAbortError as soon as `signal` aborts. */
-function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(new PetStoreAbortError('the call was aborted', signal.reason));

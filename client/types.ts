@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { ErrorCode } from '../contract/error-codes.ts';
 import type { NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
+import type { CloudEventSchema } from '../contract/event-feed.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
 // so the client loads no TypeBox and no server code.
@@ -18,3 +19,9 @@ export type PetStatus = Static<typeof PetStatusSchema>;
  * the answer was not the service's JSON (a proxy's HTML page, a cut-off body, a missing header).
  */
 export type PetStoreErrorCode = ErrorCode | 'unexpected_response';
+
+/** One event of the log (experimental), in CloudEvents 1.0 structured JSON: `id` is its position. */
+export type CloudEvent = Static<typeof CloudEventSchema>;
+
+/** The CloudEvents `type` names the feed filters on. */
+export type CloudEventType = CloudEvent['type'];

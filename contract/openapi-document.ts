@@ -6,6 +6,7 @@ import type { ErrorCode } from '../adapters/http/errors.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
+import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES } from './event-feed.ts';
 
 /** The interface version the document describes (not the package's). */
 export const INTERFACE_VERSION = '1.0.0';
@@ -41,6 +42,8 @@ const COMPONENT_SCHEMAS: Record<string, TSchema> = {
   PetStatus: PetStatusSchema,
   StatusPatch: StatusPatchSchema,
   Error: ErrorSchema,
+  CloudEvent: CloudEventSchema,
+  CloudEvents: CloudEventsSchema,
 };
 
 /**
@@ -110,7 +113,7 @@ function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): J
           schema: {
             allOf: [
               { $ref: schemaRef('Error') },
-              { type: 'object', properties: { code: { enum: statusCodes }, status: { const: status } } },
+              { type: 'object', properties: { code: { type: 'string', enum: statusCodes }, status: { type: 'integer', const: status } } },
             ],
           },
         },
@@ -133,10 +136,11 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       description:
         'List the animals in a store, add one, look one up. Every pet operation needs an API key as a bearer credential. ' +
         'Errors are `{code, message, status}`. Operations marked `x-stability: experimental` are outside interface 1.0.0 and may change or go away.',
+      contact: { name: 'Pet Store maintainers' },
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers,
-    tags: [{ name: 'Pets', description: 'The animals in the store' }],
+    tags: [{ name: 'Pets', description: 'The animals in the store' }, { name: 'Events', description: 'The log of every change, as CloudEvents (experimental)' }],
     security: [{ bearerAuth: [] }],
     paths: {
       '/pets': {
@@ -218,6 +222,52 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           },
         },
       },
+      '/events': {
+        get: {
+          operationId: 'listEvents',
+          tags: ['Events'],
+          summary: 'Read the log of changes (experimental)',
+          description:
+            'Experimental: not part of interface 1.0.0. Every change in position order, each a CloudEvents 1.0 event in structured JSON ' +
+            '(`id` is the position). As JSON (the default): a plain array (`application/json`, not the batch media type), ' +
+            '`Link: <…>; rel="next"` while more exist. With `Accept: text/event-stream`: Server-Sent Events, one message per event ' +
+            '(`id:` the position, no `event:` field, `data:` the event), first the log from `after` (or `Last-Event-ID`) on, then each new commit; ' +
+            '`retry:` once at the start, a `:` comment line after 15 s of silence. `limit` sets the JSON page only. ' +
+            `Type names: ${Object.values(CLOUD_EVENT_TYPES).join(', ')}.`,
+          'x-stability': 'experimental',
+          parameters: [parameter('EventAfter'), parameter('EventLimit'), parameter('EventType'), parameter('EventPetId'), parameter('LastEventId'), parameter('XRequestId')],
+          responses: {
+            200: {
+              description: 'A page of the log, or the stream',
+              headers: { 'X-Request-Id': header('XRequestId'), Link: header('NextEventsLink') },
+              content: {
+                'application/json': { schema: { $ref: schemaRef('CloudEvents') } },
+                'text/event-stream': {
+                  schema: { type: 'string', description: 'Server-Sent Events; each `data:` line is one CloudEvent as JSON.' },
+                  // OpenAPI 3.2's itemSchema, as an extension until the document moves to 3.2.
+                  'x-itemSchema': { $ref: schemaRef('CloudEvent') },
+                },
+              },
+            },
+            ...errorResponses(['invalid_query']),
+          },
+        },
+      },
+      '/pets/{petId}/events': {
+        parameters: [parameter('PetId')],
+        get: {
+          operationId: 'listPetEvents',
+          tags: ['Events'],
+          summary: "An animal's history (experimental)",
+          description: 'Experimental: not part of interface 1.0.0. Every event of one animal, oldest first, in the same form as `GET /events`.',
+          'x-stability': 'experimental',
+          parameters: [parameter('XRequestId')],
+          responses: {
+            200: { description: 'The history', headers: { 'X-Request-Id': header('XRequestId') }, content: json('CloudEvents') },
+            ...errorResponses(['invalid_path', 'not_found']),
+          },
+        },
+      },
     },
     components: {
       schemas: Object.fromEntries(Object.entries(COMPONENT_SCHEMAS).map(([name, schema]) => [name, documentSchema(schema)])),
@@ -229,6 +279,25 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         Limit: { name: 'limit', in: 'query', required: false, schema: documentSchema(LimitSchema) },
         Status: { name: 'status', in: 'query', required: false, description: 'Only animals with this status.', schema: { $ref: schemaRef('PetStatus') } },
         After: { name: 'after', in: 'query', required: false, schema: documentSchema(AfterSchema) },
+        EventAfter: { name: 'after', in: 'query', required: false, schema: documentSchema(EventAfterSchema) },
+        EventLimit: { name: 'limit', in: 'query', required: false, schema: documentSchema(EventLimitSchema) },
+        EventType: {
+          name: 'type',
+          in: 'query',
+          required: false,
+          description: 'Only events of these CloudEvents types: repeat the parameter or give a comma list.',
+          style: 'form',
+          explode: true,
+          schema: { type: 'array', items: { type: 'string', enum: Object.values(CLOUD_EVENT_TYPES) } },
+        },
+        EventPetId: { name: 'petId', in: 'query', required: false, description: "Only this animal's events.", schema: { type: 'integer', minimum: 1, format: 'int64' } },
+        LastEventId: {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'A stream resumes after this position (what EventSource sends when it reconnects); it takes precedence over `after`.',
+          schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
+        },
         IfMatch: {
           name: 'If-Match',
           in: 'header',
@@ -277,6 +346,10 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
         NextLink: {
           description: 'Present when more animals follow: `<{base}/pets?limit=…&status=…&after=…>; rel="next"` (RFC 8288).',
+          schema: { type: 'string' },
+        },
+        NextEventsLink: {
+          description: 'Present when more events exist now: `<{base}/events?after=…&limit=…>; rel="next"` with the same filters (RFC 8288).',
           schema: { type: 'string' },
         },
         Deprecation: { description: 'RFC 9745: deprecated since 2026-11-21.', required: true, schema: { type: 'string', const: GET_PET_DEPRECATION } },

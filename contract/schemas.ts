@@ -23,7 +23,7 @@ export const PetSchema = Type.Object(
   {
     id: Type.Integer({ minimum: 1, format: 'int64' }),
     name: Type.String(),
-    categoryId: Type.Integer({ format: 'int64' }),
+    categoryId: Type.Integer({ minimum: 1, maximum: CATEGORY_ID_MAX, format: 'int64' }),
     status: Type.Optional(PetStatusSchema),
   },
   { $id: 'Pet', additionalProperties: false },

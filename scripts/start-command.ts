@@ -5,12 +5,13 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * The arguments `npm start` gives node (package.json's start script, `node <flags> <script>`), with
- * the script's path made absolute: the benchmark and the tests start the service as it is deployed.
+ * The arguments `npm start` gives node (package.json's start script, `exec node <flags> <script>`),
+ * with the script's path made absolute: the benchmark and the tests start the service as it is deployed.
+ * `exec` makes node replace npm's shell, so the SIGTERM npm passes on reaches the service.
  */
 export function npmStartNodeArgs(): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [command, ...args] = scripts.start.trim().split(/\s+/);
+  const [command, ...args] = scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') throw new Error(`package.json's start script runs ${command}, not node`);
   return args.map((arg) => (arg.startsWith('-') ? arg : join(root, arg)));
 }

@@ -24,7 +24,7 @@ after(() => directory.remove());
 const petstore = (...args: string[]) => runPetstore(args, { PETSTORE_DATABASE: database });
 
 describe('petstore --help', () => {
-  const commands = ['serve', 'migrate', 'openapi', 'keys create', 'keys list', 'keys revoke', 'projection rebuild', 'projection verify'];
+  const commands = ['serve', 'migrate', 'openapi', 'backup', 'keys create', 'keys list', 'keys revoke', 'projection rebuild', 'projection verify'];
 
   it('lists every command', async () => {
     const { code, stdout } = await petstore('--help');

@@ -22,12 +22,16 @@ describe('configuration', () => {
         shutdownGraceMs: 10_000,
         maxHeaderBytes: 16_384,
         maxConnections: 1024,
+        maxConnectionsPerClient: 256,
+        waitingTimeoutUnderPressureMs: 1000,
       },
       rateLimit: undefined,
       keyFailureLimit: { perSecond: 1, burst: 100 },
       metrics: true,
       corsOrigins: [],
       tracing: undefined,
+      shutdownDelayMs: 0,
+      eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
       workers: 1,
     });
   });
@@ -45,9 +49,12 @@ describe('configuration', () => {
       PETSTORE_HEADERS_TIMEOUT_MS: '500',
       PETSTORE_REQUEST_TIMEOUT_MS: '1500',
       PETSTORE_KEEP_ALIVE_TIMEOUT_MS: '250',
+      PETSTORE_SHUTDOWN_DELAY_MS: '3000',
       PETSTORE_SHUTDOWN_GRACE_MS: '2000',
       PETSTORE_MAX_HEADER_BYTES: '4096',
       PETSTORE_MAX_CONNECTIONS: '8',
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '3',
+      PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '100',
       PETSTORE_RATE_LIMIT: '0.5,20',
       PETSTORE_KEY_FAILURE_LIMIT: '0.25,5',
     });
@@ -60,7 +67,10 @@ describe('configuration', () => {
       shutdownGraceMs: 2000,
       maxHeaderBytes: 4096,
       maxConnections: 8,
+      maxConnectionsPerClient: 3,
+      waitingTimeoutUnderPressureMs: 100,
     });
+    assert.equal(config.shutdownDelayMs, 3000);
     assert.deepEqual(config.rateLimit, { perSecond: 0.5, burst: 20 });
   });
 
@@ -127,6 +137,8 @@ describe('configuration', () => {
     [{ PETSTORE_SHUTDOWN_GRACE_MS: '-5' }, 'PETSTORE_SHUTDOWN_GRACE_MS'],
     [{ PETSTORE_MAX_HEADER_BYTES: '16k' }, 'PETSTORE_MAX_HEADER_BYTES'],
     [{ PETSTORE_MAX_CONNECTIONS: '0' }, 'PETSTORE_MAX_CONNECTIONS'],
+    [{ PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '0' }, 'PETSTORE_MAX_CONNECTIONS_PER_CLIENT'],
+    [{ PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: '1s' }, 'PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS'],
     [{ PETSTORE_RATE_LIMIT: '10' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '10,0' }, 'PETSTORE_RATE_LIMIT'],
     [{ PETSTORE_RATE_LIMIT: '0,5' }, 'PETSTORE_RATE_LIMIT'],

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/config-error.ts';
 import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
 import type { Command, ParsedArguments } from './command.ts';
 import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
+import { EVENTS_TAIL } from './events-tail-command.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
@@ -41,6 +42,31 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   ...KEY_COMMANDS,
+  check: {
+    summary: 'check every page of the SQLite database (PRAGMA integrity_check)',
+    help: `petstore check\n\nRuns SQLite's full integrity check on the database and prints every problem it finds.\nExits 1 when there is any, 0 when the file is sound. The service runs the quicker quick_check at\nstart and refuses a damaged file. PostgreSQL checks its own pages. ${COMMON}`,
+    async run({ environment }) {
+      const { checkConfiguredDatabase } = await import('./check-database.ts');
+      const problems = await checkConfiguredDatabase(environment);
+      for (const problem of problems) process.stdout.write(`${problem}\n`);
+      process.stdout.write(problems.length ? `${problems.length} problem(s): the database is damaged; restore it from a backup\n` : 'the database is sound\n');
+      return problems.length ? 1 : 0;
+      },
+    },
+  backup: {
+    summary: 'copy the SQLite store to FILE while the service runs',
+    arguments: ['file'],
+    help: `petstore backup <file>\n\nWrites a consistent copy of the SQLite store (every write committed before the backup began) to <file>,\nreplacing it atomically. Safe while the service serves and writes. On PostgreSQL use pg_dump (docs/backups.md). ${COMMON}`,
+    async run({ environment, arguments: [file] }) {
+      const [{ loadConfig }, { backupSqliteStore }] = await Promise.all([import('../config/config.ts'), import('../store/sqlite/sqlite-backup.ts')]);
+      const { database } = loadConfig(environment);
+      if (database.kind !== 'sqlite') throw new Error('backup copies a SQLite store; on PostgreSQL use pg_dump (see docs/backups.md)');
+      const { bytes } = await backupSqliteStore(database.path, file!);
+      process.stdout.write(`backed up ${database.path} to ${file} (${bytes} bytes)\n`);
+      return 0;
+    },
+  },
+  'events tail': EVENTS_TAIL,
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,

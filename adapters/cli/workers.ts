@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 
 /** Set by the primary on each worker it starts: the worker's number, from 1 (a restarted worker keeps its number). */
@@ -22,15 +23,15 @@ const EXIT_MARGIN_MS = 5000;
  * its requests in flight, and the primary exits when they have (1 if any failed to).
  */
 export interface WorkersOutput {
-  print(line: string): void;
-  printError(line: string): void;
+  /** Where the primary says what it does (at info whatever the log level). */
+  readonly notices: Logger;
   /** The line that says where the service listens, once every worker does. */
   listening(port: number, baseUrl: string): string;
   /** The module each worker runs, bare (it serves): the process entry (under `npm start`, the built one, not the script that builds it). */
   readonly entry: string;
 }
 
-export async function runWorkers(config: Config, { print, printError, listening: listeningLine, entry }: WorkersOutput): Promise<void> {
+export async function runWorkers(config: Config, { notices, listening: listeningLine, entry }: WorkersOutput): Promise<void> {
   // Loaded only by a primary: Deno has no working node:cluster, and one process needs none.
   const { default: cluster } = await import('node:cluster');
   cluster.setupPrimary({ exec: entry, args: [] });
@@ -43,7 +44,7 @@ export async function runWorkers(config: Config, { print, printError, listening:
     const listening = new Promise<WorkerListening>((resolve, reject) => {
       worker.on('message', (message: WorkerListening) => {
         if (message?.type !== 'petstore:listening') return;
-        print(`worker ${number} (pid ${worker.process.pid}) serving`);
+        notices.info({ worker: number, workerPid: worker.process.pid }, `worker ${number} (pid ${worker.process.pid}) serving`);
         resolve(message);
       });
       worker.once('exit', (code, signal) => reject(new Error(`worker ${number} exited (${signal ?? code}) before it listened`)));
@@ -52,7 +53,7 @@ export async function runWorkers(config: Config, { print, printError, listening:
       if (stopping) return;
       // Only a worker that was serving is replaced; one that could not start is reported by `listening`.
       listening.then(() => {
-        printError(`worker ${number} (pid ${worker.process.pid}) exited (${signal ?? code}); starting it again`);
+        notices.error({ worker: number, workerPid: worker.process.pid, code, signal }, `worker ${number} (pid ${worker.process.pid}) exited (${signal ?? code}); starting it again`);
         fork(number).catch(failed);
       }, () => undefined);
     });
@@ -65,7 +66,10 @@ export async function runWorkers(config: Config, { print, printError, listening:
     const running = [...workers.values()].filter((worker) => worker.process.exitCode === null && worker.process.signalCode === null);
     let failures = exitCode;
     let left = running.length;
-    const done = () => process.exit(failures === 0 ? 0 : 1);
+    const done = () => {
+      notices.flush();
+      process.exit(failures === 0 ? 0 : 1);
+    };
     if (left === 0) done();
     for (const worker of running) {
       worker.process.once('exit', (code) => {
@@ -75,13 +79,14 @@ export async function runWorkers(config: Config, { print, printError, listening:
       worker.process.kill('SIGTERM');
     }
     setTimeout(() => {
-      printError('workers still running after the grace period: killing them');
+      notices.error('workers still running after the grace period: killing them');
+      notices.flush();
       for (const worker of running) worker.process.kill('SIGKILL');
       process.exit(1);
     }, config.limits.shutdownGraceMs + EXIT_MARGIN_MS).unref();
   };
   const failed = (error: Error) => {
-    printError(`petstore failed to start: ${error.message}`);
+    notices.error(`petstore failed to start: ${error.message}`);
     stop(1);
   };
 
@@ -90,7 +95,8 @@ export async function runWorkers(config: Config, { print, printError, listening:
   try {
     const first = await fork(1);
     await Promise.all(Array.from({ length: config.workers - 1 }, (_, index) => fork(index + 2)));
-    print(listeningLine(first.port, first.baseUrl));
+    notices.info({ workers: config.workers }, listeningLine(first.port, first.baseUrl));
+    notices.flush();
   } catch (error) {
     failed(error as Error);
   }

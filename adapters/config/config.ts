@@ -39,8 +39,13 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_SHUTDOWN_GRACE_MS: wholeNumber('milliseconds'),
+  PETSTORE_SHUTDOWN_DELAY_MS: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$', description: 'milliseconds, a whole number from 0 to 999999' })),
   PETSTORE_MAX_HEADER_BYTES: wholeNumber('bytes'),
   PETSTORE_MAX_CONNECTIONS: wholeNumber('connections'),
+  PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
+  PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
+  PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -91,9 +96,25 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined when off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * After SIGTERM, how long the service goes on serving (with /readyz already 503) before it stops
+   * accepting: the time a load balancer takes to stop sending it new requests.
+   */
+  readonly shutdownDelayMs: number;
+  readonly eventStreams: EventStreamLimits;
   /** Service processes sharing the port (one per core for `auto`); 1: this process serves alone. */
   readonly workers: number;
 }
+
+/** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
+export interface EventStreamLimits {
+  /** Streams open at once; one more is refused with 503 and Retry-After. */
+  readonly maxStreams: number;
+  /** A stream silent this long sends a comment line, so that proxies keep it open. */
+  readonly heartbeatMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
 
 /** What protects the process from slow, large or too many clients. */
 export interface ServerLimits {
@@ -103,12 +124,19 @@ export interface ServerLimits {
   readonly requestTimeoutMs: number;
   /** How long an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
-  /** How long requests in flight may take to finish once shutdown starts. */
+  /** How long requests in flight may take to finish once the listener is closed. */
   readonly shutdownGraceMs: number;
   /** Request line plus headers. */
   readonly maxHeaderBytes: number;
   /** Open connections at once; more are closed as they arrive. */
   readonly maxConnections: number;
+  /** Open connections at once from one client address; more from it are closed as they arrive. */
+  readonly maxConnectionsPerClient: number;
+  /**
+   * Once the open connections pass three quarters of `maxConnections`: how long a connection may wait
+   * with no request in flight (silent, sending its headers, or idle between requests) before it is closed.
+   */
+  readonly waitingTimeoutUnderPressureMs: number;
 }
 
 /** A token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
@@ -127,6 +155,8 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
   shutdownGraceMs: 10_000,
   maxHeaderBytes: 16 * 1024,
   maxConnections: 1024,
+  maxConnectionsPerClient: 256,
+  waitingTimeoutUnderPressureMs: 1_000,
 });
 
 export { ConfigError };
@@ -170,6 +200,11 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     metrics: env.PETSTORE_METRICS === undefined ? deployment === 'development' : env.PETSTORE_METRICS === 'true',
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
+    shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
+    eventStreams: Object.freeze({
+      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
+      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
+    }),
     workers: env.PETSTORE_WORKERS === 'auto' ? availableParallelism() : Number(env.PETSTORE_WORKERS ?? '1'),
   });
 }
@@ -216,6 +251,8 @@ function readLimits(env: Static<typeof EnvironmentSchema>): ServerLimits {
     shutdownGraceMs: number(env.PETSTORE_SHUTDOWN_GRACE_MS, DEFAULT_LIMITS.shutdownGraceMs),
     maxHeaderBytes: number(env.PETSTORE_MAX_HEADER_BYTES, DEFAULT_LIMITS.maxHeaderBytes),
     maxConnections: number(env.PETSTORE_MAX_CONNECTIONS, DEFAULT_LIMITS.maxConnections),
+    maxConnectionsPerClient: number(env.PETSTORE_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_LIMITS.maxConnectionsPerClient),
+    waitingTimeoutUnderPressureMs: number(env.PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS, DEFAULT_LIMITS.waitingTimeoutUnderPressureMs),
   };
   // Node measures the headers against their own timeout first; a shorter request timeout would never let it fire.
   if (limits.requestTimeoutMs < limits.headersTimeoutMs) {

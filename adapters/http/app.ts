@@ -12,6 +12,8 @@ import type { ListingCache } from './listing-cache.ts';
 import { HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRouter } from './pet-routes.ts';
+import { createEventRouter } from './event-routes.ts';
+import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
@@ -46,6 +48,8 @@ export interface HttpAppOptions {
   readonly traceRequests?: Middleware | undefined;
   /** What the pet routes call; the application's use cases unless given. */
   readonly useCases?: PetUseCases | undefined;
+  /** The event feed's routes (experimental), when given. */
+  readonly feed?: EventFeed | undefined;
   /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
   readonly readPositions?: ReadPositions | undefined;
 }
@@ -76,6 +80,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const readPositions = options.readPositions ?? createReadPositions({ log: options.ports.eventStore, refresh: () => {} });
   const routers: Router[] = [
     createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
+    ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];

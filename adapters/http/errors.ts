@@ -53,9 +53,10 @@ export function renderErrors(logger: Logger) {
       if (ctx.body === undefined && ctx.status === 404) throw new HttpProblem('not_found', `no resource at ${ctx.path}`);
     } catch (error) {
       const problem = toProblem(error);
-      // A storage fault is logged once, then counted: no stack per request.
+      // A storage fault is logged once, then counted: no stack per request. A deliberate 503 (not ready)
+      // is in the request's log line already.
       if (error instanceof StoreUnavailable) logStorageFault(error);
-      else if (problem.status >= 500) {
+      else if (problem.status >= 500 && !(error instanceof HttpProblem && problem.status === 503)) {
         ctx.state.error = error;
         logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
       }

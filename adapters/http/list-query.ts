@@ -11,13 +11,14 @@ const PLAIN_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
  */
 export function parseListQuery(querystring: string): ListPetsInput {
   const params = new URLSearchParams(querystring);
-  const limit = integer('limit', single(params, 'limit'));
+  const limit = plainInteger('limit', single(params, 'limit'));
   const status = single(params, 'status');
-  const after = integer('after', single(params, 'after'));
+  const after = plainInteger('after', single(params, 'after'));
   return { ...(limit === undefined ? {} : { limit }), ...(status === undefined ? {} : { status }), ...(after === undefined ? {} : { after }) };
 }
 
-function integer(name: string, text: string | undefined): number | undefined {
+/** A query value written as a whole number in plain digits (0 to 2^53-1); whether it is in range is the use case's to say. */
+export function plainInteger(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!PLAIN_INTEGER.test(text) || !Number.isSafeInteger(Number(text))) {
     throw new HttpProblem('invalid_query', `${name} must be a whole number written in plain digits, got ${JSON.stringify(text)}`);
@@ -25,7 +26,8 @@ function integer(name: string, text: string | undefined): number | undefined {
   return Number(text);
 }
 
-function single(params: URLSearchParams, name: string): string | undefined {
+/** The one value of a query parameter given at most once. */
+export function single(params: URLSearchParams, name: string): string | undefined {
   const values = params.getAll(name);
   if (values.length > 1) throw new HttpProblem('invalid_query', `${name} may be given once, got it ${values.length} times`);
   return values[0];

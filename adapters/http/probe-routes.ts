@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { Registry } from 'prom-client';
 import { HttpProblem } from './errors.ts';
 
@@ -9,10 +10,13 @@ export function createProbeRouter(options: { readiness: ReadinessCheck; metrics:
   const router = new Router({ strict: true, sensitive: true });
 
   // Alive: the process answers HTTP. Nothing else is checked, so a slow database never gets it restarted.
-  router.get('healthz', '/healthz', (ctx) => {
+  // /healthz is the older name Kubernetes deprecated, kept for probes configured with it.
+  const alive = (ctx: Context) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ok' };
-  });
+  };
+  router.get('livez', '/livez', alive);
+  router.get('healthz', '/healthz', alive);
 
   router.get('readyz', '/readyz', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');

@@ -16,6 +16,11 @@ export const REFERENCE_PAGE_HTML = `<!DOCTYPE html>
     <title>Pet Store API reference</title>
     <link rel="stylesheet" href="docs/swagger-ui.css">
     <link rel="icon" type="image/png" href="docs/favicon-32x32.png">
+    <style>
+      .stability-badge { margin-left: 10px; padding: 1px 8px; border-radius: 4px; font: 600 12px sans-serif; text-transform: uppercase; white-space: nowrap; }
+      .stability-experimental { background: #fff3cd; color: #7a5a00; border: 1px solid #e0c060; }
+      .stability-deprecated { background: #eeeeee; color: #555555; border: 1px solid #bbbbbb; }
+    </style>
   </head>
   <body>
     <div id="reference"></div>
@@ -25,7 +30,25 @@ export const REFERENCE_PAGE_HTML = `<!DOCTYPE html>
 </html>
 `;
 
-const START_SCRIPT = `window.ui = SwaggerUIBundle({
+// Swagger UI strikes a deprecated operation through and shows \`x-stability\` only inside an opened
+// operation: a badge beside each path names its stability (experimental, deprecated) at a glance.
+const START_SCRIPT = `const StabilityBadges = () => ({
+  wrapComponents: {
+    OperationSummaryPath: (Original, system) => (props) => {
+      const React = system.React;
+      // Read from the document itself: an operation is resolved (its \`op\` filled) only once opened.
+      const operation = props.operationProps;
+      const experimental = system.specSelectors.specJson().getIn(['paths', operation.get('path'), operation.get('method'), 'x-stability']);
+      const stability = experimental || (operation.get('deprecated') ? 'deprecated' : undefined);
+      const path = React.createElement(Original, props);
+      if (!stability) return path;
+      const badge = React.createElement('span', { className: 'stability-badge stability-' + stability, title: 'x-stability: ' + stability }, stability);
+      return React.createElement(React.Fragment, null, path, badge);
+    },
+  },
+});
+
+window.ui = SwaggerUIBundle({
   url: 'openapi.json',
   dom_id: '#reference',
   deepLinking: true,
@@ -33,6 +56,7 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
   showExtensions: true,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
+  plugins: [StabilityBadges],
   layout: 'BaseLayout',
 });
 `;

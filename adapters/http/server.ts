@@ -4,6 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import type { ServerLimits } from '../config/config.ts';
+import { limitClients } from './client-limits.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
 import type { FastPath } from './cached-listing-fast-path.ts';
@@ -61,6 +62,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     answer,
   );
   server.maxConnections = limits.maxConnections;
+  limitClients(server, limits);
   // A client may half-close its side once its request is sent. By default Node then drops the
   // connection, and with it an answer still being prepared (a create waits for its group's commit).
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, CommitSignal, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { storedEventFromRow } from './event-rows.ts';
+import { createSqlEventLog } from './sql-event-log.ts';
 import { petFromRow } from './pet-rows.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
@@ -16,6 +17,10 @@ import type { CatalogChanges } from './catalog-changes.ts';
 export interface PetStore extends PetStorePorts {
   /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
   readonly changes?: CatalogChanges;
+  /** The log by position, for its readers (the event feed). */
+  readonly eventLog: EventLog;
+  /** Says when the log may have grown, by this process or by any other on the same database. */
+  readonly commits: CommitSignal;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
   /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see BatchedWrites). */
@@ -39,7 +44,9 @@ export interface SqlWrites {
 export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
-  options: { clock: Clock; writes: SqlWrites; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void> },
+  options: {
+    clock: Clock; writes: SqlWrites; commits: CommitSignal; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void>;
+  },
 ): SqlPetStore {
   const { clock, writes } = options;
   const catalog = createSqlPetCatalog(db, dialect);
@@ -51,6 +58,8 @@ export function createSqlPetStore(
     catalog: options.list ? { ...catalog, list: options.list } : catalog,
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
+    eventLog: createSqlEventLog(db, dialect),
+    commits: options.commits,
     async ready() {
       try {
         await sql`select 1`.execute(db);

@@ -1,11 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PetEvent, PetStatus } from '../../domain/index.ts';
-import { addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, StreamVersionConflict } from '../../application/index.ts';
-import type { AppendMetadata, PetStorePorts } from '../../application/index.ts';
+import {
+  addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
+  readPetHistory, StreamVersionConflict,
+} from '../../application/index.ts';
+import type { AppendMetadata, CommitSignal, EventLog, PetStorePorts } from '../../application/index.ts';
 
 export interface ContractSubject {
-  readonly ports: PetStorePorts;
+  readonly ports: PetStorePorts & { readonly eventLog: EventLog; readonly commits: CommitSignal };
   close(): Promise<void>;
 }
 
@@ -22,7 +25,7 @@ const petAdded = (id: number, name = 'A', status: PetStatus | null = null): PetE
 export function petStoreContract(name: string, open: () => Promise<ContractSubject>): void {
   describe(`pet store contract: ${name}`, () => {
     let subject: ContractSubject;
-    let ports: PetStorePorts;
+    let ports: ContractSubject['ports'];
     let nextId = 100_000;
     const freshId = () => ++nextId;
 
@@ -159,6 +162,65 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
     });
 
+    describe('the log by position', () => {
+      it('reads what readAll reads, after a position and up to a limit', async () => {
+        const id = freshId();
+        const { position } = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        for (const [after, limit] of [[0, 1000], [position - 1, 1], [position - 1, 5], [position, 5]] as const) {
+          assert.deepEqual(await ports.eventLog.readLog({ after, limit }), await ports.eventStore.readAll(after, limit));
+        }
+        assert.deepEqual(await ports.eventLog.readLog({ after: position, limit: 10 }), []);
+      });
+
+      it('filters by event type and by pet, keeping position order', async () => {
+        const [one, two] = [freshId(), freshId()];
+        const first = await ports.eventStore.append(`pet-${one}`, 'no_stream', [petAdded(one)], metadata);
+        await ports.eventStore.append(`pet-${two}`, 'no_stream', [petAdded(two)], metadata);
+        await ports.eventStore.append(`pet-${one}`, 1, [{ type: 'PetStatusChanged', data: { id: one, from: null, to: 'pending' } }], metadata);
+        await ports.eventStore.append(`pet-${two}`, 1, [{ type: 'PetStatusChanged', data: { id: two, from: null, to: 'sold' } }], metadata);
+        const after = first.position - 1;
+        const describe = (events: { streamId: string; event: PetEvent }[]) => events.map((stored) => [stored.streamId, stored.event.type]);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, petId: one })), [[`pet-${one}`, 'PetAdded'], [`pet-${one}`, 'PetStatusChanged']]);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, types: ['PetStatusChanged'] })), [
+          [`pet-${one}`, 'PetStatusChanged'], [`pet-${two}`, 'PetStatusChanged'],
+        ]);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, types: ['PetAdded'], petId: two })), [[`pet-${two}`, 'PetAdded']]);
+        assert.deepEqual(await ports.eventLog.readLog({ after, limit: 10, types: [] }), []);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 1, types: ['PetStatusChanged'] })), [[`pet-${one}`, 'PetStatusChanged']]);
+      });
+
+      it('pages the feed with a next position while more exist, and reads one pet\'s history or refuses an unknown pet', async () => {
+        const id = freshId();
+        const first = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const second = await ports.eventStore.append(`pet-${id}`, 1, [{ type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } }], metadata);
+        const page = await readEvents(ports, { after: first.position - 1, limit: 1, petId: id });
+        assert.deepEqual([page.events.map((stored) => stored.position), page.nextAfter], [[first.position], first.position]);
+        const last = await readEvents(ports, { after: first.position, limit: 1, petId: id });
+        assert.deepEqual([last.events.map((stored) => stored.position), last.nextAfter], [[second.position], undefined]);
+        assert.deepEqual((await readPetHistory(ports, id)).map((stored) => stored.streamVersion), [1, 2]);
+        await assert.rejects(readPetHistory(ports, freshId()), PetNotFound);
+      });
+
+      it('signals each commit to its listeners once it can be read, until they unsubscribe', async () => {
+        const id = freshId();
+        const heard: (number | undefined)[] = [];
+        let readable: Promise<number[]> | undefined;
+        const unsubscribe = ports.commits.onCommitted((position) => {
+          heard.push(position);
+          readable ??= ports.eventLog.readLog({ after: 0, limit: 1_000_000, petId: id }).then((events) => events.map((stored) => stored.streamVersion));
+        });
+        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await waitFor(() => heard.length > 0);
+        assert.deepEqual(await readable, [1]);
+        unsubscribe();
+        const count = heard.length;
+        const other = freshId();
+        await ports.eventStore.append(`pet-${other}`, 'no_stream', [petAdded(other)], metadata);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(heard.length, count);
+      });
+    });
+
     describe('idempotency records', () => {
       it('stores a record with the append, and refuses the same key again', async () => {
         const id = freshId();
@@ -238,4 +300,13 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
     });
   });
+}
+
+/** Waits (bounded) for a condition that a signal makes true soon after an await. */
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }

@@ -16,6 +16,7 @@ import { startHttpServer } from '../../adapters/http/server.ts';
 import { PET_USE_CASES } from '../../adapters/http/pet-use-cases.ts';
 import type { RequestFields } from '../../adapters/observability/request-log.ts';
 import type { PetStorePorts } from '../../application/index.ts';
+import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
 import type { ServerLimits } from '../../adapters/config/config.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
@@ -284,7 +285,7 @@ describe('the cached listing fast path', () => {
 describe('one request pipeline', () => {
   const KEY = 'pipeline-key-0123456789';
   const limits: ServerLimits = {
-    maxHeaderBytes: 16384, headersTimeoutMs: 5000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, maxConnections: 100, shutdownGraceMs: 1000,
+    ...DEFAULT_LIMITS, maxHeaderBytes: 16384, headersTimeoutMs: 5000, requestTimeoutMs: 10000, keepAliveTimeoutMs: 5000, maxConnections: 100, shutdownGraceMs: 1000,
   };
 
   async function serve(cache: ListingCache, verify: () => void) {

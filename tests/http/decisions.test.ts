@@ -640,7 +640,7 @@ describe('decision: who needs a key (every pet operation; not the documents or t
     assert.deepEqual(await listAll(), before);
   });
 
-  for (const path of ['/v1/openapi.json', '/v1/docs', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/v1/openapi.json', '/v1/docs', '/livez', '/healthz', '/readyz', '/metrics']) {
     it(`answers GET ${path} without a key with 200`, async () => {
       const response = await send(path, { key: null });
       assert.equal(response.status, 200);

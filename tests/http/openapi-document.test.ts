@@ -45,13 +45,38 @@ describe('GET /v1/openapi.json', () => {
     assert.equal((await validate(broken)).valid, false);
   });
 
-  it('names the operations listPets, createPet, getPet (deprecated) and changePetStatus (x-stability: experimental)', () => {
+  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents (x-stability: experimental)', () => {
     const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
       Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
-    assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listPets']);
+    assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listEvents', 'listPetEvents', 'listPets']);
     assert.equal(document.paths['/pets/{petId}'].get.deprecated, true);
     assert.equal(document.paths['/pets/{petId}'].patch['x-stability'], 'experimental');
+    assert.equal(document.paths['/events'].get['x-stability'], 'experimental');
+    assert.equal(document.paths['/pets/{petId}/events'].get['x-stability'], 'experimental');
+    assert.deepEqual(Object.keys(document.paths['/events'].get.responses[200].content), ['application/json', 'text/event-stream']);
     for (const operation of operations.filter((candidate) => candidate.operationId !== 'getPet')) assert.notEqual(operation.deprecated, true);
+  });
+
+  it('gives every const and every enum its type, as code generators need (a const 400 with no type becomes the string "400")', () => {
+    const untyped: string[] = [];
+    const visit = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((item, index) => visit(item, `${at}/${index}`));
+      if (typeof node !== 'object' || node === null) return;
+      const schema = node as Json;
+      const values = 'const' in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : [];
+      for (const value of values) {
+        const wanted = Number.isInteger(value) ? ['integer', 'number'] : [typeof value];
+        if (!wanted.includes(schema.type)) untyped.push(`${at}: ${JSON.stringify(value)} with type ${JSON.stringify(schema.type)}`);
+      }
+      for (const [key, value] of Object.entries(schema)) if (key !== 'enum' && key !== 'const' && key !== 'examples' && key !== 'example') visit(value, `${at}/${key}`);
+    };
+    visit(document, '#');
+    assert.deepEqual(untyped, []);
+    assert.equal(document.paths['/pets'].post.responses['400'].content['application/json'].schema.allOf[1].properties.status.type, 'integer');
+  });
+
+  it('names a contact, as linters ask of info', () => {
+    assert.equal(typeof document.info.contact?.name, 'string');
   });
 
   it('lists production and staging from the configuration, each with /v1', () => {
@@ -87,7 +112,7 @@ describe('GET /v1/openapi.json', () => {
       properties: {
         id: { type: 'integer', format: 'int64', minimum: 1 },
         name: { type: 'string' },
-        categoryId: { type: 'integer', format: 'int64' },
+        categoryId: { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 },
         status,
       },
     });

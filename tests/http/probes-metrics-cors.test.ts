@@ -14,12 +14,15 @@ after(async () => {
   await api.stop();
 });
 
-describe('GET /healthz and GET /readyz', () => {
-  it('answers /healthz 200 without a key', async () => {
-    const response = await api.request('/healthz', { key: null });
-    assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), { status: 'ok' });
-  });
+describe('GET /livez, GET /healthz and GET /readyz', () => {
+  for (const path of ['/livez', '/healthz']) {
+    it(`answers ${path} 200 without a key`, async () => {
+      const response = await api.request(path, { key: null });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      assert.deepEqual(await response.json(), { status: 'ok' });
+    });
+  }
 
   it('answers /readyz 200 without a key when the database answers and every migration is applied', async () => {
     const response = await api.request('/readyz', { key: null });
@@ -36,7 +39,27 @@ describe('GET /healthz and GET /readyz', () => {
       const error = await readError(response);
       assert.equal(error.code, 'unavailable');
       assert.match(error.message, /0002_idempotency_keys/);
-      assert.equal((await other.request('/healthz', { key: null })).status, 200, 'alive all the same');
+      assert.equal((await other.request('/livez', { key: null })).status, 200, 'alive all the same');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('once shutdown begins answers /readyz 503 at once, serves on through the shutdown delay, then stops accepting', async () => {
+    const other = await startTestService({ PETSTORE_SHUTDOWN_DELAY_MS: '400' });
+    try {
+      assert.equal((await other.request('/readyz', { key: null })).status, 200);
+      let closed = false;
+      const closing = other.service.close().then(() => (closed = true));
+      const readiness = await other.request('/readyz', { key: null });
+      assert.equal(readiness.status, 503);
+      assert.equal(readiness.headers.get('retry-after'), '1');
+      assert.match((await readError(readiness)).message, /shutting down/);
+      assert.equal((await other.request('/livez', { key: null })).status, 200, 'alive while draining');
+      assert.equal((await other.request('/v1/pets')).status, 200, 'requests are served during the delay');
+      assert.equal(closed, false, 'the listener is still open');
+      await closing;
+      await assert.rejects(fetch(`${other.origin}/livez`), 'the listener is closed');
     } finally {
       await other.stop();
     }

@@ -30,7 +30,9 @@ describe('GET /v1/docs (the page itself is tested in a browser by npm run test:b
       assert.match(response.headers.get('content-type') ?? '', new RegExp(`^${type}`), name);
       assert.ok((await response.arrayBuffer()).byteLength > 0, name);
     }
-    assert.match(await (await api.request('/v1/docs/reference-page.js', { key: null })).text(), /url: 'openapi\.json'/);
+    const script = await (await api.request('/v1/docs/reference-page.js', { key: null })).text();
+    assert.match(script, /url: 'openapi\.json'/);
+    assert.match(script, /plugins: \[StabilityBadges\]/, 'the badge that shows each operation\'s stability');
   });
 
   it('answers 404 for any other file name, a path outside the package included', async () => {

@@ -68,6 +68,21 @@ describe('request log', () => {
     }
   });
 
+  it('writes one line for headers over the limit (431), with the keys of every other request line', async () => {
+    const { api, lines } = await startLoggedService();
+    try {
+      await api.request('/livez', { key: null, headers: { 'x-request-id': 'an-ordinary-request' } });
+      const tooLarge = await api.sendRaw(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      assert.equal(tooLarge.status, 431);
+      const logged = lines.filter((line) => line.requestId === tooLarge.headers.get('x-request-id'));
+      assert.deepEqual(logged.map(({ status, msg }) => ({ status, msg })), [{ status: 431, msg: 'request' }]);
+      const ordinary = lines.find((line) => line.requestId === 'an-ordinary-request')!;
+      assert.deepEqual(Object.keys(logged[0]!), Object.keys(ordinary));
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('replaces an unusable X-Request-Id with a new id, and logs that one', async () => {
     const { api, lines } = await startLoggedService();
     try {

@@ -65,6 +65,11 @@ export interface OperationContext {
   readonly ledger: PetLedger;
   /** Called after each acknowledged write (a 201, or a 200 to a status change) with the pet as answered, e.g. to read it back through another process. */
   readonly onAcknowledged?: (pet: Pet) => Promise<void>;
+  /**
+   * A create answered 503 (a storage fault) counts as unanswered (stored or not, at most once) instead
+   * of a problem, when its answer is the Error body with a whole-second Retry-After; counted here.
+   */
+  readonly unavailable?: { count: number };
 }
 
 /**
@@ -93,6 +98,8 @@ export const createPetOperation: Operation = {
     let status: number;
     let text: string;
     let location: string | null;
+    let contentType: string | null = null;
+    let retryAfter: string | null = null;
     try {
       const response = await fetch(`${context.baseUrl}/pets`, {
         method: 'POST',
@@ -101,11 +108,24 @@ export const createPetOperation: Operation = {
       });
       status = response.status;
       location = response.headers.get('location');
+      contentType = response.headers.get('content-type');
+      retryAfter = response.headers.get('retry-after');
       text = await response.text();
     } catch (error) {
       if (!isConnectionLost(error)) throw error;
       ledger.unanswered.add(name);
       return 'lost';
+    }
+    if (status === 503 && context.unavailable) {
+      context.unavailable.count += 1;
+      ledger.unanswered.add(name);
+      try {
+        checkErrorShape(contentType ?? '', text, status);
+        if (!/^\d+$/.test(retryAfter ?? '')) ledger.problems.push(`create ${JSON.stringify(name)} answered 503 with Retry-After ${retryAfter}`);
+      } catch (error) {
+        ledger.problems.push(`create ${JSON.stringify(name)} answered 503: ${(error as Error).message}`);
+      }
+      return 'answered';
     }
     if (status !== 201) {
       ledger.problems.push(`create ${JSON.stringify(name)} answered ${status}: ${text}`);
@@ -248,6 +268,8 @@ export interface DriveOptions {
   /** Checked before every request: true ends the drive. */
   readonly stopped: () => boolean;
   readonly onAcknowledged?: (pet: Pet, target: number) => Promise<void>;
+  /** See `OperationContext.unavailable`. */
+  readonly unavailable?: { count: number };
 }
 
 /** Runs `clients` concurrent loops of weighted operations until `stopped()` or the server stops answering them. */
@@ -271,6 +293,7 @@ export async function drive(options: DriveOptions): Promise<void> {
         random: options.random,
         ledger: options.ledger,
         ...(options.onAcknowledged ? { onAcknowledged: (pet: Pet) => options.onAcknowledged!(pet, target) } : {}),
+        ...(options.unavailable ? { unavailable: options.unavailable } : {}),
       });
       if (outcome === 'lost') return;
     }

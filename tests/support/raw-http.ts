@@ -26,6 +26,8 @@ export interface RawExchangeOptions {
   readonly head?: boolean;
   /** Half-close after the request: the server then knows nothing more is coming, and answers an incomplete request at once. */
   readonly halfClose?: boolean;
+  /** The client address to connect from (127.0.0.1 unless given): the service tells clients apart by it. */
+  readonly from?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface RawExchangeOptions {
  */
 export function rawExchange(port: number, request: string | Buffer, options: RawExchangeOptions = {}): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', localAddress: options.from ?? '127.0.0.1' });
     const chunks: Buffer[] = [];
     const finish = (closed: boolean) => {
       clearTimeout(timer);
@@ -57,10 +59,10 @@ export function rawExchange(port: number, request: string | Buffer, options: Raw
   });
 }
 
-/** Opens a connection and resolves once it is established. */
-export function openConnection(port: number): Promise<Socket> {
+/** Opens a connection (from the client address `from`, 127.0.0.1 unless given) and resolves once it is established. */
+export function openConnection(port: number, from = '127.0.0.1'): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', localAddress: from });
     socket.once('connect', () => resolve(socket));
     socket.once('error', reject);
   });

@@ -28,6 +28,7 @@ export function documentSchemas(document: Json): DocumentSchemas {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
   ajv.addFormat('uri', (value: string) => URL.canParse(value));
+  ajv.addFormat('date-time', (value: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value)));
   ajv.addSchema(document, DOCUMENT_ID);
   const compiled = new Map<string, ValidateFunction>();
   return {

@@ -29,11 +29,22 @@ export interface ServiceProcess {
   cleanup(): void;
 }
 
-/** The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a free port, silent logs). */
-export function startServiceProcess(environment: Record<string, string>, options: { cwd?: string } = {}): ServiceProcess {
+/**
+ * The service as `npm start` runs it, a real process, with only the environment given (plus PATH, a
+ * free port, silent logs). With `terminal`, its output is a terminal (util-linux `script` gives it a
+ * pseudo-terminal), as for a person running it by hand. A `wrapper` (e.g. `fiu-run -x`) must exec the
+ * command it is given, so that the child's pid stays the service's.
+ */
+export function startServiceProcess(
+  environment: Record<string, string>, options: { cwd?: string; terminal?: boolean; wrapper?: readonly string[] } = {},
+): ServiceProcess {
   const ownDirectory = options.cwd === undefined ? temporaryDirectory('start') : undefined;
   const cwd = options.cwd ?? ownDirectory!.path;
-  const child = spawn(process.execPath, START_ARGS, {
+  const service = [...(options.wrapper ?? []), process.execPath, ...START_ARGS];
+  const [command, args] = options.terminal
+    ? ['script', ['-qec', ['exec', ...service].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' '), '/dev/null']] as const
+    : [service[0]!, service.slice(1)] as const;
+  const child = spawn(command, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,7 +58,7 @@ export function startServiceProcess(environment: Record<string, string>, options
   });
   const listening = new Promise<string>((resolveUrl, reject) => {
     const onData = () => {
-      const url = /listening on (\S+)/.exec(stdout)?.[1];
+      const url = /listening on (http[^\s"\x1b]+)/.exec(stdout)?.[1];
       if (url) {
         child.stdout!.off('data', onData);
         resolveUrl(url);

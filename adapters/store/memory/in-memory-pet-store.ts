@@ -1,17 +1,22 @@
 import type { Pet } from '../../../domain/index.ts';
 import type {
-  Clock, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, CommitSignal, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
 import type { AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../event-rows.ts';
 import { petFromRow } from '../pet-rows.ts';
 import type { PetRow } from '../pet-rows.ts';
+import { createCommitSignal } from '../commit-signal.ts';
+import { createInMemoryEventLog } from './in-memory-event-log.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
 export interface InMemoryPetStore extends PetStorePorts {
   /** Every event in log order. */
   readonly log: readonly StoredEvent[];
+  readonly eventLog: EventLog;
+  /** Hears of each append once it is stored. */
+  readonly commits: CommitSignal;
 }
 
 export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemoryPetStore {
@@ -25,6 +30,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
   // Appends run one after another: the plan awaits between its reads and writes.
   let appending: Promise<unknown> = Promise.resolve();
+  const commits = createCommitSignal();
 
   /** One append's transaction: reads see what is stored, writes wait in `staged` until the plan succeeds. */
   const transaction = () => {
@@ -74,6 +80,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
         const { appendRows, commit } = transaction();
         const { version, position } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());
         commit();
+        commits.committed(position);
         return { version, position };
       });
       appending = appended.catch(() => undefined);
@@ -110,7 +117,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, petIds, catalog, idempotencyKeys, clock, log };
+  return { eventStore, petIds, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits };
 }
 
 function insertSorted(ids: number[], id: number): void {

@@ -8,6 +8,7 @@ import { createSqlPetStore } from '../sql-pet-store.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { createPostgresWrites } from './postgres-writes.ts';
+import { postgresCommitSignal } from './postgres-commit-signal.ts';
 import { createPostgresPool } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
@@ -16,6 +17,8 @@ export interface PostgresStoreOptions {
   /** Apply pending migrations first (default true). */
   readonly migrate?: boolean;
   readonly logger?: Logger;
+  /** Where to LISTEN for other instances' commits; without it they are noticed by polling the log's head. */
+  readonly listenUrl?: string;
 }
 
 /**
@@ -34,14 +37,23 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
     }
   }
   const db = postgresKysely(settings, options.logger);
-  return createPostgresPetStore(db, { ...options, migrate: false });
+  return createPostgresPetStore(db, { ...options, migrate: false, listenUrl: settings.url });
 }
 
 /** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
 export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
-  return createSqlPetStore(db, postgresSqlDialect, { clock, writes: createPostgresWrites(db, clock), close: () => db.destroy() });
+  const commits = postgresCommitSignal(db, { url: options.listenUrl, logger: options.logger });
+  return createSqlPetStore(db, postgresSqlDialect, {
+    clock,
+    writes: createPostgresWrites(db, clock, commits.committed),
+    commits,
+    async close() {
+      await commits.close();
+      await db.destroy();
+    },
+  });
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {

@@ -22,10 +22,11 @@ const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
  * SQLSTATEs after which trying again later is the right answer: connection exceptions (class 08),
  * too many connections or other resource shortage (class 53), the server shutting down or starting
  * (57P01-57P03), a statement cancelled by the statement timeout (57014), serialisation failure and
- * deadlock (40001, 40P01), a lock timeout (55P03).
+ * deadlock (40001, 40P01), a lock timeout (55P03), the disk failing (58030 io_error; a full one is
+ * 53100), a server that only reads (25006: a standby, or default_transaction_read_only).
  */
 function isRetryableState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('53') || ['57P01', '57P02', '57P03', '57014', '40001', '40P01', '55P03'].includes(code);
+  return code.startsWith('08') || code.startsWith('53') || ['57P01', '57P02', '57P03', '57014', '40001', '40P01', '55P03', '58030', '25006'].includes(code);
 }
 
 /** pg's own messages for a connection that failed, closed or timed out (these carry no code). */

@@ -8,14 +8,16 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, postgresSqlDialect } from './postgres-sql-dialect.ts';
+import { LOG_CHANNEL } from './postgres-commit-signal.ts';
 
 /** Appends on PostgreSQL: one transaction each, executing the shared append plan on Kysely rows. */
-export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock): SqlWrites {
+export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (position: number) => void): SqlWrites {
   return {
     async append(streamId, expected, events, metadata, options = {}) {
       try {
         const { version, position } = await translated(postgresSqlDialect, () =>
           db.transaction().execute((trx) => executeAppend(appendRows(trx), { streamId, expected, events, metadata, options }, clock.now())));
+        committed?.(position);
         return { version, position };
       } catch (error) {
         // Another writer appended between this one's read and its writes: a constraint decided.
@@ -59,15 +61,20 @@ function appendRows(trx: Transaction<PetStoreDatabase>): AppendRows {
       else await trx.updateTable('pets').set(row).where('id', '=', row.id).execute();
     },
     async insertEvents(rows) {
-      // One statement: the one-row join takes the lock before the identity draws the first position.
+      // One statement: the one-row join takes the lock before the identity draws the first position, and
+      // the notification of the last position goes out when (and only if) the transaction commits.
       const values = sql.join(rows.map((row) =>
         sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
       const { rows: inserted } = await sql<{ position: number }>`
-        insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
-        select appended.* from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
-        cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered
-        returning position`.execute(trx);
-      return Math.max(...inserted.map((row) => Number(row.position)));
+        with inserted as (
+          insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
+          select appended.* from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
+          cross join (select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})) as ordered
+          returning position
+        )
+        select last.position, pg_notify(${LOG_CHANNEL}, last.position::text) as notified
+        from (select max(position) as position from inserted) as last`.execute(trx);
+      return Number(inserted[0]!.position);
     },
   };
 }

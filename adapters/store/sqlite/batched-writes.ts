@@ -19,6 +19,8 @@ export interface BatchedWrites {
    * Whether writes can commit now: the fault that stops them, or undefined. Known from the last group
    * that committed or failed; proven by writing one row (in a group of its own or with others) at most
    * once a second while faulty and once every ten seconds otherwise, so probes do not write constantly.
+   * While faulty, only a group of appends committing, or a check three seconds after the last failure,
+   * clears the fault.
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /** Resolves when every write asked for so far has committed or failed. */
@@ -36,6 +38,8 @@ export interface BatchedWritesOptions {
 /** Pauses between attempts at the write lock: short at first, then at most this. */
 const LOCK_RETRY_MAX_PAUSE_MS = 50;
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
+/** How long after the last failed group a successful write check may call the store writable. */
+const FAULT_QUIET_MS = 3_000;
 /** At most this often is the file opened again while writes find it unwritable. */
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
 
@@ -118,6 +122,7 @@ export function createBatchedWrites(
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
   let lastReopen = 0;
+  let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
   function schedule(): void {
@@ -168,6 +173,7 @@ export function createBatchedWrites(
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
     fault = failure;
+    lastFailure = performance.now();
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
@@ -226,9 +232,10 @@ export function createBatchedWrites(
       for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
       return 'done';
     }
-    if (answers.length > 0 || waitingChecks.length > 0 || waitingIds.length > 0) fault = undefined;
+    if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
     if (committed) for (const write of taken) write.observed?.(committed);
     for (const answer of answers) answer();
+    // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
     return 'done';
   }
@@ -294,7 +301,12 @@ export function createBatchedWrites(
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
         schedule();
-      }).then(() => fault, () => fault);
+      }).then(() => {
+        // A small write may fit where the others do not (a page free in a full file): only a check
+        // after a quiet spell, or a group of appends, says the fault is over.
+        if (performance.now() - lastFailure >= FAULT_QUIET_MS) fault = undefined;
+        return fault;
+      }, () => fault);
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },

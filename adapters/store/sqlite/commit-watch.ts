@@ -72,7 +72,15 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
     for (const listener of listeners) listener(changes);
   };
   const refresh = () => {
-    const now = mark.read();
+    let now: Buffer;
+    try {
+      now = mark.read();
+    } catch {
+      // The mark cannot be read (an I/O error): anything may have changed, and the next read decides afresh.
+      seen = Buffer.alloc(0);
+      tell(undefined);
+      return;
+    }
     if (now.equals(seen)) return;
     seen = Buffer.from(now);
     tell(undefined);

@@ -19,13 +19,35 @@ interface NodeSqliteStatement {
 
 interface NodeSqliteModule {
   DatabaseSync: new (path: string) => NodeSqliteDatabase;
+  backup(source: NodeSqliteDatabase, path: string, options?: { rate?: number }): Promise<number>;
+}
+
+function nodeSqlite(): NodeSqliteModule {
+  const sqlite = process.getBuiltinModule('node:sqlite') as NodeSqliteModule | undefined;
+  if (sqlite === undefined) throw new Error('this runtime has no node:sqlite module; run on Deno 2, or on Node with better-sqlite3');
+  return sqlite;
 }
 
 /** Opens the file with the runtime's built-in `node:sqlite` (Deno has it; Node 20 does not). */
 export function openNodeSqliteConnection(path: string): SqliteConnection {
-  const sqlite = process.getBuiltinModule('node:sqlite') as NodeSqliteModule | undefined;
-  if (sqlite === undefined) throw new Error('this runtime has no node:sqlite module; run on Deno 2, or on Node with better-sqlite3');
-  return wrapNodeSqlite(new sqlite.DatabaseSync(path));
+  const { DatabaseSync } = nodeSqlite();
+  return wrapNodeSqlite(new DatabaseSync(path));
+}
+
+/**
+ * Copies the store at `source` into a new file at `target` with SQLite's online backup (Deno's
+ * node:sqlite allows no attached database, so no `VACUUM INTO`). All pages go in one step, inside
+ * one read transaction: the copy is the store as of one commit, and writers are never blocked.
+ */
+export async function backupWithNodeSqlite(source: string, target: string, busyTimeoutMs: number): Promise<void> {
+  const sqlite = nodeSqlite();
+  const database = new sqlite.DatabaseSync(source);
+  try {
+    database.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    await sqlite.backup(database, target, { rate: 2 ** 30 });
+  } finally {
+    database.close();
+  }
 }
 
 /**

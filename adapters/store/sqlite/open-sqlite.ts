@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
+import { DatabaseUnusable } from '../database-unusable.ts';
 import { migrateToLatest, pendingMigrations } from '../migrations.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
@@ -38,6 +39,12 @@ export interface OpenSqliteOptions {
    * loop, so its writes retry asynchronously instead (see batched-writes.ts).
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * Runs SQLite's `PRAGMA quick_check(1)` before anything else and refuses a damaged file. It reads every
+   * page once (about 55 ms for a 100,000-pet, 42 MB file here) but skips the index-to-table
+   * cross-checks of `integrity_check` (about 150 ms there), which `petstore check` runs.
+   */
+  readonly checkAtOpen?: boolean;
 }
 
 /**
@@ -50,7 +57,22 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
   const driver = options.driver ?? sqliteDriverForThisRuntime();
   const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   // busy_timeout first: switching to WAL on a new file takes a lock another starting process may hold.
-  let current = await openConfigured(path, driver, BUSY_TIMEOUT_MS);
+  let current = await openConfigured(path, driver, BUSY_TIMEOUT_MS).catch((error: unknown) => {
+    throw unusable(path, 'cannot be opened', error);
+  });
+  if (options.checkAtOpen) {
+    let problems: string[];
+    try {
+      problems = checkPages(current, 'quick_check(1)');
+    } catch (error) {
+      current.close();
+      throw unusable(path, 'cannot be read', error);
+    }
+    if (problems.length > 0) {
+      current.close();
+      throw new DatabaseUnusable(`the database ${path} (PETSTORE_DATABASE) is damaged: ${problems[0]!.replace(/\s*\n\s*/g, ' ')}; run \`petstore check\` for the full report, and restore it from a backup`);
+    }
+  }
   const raw: SqliteConnection = {
     prepare: (text) => current.prepare(text),
     exec: (text) => current.exec(text),
@@ -81,6 +103,22 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
       current = next;
     },
   };
+}
+
+/**
+ * SQLite's own check of every page (`integrity_check`, or the cheaper `quick_check`, with an optional
+ * bound on the problems reported): the problems it names, none when the file is sound.
+ */
+export function checkPages(connection: Pick<SqliteConnection, 'prepare'>, pragma: string): string[] {
+  const rows = connection.prepare(`pragma ${pragma}`).all([]) as Record<string, string>[];
+  const problems = rows.map((row) => String(Object.values(row)[0]));
+  return problems.length === 1 && problems[0] === 'ok' ? [] : problems;
+}
+
+function unusable(path: string, what: string, error: unknown): DatabaseUnusable {
+  const code = (error as { code?: unknown }).code;
+  const reason = `${(error as Error).message}${typeof code === 'string' ? ` (${code})` : ''}`;
+  return new DatabaseUnusable(`the database ${path} (PETSTORE_DATABASE) ${what}: ${reason}`, { cause: error });
 }
 
 async function openConfigured(path: string, driver: SqliteDriverName, busyTimeoutMs: number): Promise<SqliteConnection> {

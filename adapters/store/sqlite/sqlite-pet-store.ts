@@ -9,6 +9,7 @@ import { petFromRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createCatalogWatch } from './commit-watch.ts';
 import { createBatchedWrites } from './batched-writes.ts';
+import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
 import { openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
@@ -24,6 +25,10 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
   readonly busyTimeoutMs?: number;
+  /** See `BatchedWritesOptions.lockWaitMs` (default BUSY_TIMEOUT_MS). */
+  readonly lockWaitMs?: number;
+  /** See `OpenSqliteOptions.checkAtOpen`. */
+  readonly checkAtOpen?: boolean;
 }
 
 /**
@@ -35,17 +40,23 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   const { db, database, reopen } = await openSqlite(path, {
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.checkAtOpen === undefined ? {} : { checkAtOpen: options.checkAtOpen }),
   });
   const clock = options.clock ?? { now: () => new Date() };
   const changes = createCatalogWatch(database, path);
-  const writes = createBatchedWrites(db, database, changes, clock, { observeWrite: options.observeWrite, reopen });
+  const writes = createBatchedWrites(db, database, changes, clock, {
+    observeWrite: options.observeWrite, reopen, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+  });
+  const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     writes,
+    commits,
     checkWrites: writes.checkWrites,
     list: precompiledListing(db),
     async close() {
       await writes.drain();
+      commits.close();
       changes.close();
       await db.destroy();
     },

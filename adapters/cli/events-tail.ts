@@ -1,0 +1,52 @@
+import { followLog } from '../../application/index.ts';
+import type { PetEvent } from '../../domain/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import { loadConfig, localBaseUrl } from '../config/config.ts';
+import { cloudEventJson } from '../http/cloud-events.ts';
+import { UsageError } from './command.ts';
+import type { ParsedArguments } from './command.ts';
+import { EVENTS_TAIL_HELP as HELP } from './events-tail-command.ts';
+import { withDatabase } from './with-database.ts';
+
+/** Events read at a time while catching up. */
+const PAGE_EVENTS = 1000;
+/** A tail prints nothing while the log is quiet: the follower's idle cue is ignored, so it may come rarely. */
+const IDLE_MS = 3_600_000;
+
+/** `petstore events tail`: follows the log on the configured database and prints it. */
+export async function tailEvents({ options, environment }: ParsedArguments): Promise<number> {
+  const afterText = (options.after as string | undefined) ?? '0';
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(afterText) || !Number.isSafeInteger(Number(afterText))) {
+    throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText)}`, HELP);
+  }
+  const types: PetEvent['type'][] = [];
+  for (const name of (options.type as string[] | undefined) ?? []) {
+    const type = eventTypeNamed(name);
+    if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`, HELP);
+    types.push(type);
+  }
+  const config = loadConfig(environment);
+  const source = config.publicBaseUrl ?? localBaseUrl(config.host, config.port);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await withDatabase(config.database, false, async (store) => {
+      const from = { after: Number(afterText), ...(types.length > 0 ? { types } : {}) };
+      for await (const page of followLog(store, from, { pageSize: PAGE_EVENTS, idleMs: IDLE_MS, signal: stop.signal })) {
+        let text = '';
+        for (const stored of page) {
+          text += options.json
+            ? `${cloudEventJson(stored, source)}\n`
+            : `${stored.position} ${stored.metadata.recordedAt} ${CLOUD_EVENT_TYPES[stored.event.type]} pets/${stored.event.data.id} ${JSON.stringify(stored.event.data)}\n`;
+        }
+        if (text !== '' && !process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return 0;
+}

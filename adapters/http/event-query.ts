@@ -1,0 +1,57 @@
+import type { PetEvent } from '../../domain/index.ts';
+import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import { HttpProblem } from './errors.ts';
+import { plainInteger, single } from './list-query.ts';
+
+export interface EventFeedQuery {
+  readonly after?: number;
+  readonly limit?: number;
+  readonly types?: readonly PetEvent['type'][];
+  readonly petId?: number;
+}
+
+/**
+ * Reads `after`, `limit`, `type` and `petId` from the raw query string, each as its type; the use case
+ * checks the numbers' ranges. `type` takes CloudEvents type
+ * names, repeated (`type=a&type=b`) or as a comma list (`type=a,b`), or both: any of them matches.
+ */
+export function parseEventQuery(querystring: string): EventFeedQuery {
+  const params = new URLSearchParams(querystring);
+  const after = plainInteger('after', single(params, 'after'));
+  const limit = plainInteger('limit', single(params, 'limit'));
+  const petId = plainInteger('petId', single(params, 'petId'));
+  const typeNames = params.getAll('type').flatMap((value) => value.split(','));
+  const types: PetEvent['type'][] = [];
+  for (const name of typeNames) {
+    const type = eventTypeNamed(name);
+    if (type === undefined) {
+      throw new HttpProblem('invalid_query', `type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`);
+    }
+    if (!types.includes(type)) types.push(type);
+  }
+  return {
+    ...(after === undefined ? {} : { after }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(typeNames.length === 0 ? {} : { types }),
+    ...(petId === undefined ? {} : { petId }),
+  };
+}
+
+/** `Last-Event-ID`, the position a reconnecting stream saw last: plain digits, like `after`. */
+export function parseLastEventId(header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new HttpProblem('invalid_header', `Last-Event-ID must be a log position in plain digits, got ${JSON.stringify(text.slice(0, 40))}`);
+  }
+  return Number(text);
+}
+
+/** The query string that continues the feed after `after`, with the same filters and limit. */
+export function nextEventQuery(query: EventFeedQuery, after: number): string {
+  const params = new URLSearchParams({ after: String(after), limit: String(query.limit ?? DEFAULT_EVENT_LIMIT) });
+  if (query.types !== undefined) params.set('type', query.types.map((type) => CLOUD_EVENT_TYPES[type]).join(','));
+  if (query.petId !== undefined) params.set('petId', String(query.petId));
+  return params.toString();
+}

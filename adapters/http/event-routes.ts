@@ -1,0 +1,72 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
+import type { CommitSignal, EventLog } from '../../application/index.ts';
+import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { cloudEventsJson } from './cloud-events.ts';
+import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query.ts';
+import type { EventStreams } from './event-stream.ts';
+import { JSON_TYPE } from './listing-cache.ts';
+import { parsePetId } from './pet-id.ts';
+import { limitRate } from './rate-limit.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+/** What the event routes read: the log, the signal of new commits, and the open streams. */
+export interface EventFeed {
+  readonly eventLog: EventLog;
+  readonly commits: CommitSignal;
+  readonly streams: EventStreams;
+}
+
+export interface EventRoutesOptions {
+  readonly feed: EventFeed;
+  /** The request's key verdict, shared with the pet routes and the fast path. */
+  readonly keyCheck: KeyCheckOf;
+  /** The deployment's public base address including /v1: each event's `source`, and the base of `Link`. */
+  readonly publicBaseUrl: () => string;
+  readonly rateLimiter?: RateLimiter | undefined;
+}
+
+/**
+ * Experimental: the log as CloudEvents. `GET /v1/events` answers a JSON page, or a Server-Sent Events
+ * stream when the client accepts `text/event-stream`; `GET /v1/pets/{petId}/events` one pet's history.
+ */
+export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }: EventRoutesOptions): Router {
+  const router = new Router({ strict: true, sensitive: true });
+  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
+
+  router.get('listEvents', '/v1/events', ...authenticated, async (ctx) => {
+    const query = parseEventQuery(ctx.querystring);
+    if (wantsStream(ctx)) {
+      const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
+      // Checked as for a page; the page size means nothing to a stream.
+      const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
+      const serve = feed.streams.admit();
+      ctx.respond = false;
+      ctx.status = 200;
+      await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());
+      return;
+    }
+    const { events, nextAfter } = await readEvents(feed, query);
+    if (nextAfter !== undefined) ctx.set('Link', `<${publicBaseUrl()}/events?${nextEventQuery(query, nextAfter)}>; rel="next"`);
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = Buffer.from(cloudEventsJson(events, publicBaseUrl()));
+  });
+
+  router.get('listPetEvents', '/v1/pets/:petId/events', ...authenticated, async (ctx) => {
+    const text = ctx.params.petId!;
+    const id = parsePetId(text);
+    if (id === undefined) throw new PetNotFound(text);
+    const events = await readPetHistory(feed, id);
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = Buffer.from(cloudEventsJson(events, publicBaseUrl()));
+  });
+
+  return router;
+}
+
+/** The stream is chosen by `Accept: text/event-stream` on a GET; JSON is the default for anything else (HEAD included: no body to stream). */
+function wantsStream(ctx: Context): boolean {
+  return ctx.method === 'GET' && ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
+}

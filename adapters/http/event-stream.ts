@@ -1,0 +1,98 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { followLog } from '../../application/index.ts';
+import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
+import type { EventStreamLimits } from '../config/config.ts';
+import { cloudEventJson } from './cloud-events.ts';
+import { HttpProblem } from './errors.ts';
+
+/** Events read from the log at a time while a stream catches up: what one stream may hold beyond its socket's buffer. */
+const PAGE_EVENTS = 500;
+/** What `retry:` tells a client to wait before reconnecting, in milliseconds. */
+export const RECONNECT_MS = 2000;
+/** What a refused stream is told to wait before asking again, in seconds. */
+const RETRY_AFTER_SECONDS = '5';
+
+export interface EventStreams {
+  /**
+   * Checks that one more stream may open (throws the 503 `HttpProblem` otherwise) and returns the
+   * function that then serves it on `response`, resolving once the stream has ended.
+   */
+  admit(): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
+  /** Streams open now. */
+  readonly open: number;
+  /** Ends every open stream cleanly and refuses new ones: for shutdown. */
+  close(): void;
+}
+
+/**
+ * Server-Sent Events over the log (`followLog`): the next page is read only once the socket has taken
+ * the last (the log is the buffer, so a slow client costs one page), and a stream silent for the
+ * heartbeat interval sends a comment line. An idle stream is one listener and one timer.
+ */
+export function createEventStreams(
+  ports: { readonly eventLog: EventLog; readonly commits: CommitSignal },
+  limits: EventStreamLimits,
+  logger?: Logger,
+): EventStreams {
+  const open = new Set<AbortController>();
+  let closed = false;
+
+  async function serve(response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
+    const stop = new AbortController();
+    open.add(stop);
+    const end = () => stop.abort();
+    response.once('close', end);
+    /** Resolves once the socket has taken what it holds, or the stream ends. */
+    const drained = () => new Promise<void>((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        stop.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      response.once('drain', done);
+      stop.signal.addEventListener('abort', done, { once: true });
+    });
+    try {
+      response.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store',
+        // A stream ends only when the client or the server goes: the connection goes with it.
+        Connection: 'close',
+        'X-Accel-Buffering': 'no',
+      });
+      response.write(`retry: ${RECONNECT_MS}\n\n`);
+      for await (const page of followLog(ports, from, { pageSize: PAGE_EVENTS, idleMs: limits.heartbeatMs, signal: stop.signal })) {
+        let text = page.length === 0 ? ':\n\n' : '';
+        for (const stored of page) text += `id: ${stored.position}\ndata: ${cloudEventJson(stored, source)}\n\n`;
+        if (!response.write(text)) await drained();
+      }
+    } catch (error) {
+      // The client resumes from the last id it saw, here or on another instance.
+      logger?.warn({ err: error }, 'an event stream ended early: the log could not be read');
+    } finally {
+      open.delete(stop);
+      response.off('close', end);
+      if (!response.writableEnded) response.end();
+    }
+  }
+
+  return {
+    admit() {
+      if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
+      if (open.size >= limits.maxStreams) {
+        throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
+          'Retry-After': RETRY_AFTER_SECONDS,
+        });
+      }
+      return serve;
+    },
+    get open() {
+      return open.size;
+    },
+    close() {
+      closed = true;
+      for (const stop of [...open]) stop.abort();
+    },
+  };
+}

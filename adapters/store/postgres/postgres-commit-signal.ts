@@ -1,0 +1,107 @@
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { CommitSignal } from '../../../application/index.ts';
+import { createCommitSignal } from '../commit-signal.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+
+/** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
+export const LOG_CHANNEL = 'petstore_log';
+
+/** How often the log's head is read while anyone listens, for what a lost notification or connection would miss. */
+export const HEAD_POLL_MS = 1000;
+/** How long to wait before listening again after the listening connection failed. */
+const RELISTEN_MS = 1000;
+
+export interface PostgresCommitSignalOptions {
+  /** Where to LISTEN; without it (PGlite in tests) only the head is polled. */
+  readonly url?: string | undefined;
+  readonly pollMs?: number;
+  readonly logger?: Logger | undefined;
+}
+
+/**
+ * The log may have grown: told by LISTEN on one connection of its own (every instance's appends notify
+ * `LOG_CHANNEL` on commit), and by reading the log's head every `pollMs` as a fallback. Both run only
+ * while anyone listens.
+ */
+export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: PostgresCommitSignalOptions = {}): CommitSignal & { committed(position: number): void; close(): Promise<void> } {
+  const pollMs = options.pollMs ?? HEAD_POLL_MS;
+  let head = 0;
+  let poll: ReturnType<typeof setInterval> | undefined;
+  let client: pg.Client | undefined;
+  let relisten: ReturnType<typeof setTimeout> | undefined;
+  let active = false;
+
+  const grewTo = (position: number | undefined) => {
+    if (position !== undefined) {
+      if (position <= head) return;
+      head = position;
+    }
+    signal.committed(position);
+  };
+
+  const readHead = async () => {
+    try {
+      const { rows } = await sql<{ head: number | null }>`select max(position) as head from events`.execute(db);
+      grewTo(Number(rows[0]?.head ?? 0));
+    } catch {
+      // The database is away: the next look tries again.
+    }
+  };
+
+  const listen = async () => {
+    if (!options.url || !active || client) return;
+    const connection = new pg.Client({ connectionString: options.url, application_name: 'petstore-log-listener', keepAlive: true });
+    client = connection;
+    const lost = (error?: Error) => {
+      if (client !== connection) return;
+      client = undefined;
+      connection.removeAllListeners('notification');
+      void connection.end().catch(() => {});
+      if (error) options.logger?.warn({ err: error }, 'the connection listening for commits failed; listening again');
+      if (active) {
+        relisten = setTimeout(() => void listen(), RELISTEN_MS);
+        relisten.unref();
+      }
+    };
+    connection.on('error', lost);
+    connection.on('end', () => lost());
+    connection.on('notification', (message) => {
+      const position = Number(message.payload);
+      grewTo(Number.isSafeInteger(position) ? position : undefined);
+    });
+    try {
+      await connection.connect();
+      await connection.query(`LISTEN ${LOG_CHANNEL}`);
+      // Commits between the last look and LISTEN taking effect were not notified to this connection.
+      void readHead();
+    } catch (error) {
+      lost(error as Error);
+    }
+  };
+
+  const stop = async () => {
+    active = false;
+    if (poll !== undefined) clearInterval(poll);
+    if (relisten !== undefined) clearTimeout(relisten);
+    poll = undefined;
+    const connection = client;
+    client = undefined;
+    await connection?.end().catch(() => {});
+  };
+
+  const signal = createCommitSignal({
+    onFirstListener() {
+      active = true;
+      poll = setInterval(() => void readHead(), pollMs);
+      poll.unref();
+      void readHead();
+      void listen();
+    },
+    onLastListener: () => void stop(),
+  });
+  // This instance's own commits are told at once, without waiting for their notification to come back.
+  return { onCommitted: signal.onCommitted, committed: grewTo, close: stop };
+}

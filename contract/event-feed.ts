@@ -1,0 +1,59 @@
+import { Type } from '@sinclair/typebox';
+import { PET_STATUSES } from '../domain/index.ts';
+import type { PetEvent } from '../domain/index.ts';
+import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../application/index.ts';
+
+/**
+ * The CloudEvents `type` of each event type: stable names that consumers filter on and store. A change
+ * of an event's shape that a consumer would notice gets a new name (`.v2`), never the old one.
+ */
+export const CLOUD_EVENT_TYPES: Readonly<Record<PetEvent['type'], string>> = Object.freeze({
+  PetAdded: 'com.petstore.pet.added.v1',
+  PetStatusChanged: 'com.petstore.pet.status-changed.v1',
+});
+
+/** The event type a CloudEvents `type` names, if any. */
+export function eventTypeNamed(cloudEventType: string): PetEvent['type'] | undefined {
+  return (Object.keys(CLOUD_EVENT_TYPES) as PetEvent['type'][]).find((type) => CLOUD_EVENT_TYPES[type] === cloudEventType);
+}
+
+const NullableStatus = Type.Union([...PET_STATUSES.map((status) => Type.Literal(status)), Type.Null()]);
+const PetIdField = Type.Integer({ minimum: 1, format: 'int64' });
+
+export const PetAddedDataSchema = Type.Object(
+  { id: PetIdField, name: Type.String(), categoryId: Type.Integer({ format: 'int64' }), status: NullableStatus },
+  { additionalProperties: false, description: `The data of ${CLOUD_EVENT_TYPES.PetAdded}: the pet as it was added (status null: none).` },
+);
+
+export const PetStatusChangedDataSchema = Type.Object(
+  { id: PetIdField, from: NullableStatus, to: Type.Union(PET_STATUSES.map((status) => Type.Literal(status))) },
+  { additionalProperties: false, description: `The data of ${CLOUD_EVENT_TYPES.PetStatusChanged}: the status before (null: none) and after.` },
+);
+
+/** One event of the log in CloudEvents 1.0 structured JSON. */
+export const CloudEventSchema = Type.Object(
+  {
+    specversion: Type.Literal('1.0'),
+    id: Type.String({ pattern: '^[1-9][0-9]*$', description: 'The position in the log, as decimal digits; the SSE `id:` of its message.' }),
+    source: Type.String({ format: 'uri', description: "The deployment's public base address." }),
+    type: Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name))),
+    subject: Type.String({ pattern: '^pets/[1-9][0-9]*$', description: 'The pet: `pets/{id}`, the same for all its events.' }),
+    time: Type.String({ format: 'date-time', description: 'When the event was recorded.' }),
+    datacontenttype: Type.Literal('application/json'),
+    data: Type.Union([PetAddedDataSchema, PetStatusChangedDataSchema]),
+  },
+  { $id: 'CloudEvent', additionalProperties: false },
+);
+
+export const CloudEventsSchema = Type.Array(CloudEventSchema, { $id: 'CloudEvents' });
+
+export const EventLimitSchema = Type.Integer({
+  minimum: 1, maximum: MAX_EVENT_LIMIT, default: DEFAULT_EVENT_LIMIT, description: 'Page size of the JSON answer: plain decimal digits.',
+});
+export const EventAfterSchema = Type.Integer({
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  format: 'int64',
+  default: 0,
+  description: 'Only events after this position (exclusive): plain decimal digits. In a stream, `Last-Event-ID` takes precedence.',
+});

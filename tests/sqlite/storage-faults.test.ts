@@ -1,0 +1,131 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import type { SqliteDatabase } from 'kysely';
+import { createBatchedWrites } from '../../adapters/store/sqlite/batched-writes.ts';
+import { createCatalogWatch } from '../../adapters/store/sqlite/commit-watch.ts';
+import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
+import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { sqliteSqlDialect } from '../../adapters/store/sqlite/sqlite-sql-dialect.ts';
+import { temporaryDirectory } from '../support/temporary-store.ts';
+import type { TemporaryDirectory } from '../support/temporary-store.ts';
+
+const driverError = (code: string) => Object.assign(new Error(code.toLowerCase()), { code });
+
+describe('storage faults in the application\'s words', () => {
+  for (const [code, message, retryAfter] of [
+    ['SQLITE_BUSY', /busy/, 1], ['SQLITE_LOCKED', /busy/, 1], ['SQLITE_FULL', /disk is full/, 5], ['SQLITE_IOERR_WRITE', /disk failed/, 5],
+    ['SQLITE_IOERR_FSYNC', /disk failed/, 5], ['SQLITE_READONLY', /cannot be written/, 5], ['SQLITE_READONLY_DBMOVED', /cannot be written/, 5],
+    ['SQLITE_CANTOPEN', /cannot be written/, 5], ['SQLITE_CORRUPT', /damaged/, 5], ['SQLITE_NOTADB', /damaged/, 5],
+  ] as const) {
+    it(`makes SQLite's ${code} a StoreUnavailable (Retry-After ${retryAfter} s) that keeps the driver's error`, () => {
+      const error = driverError(code);
+      const fault = sqliteSqlDialect.translateError(error);
+      assert.ok(fault instanceof StoreUnavailable);
+      assert.match(fault.message, message);
+      assert.equal(fault.retryAfterSeconds, retryAfter);
+      assert.equal(fault.cause, error);
+    });
+  }
+
+  it('leaves the request\'s own failures to SQLite as they are (a constraint, a syntax error)', () => {
+    for (const code of ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_ERROR', 'SQLITE_MISMATCH']) {
+      const error = driverError(code);
+      assert.equal(sqliteSqlDialect.translateError(error), error);
+    }
+  });
+
+  it('makes PostgreSQL\'s full disk, I/O error and read-only server a StoreUnavailable', () => {
+    for (const code of ['53100', '58030', '25006', '57P03', '08006']) {
+      assert.ok(postgresSqlDialect.translateError(driverError(code)) instanceof StoreUnavailable, code);
+    }
+    const unique = driverError('23505');
+    assert.equal(postgresSqlDialect.translateError(unique), unique);
+  });
+});
+
+describe('SQLite writes while another connection holds the write lock', () => {
+  let directory: TemporaryDirectory;
+  let store: SqlitePetStore;
+  let other: SqliteConnection;
+
+  before(async () => {
+    directory = temporaryDirectory('held-lock');
+    store = await openSqlitePetStore(directory.file('store.db'), { busyTimeoutMs: 0, lockWaitMs: 300 });
+    other = await openSqliteConnection(directory.file('store.db'));
+  });
+  after(async () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await store.close();
+    directory.remove();
+  });
+
+  it('lets reads answer while a write waits, and commits the write once the lock is released', async () => {
+    await addPet(store, { name: 'first', categoryId: 1 });
+    other.exec('BEGIN IMMEDIATE');
+    let settled = false;
+    const waiting = addPet(store, { name: 'waits', categoryId: 1 }).finally(() => (settled = true));
+    const listed = await store.catalog.list({ limit: 10 });
+    assert.deepEqual(listed.map((pet) => pet.name), ['first']);
+    assert.equal(settled, false, 'the listing answered while the write waited');
+    other.exec('COMMIT');
+    assert.equal((await waiting).name, 'waits');
+  });
+
+  it('fails the waiting writes as busy once the lock stays taken past the wait, and reads go on', async () => {
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const [one, two] = await Promise.allSettled([addPet(store, { name: 'a', categoryId: 1 }), addPet(store, { name: 'b', categoryId: 1 })]);
+      for (const outcome of [one, two]) {
+        assert.equal(outcome.status, 'rejected');
+        assert.ok((outcome as PromiseRejectedResult).reason instanceof StoreUnavailable);
+        assert.match((outcome as PromiseRejectedResult).reason.message, /busy/);
+      }
+      assert.equal((await store.catalog.list({ limit: 10 })).length, 2);
+      assert.match((await store.checkWrites!())?.message ?? '', /busy/, 'writes known to fail');
+    } finally {
+      other.exec('COMMIT');
+    }
+    assert.equal((await addPet(store, { name: 'after', categoryId: 1 })).name, 'after');
+    assert.equal(await store.checkWrites!(), undefined, 'a committed group clears the fault');
+  });
+});
+
+describe('SQLite group commit when rolling back one append fails too', () => {
+  it('rejects the group with the append\'s own error, not the failed ROLLBACK TO\'s', async () => {
+    const directory = temporaryDirectory('rollback-to');
+    const file = directory.file('store.db');
+    const { db, database } = await openSqlite(file);
+    // The connection as it is, except that rolling back to an append's savepoint fails (as after an I/O error).
+    const failingRollbackTo: SqliteDatabase = {
+      prepare: (text) => (text === 'rollback to append'
+        ? { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => { throw Object.assign(new Error('no such savepoint: append'), { code: 'SQLITE_ERROR' }); } }
+        : database.prepare(text)),
+      close: () => database.close(),
+    };
+    const watch = createCatalogWatch(database, file);
+    const writes = createBatchedWrites(db, failingRollbackTo, watch, { now: () => new Date('2026-11-24T12:00:00.000Z') });
+    const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 1, name, categoryId: 1, status: null } }];
+    const metadata = { recordedAt: '2026-11-24T12:00:00.000Z' };
+    try {
+      const outcomes = await Promise.allSettled([
+        writes.append('pet-1', 'no_stream', event('first'), metadata),
+        writes.append('pet-1', 'no_stream', event('second'), metadata),
+      ]);
+      for (const outcome of outcomes) {
+        assert.equal(outcome.status, 'rejected');
+        assert.ok((outcome as PromiseRejectedResult).reason instanceof StreamVersionConflict, String((outcome as PromiseRejectedResult).reason));
+      }
+      assert.deepEqual(await db.selectFrom('events').select('stream_id').execute(), [], 'the group as a whole was rolled back');
+    } finally {
+      watch.close();
+      await db.destroy();
+      directory.remove();
+    }
+  });
+});

@@ -1,0 +1,24 @@
+// openapi-typescript's types (generated/schema.d.ts) with openapi-fetch.
+import createClient from 'openapi-fetch';
+import type { components, paths } from './generated/schema.js';
+import { apiKey, baseUrl, expect } from './environment.js';
+
+type Pet = components['schemas']['Pet'];
+
+const client = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${apiKey}` } });
+
+const created = await client.POST('/pets', { body: { name: 'Generated', categoryId: 1, status: 'available' } });
+expect(created.response.status === 201 && created.data !== undefined, `create answered ${created.response.status}`);
+const pet: Pet = created.data!;
+const id: number = pet.id;
+
+const listed = await client.GET('/pets', { params: { query: { status: 'available', limit: 100 } } });
+expect(listed.data?.some((candidate) => candidate.id === id) === true, 'the new pet is listed');
+
+const changed = await client.PATCH('/pets/{petId}', { params: { path: { petId: id } }, body: { status: 'sold' } });
+expect(changed.data?.status === 'sold', 'the status changed');
+
+// An error's status is a number, as the document's typed const says.
+const refused = await client.POST('/pets', { body: { name: '', categoryId: 1 } });
+const status: number | undefined = refused.error?.status;
+expect(status === 400 && refused.error?.code === 'invalid_body', `an empty name answered ${status}`);
