@@ -22,8 +22,9 @@ export interface ServeOptions {
 export async function serve(environment: Record<string, string | undefined>, options: ServeOptions = {}): Promise<void> {
   const { isTerminal = process.stdout.isTTY === true, entry = process.argv[1]! } = options;
   const config = loadConfig(environment);
+  // A worker is a process the primary forked: it has the variable and a channel back to the primary.
   const workerText = environment[WORKER_VARIABLE];
-  const worker = workerText === undefined ? undefined : Number(workerText);
+  const worker = workerText === undefined || process.send === undefined ? undefined : Number(workerText);
   const logger = await createLogger(config, isTerminal);
   // Where it listens and that it stops are written at any PETSTORE_LOG_LEVEL: a supervisor waits for them.
   const notices = (worker === undefined ? logger : logger.child({ worker })).child({}, { level: 'info' });
