@@ -33,8 +33,30 @@ export interface ReadPositionsOptions {
 
 export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }: ReadPositionsOptions): ReadPositions {
   let reached = 0;
-  // The first committed event at or past `position`, if the log has one: one look-up by the log's key.
-  const committedAtLeast = async (position: number) => (await log.readAll(position - 1, 1))[0]?.position;
+  /**
+   * Whether the log has reached `position`: the first committed event at or past it, one look-up by the
+   * log's key. Read the log, then refresh: every commit up to the one found is visible, so the caches
+   * hold it too. Reads that arrive while a look-up runs, asking for its position or an older one, share it.
+   */
+  let pending: { readonly position: number; readonly reachedIt: Promise<boolean> } | undefined;
+  const lookUp = (position: number): Promise<boolean> => {
+    if (pending !== undefined && pending.position >= position) return pending.reachedIt;
+    const own = {
+      position,
+      reachedIt: log.readAll(position - 1, 1).then(([first]) => {
+        if (first === undefined) return false;
+        refresh();
+        if (first.position > reached) reached = first.position;
+        return true;
+      }),
+    };
+    pending = own;
+    const done = () => {
+      if (pending === own) pending = undefined;
+    };
+    own.reachedIt.then(done, done);
+    return own.reachedIt;
+  };
 
   return {
     get reached() {
@@ -47,13 +69,7 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
       if (position <= reached) return;
       let pause = FIRST_RECHECK_MS;
       for (let waited = 0; ; waited += pause, pause *= 2) {
-        const found = await committedAtLeast(position);
-        if (found !== undefined) {
-          // Read the log, then refresh: every commit up to `found` is visible, so the caches hold it too.
-          refresh();
-          if (found > reached) reached = found;
-          return;
-        }
+        if (await lookUp(position)) return;
         if (waited >= waitMs) break;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, waitMs - waited)));
       }

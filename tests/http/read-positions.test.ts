@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createReadPositions } from '../../adapters/http/read-positions.ts';
+import type { StoredEvent } from '../../application/index.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -74,5 +76,49 @@ describe('a read asking for at least a position', () => {
       assert.equal(answer.headers.get('retry-after'), '1');
       assert.equal((await readError(answer)).code, 'unavailable');
     }
+  });
+});
+
+describe('what an instance knows its reads include', () => {
+  /** A log whose last position is `head`, counting its look-ups. */
+  function logAt(head: number) {
+    const log = {
+      lookUps: 0,
+      head,
+      async readAll(after: number): Promise<StoredEvent[]> {
+        log.lookUps++;
+        return log.head > after ? [{ position: after + 1 } as StoredEvent] : [];
+      },
+    };
+    return log;
+  }
+
+  it('looks a newer position up once for every read that asks for it meanwhile, and then not again', async () => {
+    const log = logAt(7);
+    let refreshed = 0;
+    const positions = createReadPositions({ log, refresh: () => refreshed++ });
+    await Promise.all(Array.from({ length: 10 }, () => positions.reach(5)));
+    assert.equal(log.lookUps, 1);
+    assert.equal(refreshed, 1, 'the caches take in what is visible after the look-up');
+    assert.equal(positions.reached, 5);
+    await positions.reach(4);
+    assert.equal(log.lookUps, 1);
+  });
+
+  it('takes its own commits as reached without a look-up', async () => {
+    const log = logAt(3);
+    const positions = createReadPositions({ log, refresh: () => {} });
+    positions.observe(3);
+    await positions.reach(3);
+    assert.equal(log.lookUps, 0);
+  });
+
+  it('waits for a position the log reaches meanwhile, and gives up with 503 on one it never reaches', async () => {
+    const log = logAt(1);
+    const positions = createReadPositions({ log, refresh: () => {}, waitMs: 200 });
+    const waiting = positions.reach(2);
+    setTimeout(() => (log.head = 2), 20);
+    await waiting;
+    await assert.rejects(positions.reach(9), (error: { status?: number; headers?: Record<string, string> }) => error.status === 503 && error.headers?.['Retry-After'] === '1');
   });
 });
