@@ -20,15 +20,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findPostgresBin, startPostgresCluster } from '../scripts/postgres-cluster.ts';
 import { npmStartNodeArgs } from '../scripts/start-command.ts';
+import { CATCH_UP_EVENTS_PER_SECOND, IDLE_STREAMS_MIB, LIVE_P99_MS } from './report.ts';
 import { seedStatus, seededCopy } from './seed.ts';
 
 const KEY = 'bench-feed-key-0123456789';
 const headers = { authorization: `Bearer ${KEY}` };
 const streamHeaders = { ...headers, accept: 'text/event-stream' };
 
-export const CATCH_UP_EVENTS_PER_SECOND = 200_000;
-export const LIVE_P99_MS = { sqlite: 10, postgres: 100 } as const;
-export const IDLE_STREAMS_MIB = 50;
 
 export interface FeedOptions {
   /** Pets in the seed the catch-up reads. */
