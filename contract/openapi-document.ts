@@ -6,7 +6,8 @@ import type { ErrorCode } from '../adapters/http/errors.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
-import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES } from './event-feed.ts';
+import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample } from './event-feed.ts';
+import { RECONNECT_MS } from '../adapters/http/event-stream.ts';
 
 /** The interface version the document describes (not the package's). */
 export const INTERFACE_VERSION = '1.0.0';
@@ -243,7 +244,8 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
               content: {
                 'application/json': { schema: { $ref: schemaRef('CloudEvents') } },
                 'text/event-stream': {
-                  schema: { type: 'string', description: 'Server-Sent Events; each `data:` line is one CloudEvent as JSON.' },
+                  schema: { type: 'string', description: 'Server-Sent Events; each `data:` line is one CloudEvent as JSON (the `CloudEvent` schema).' },
+                  example: eventStreamExample(RECONNECT_MS),
                   // OpenAPI 3.2's itemSchema, as an extension until the document moves to 3.2.
                   'x-itemSchema': { $ref: schemaRef('CloudEvent') },
                 },
