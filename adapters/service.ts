@@ -18,6 +18,10 @@ import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
+import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
+import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
+import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
+import { createReadPositions } from './http/read-positions.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -36,9 +40,17 @@ export interface RunningService {
 }
 
 
+export interface StartOptions {
+  readonly logger?: Logger;
+  /** This process's number among the workers sharing the port (PETSTORE_WORKERS): on every log line and metric. */
+  readonly worker?: number | undefined;
+}
+
 /** The composition root: builds every adapter from the configuration and starts listening. */
-export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
-  const logger = options.logger ?? (await createLogger(config));
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const { worker } = options;
+  const baseLogger = options.logger ?? (await createLogger(config));
+  const logger = worker === undefined ? baseLogger : baseLogger.child({ worker });
   // The OpenTelemetry SDK is loaded only when tracing is configured.
   const tracing = config.tracing
     ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
@@ -53,7 +65,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
+    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker }) : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = tracing ? tracing.tracePorts(counted) : counted;
     // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.
@@ -62,6 +74,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let stopping = false;
     let closing: Promise<void> | undefined;
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
+    const webhookSubscriptions = createSqlWebhookSubscriptions(store.db, store.dialect);
+    let dispatcher: WebhookDispatcher | undefined;
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -77,11 +91,18 @@ export async function startService(config: Config, options: { logger?: Logger } 
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
+      webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, clock: store.clock, changed: () => dispatcher?.poke() },
+      // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
+      readPositions: createReadPositions({ log: store.eventStore, refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
     const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
+    // Started once the base address is known: it is each delivered event's `source`.
+    dispatcher = startWebhookDispatcher({
+      subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
+    });
     return {
       port: http.port,
       baseUrl,
@@ -95,7 +116,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
-          await closed;
+          await Promise.all([closed, dispatcher?.close()]);
           await store.close();
           await tracing?.shutdown();
           logger.flush();

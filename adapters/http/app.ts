@@ -15,6 +15,8 @@ import { createPetRouter } from './pet-routes.ts';
 import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
+import { createWebhookRouter } from './webhook-routes.ts';
+import type { WebhookResource } from './webhook-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
 import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
@@ -25,6 +27,8 @@ import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
+import { createReadPositions } from './read-positions.ts';
+import type { ReadPositions } from './read-positions.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
@@ -48,6 +52,10 @@ export interface HttpAppOptions {
   readonly useCases?: PetUseCases | undefined;
   /** The event feed's routes (experimental), when given. */
   readonly feed?: EventFeed | undefined;
+  /** The webhook subscriptions' routes (experimental), when given. */
+  readonly webhooks?: WebhookResource | undefined;
+  /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
+  readonly readPositions?: ReadPositions | undefined;
 }
 
 export interface HttpApp {
@@ -73,9 +81,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
+  const readPositions = options.readPositions ?? createReadPositions({ log: options.ports.eventStore, refresh: () => {} });
   const routers: Router[] = [
-    createPetRouter({ ...options, keyCheck, rateLimiter }),
+    createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
+    ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];
@@ -106,6 +116,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     record,
     rateLimiter,
     crossOrigin: options.corsOrigins.length > 0,
+    readPositions,
   });
   return { app, methodsAllowedAt, routeAt, record, fastPath };
 }
