@@ -276,7 +276,8 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('changes a status, reflected at once in the filtered listing', async () => {
         const pet = await addPet(ports, { name: 'mover', categoryId: 1, status: 'available' });
         const changed = await changePetStatus(ports, { id: pet.id, status: 'sold' });
-        assert.deepEqual(changed, { pet: { ...pet, status: 'sold' }, version: 2 });
+        assert.deepEqual(changed, { pet: { ...pet, status: 'sold' }, version: 2, position: changed.position });
+        assert.ok(Number.isSafeInteger(changed.position) && changed.position! > 0);
         assert.ok((await listPets(ports, { status: 'sold', limit: 100 })).some((listed) => listed.id === pet.id));
         assert.ok(!(await listPets(ports, { status: 'available', limit: 100 })).some((listed) => listed.id === pet.id));
       });
