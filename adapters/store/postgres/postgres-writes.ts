@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
+import { petStreamId } from '../../../domain/index.ts';
 import type { AppendResult, Clock } from '../../../application/index.ts';
 import type { AppendRequest, AppendRows } from '../append-plan.ts';
 import { appendAll } from '../append-group.ts';
@@ -12,6 +13,9 @@ import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, isUnavailability, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { LOG_CHANNEL } from './postgres-commit-signal.ts';
+
+/** At most this many streams of drawn ids are remembered as new (far more than appends in flight). */
+const MOST_FRESH_STREAMS = 10_000;
 
 /** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
 export const GROUP_MOST_APPENDS = 256;
@@ -34,6 +38,13 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let flushing: Promise<void> | undefined;
 
   let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
+  /**
+   * The streams of the ids this instance drew and has not appended to yet: they have no events, since
+   * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
+   * did), so their version is known without a read. Bounded: an id drawn for a creation that then fails
+   * before appending is forgotten with the oldest.
+   */
+  const freshStreams = new Set<string>();
 
   /**
    * The ids asked for during one turn, drawn in one query. A sequence is outside transactions anyway:
@@ -45,7 +56,15 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     try {
       const { rows } = await translated(postgresSqlDialect, () =>
         sql<{ id: number }>`select nextval('pet_ids') as id from generate_series(1, ${wanted.length}::integer)`.execute(db));
-      wanted.forEach((waiting, index) => waiting.resolve(rows[index]!.id));
+      wanted.forEach((waiting, index) => {
+        const id = rows[index]!.id;
+        freshStreams.add(petStreamId(id));
+        waiting.resolve(id);
+      });
+      for (const stream of freshStreams) {
+        if (freshStreams.size <= MOST_FRESH_STREAMS) break;
+        freshStreams.delete(stream);
+      }
     } catch (error) {
       for (const waiting of wanted) waiting.reject(error);
     }
@@ -77,7 +96,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       try {
         outcome = await translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
           await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(trx);
-          const appended = await appendAll(groupOn(trx), batch, clock.now());
+          const appended = await appendAll(groupOn(trx, freshStreams), batch, clock.now());
           // Delivered when (and only if) the group commits.
           if (appended.last > 0) await sql`select pg_notify(${LOG_CHANNEL}, ${String(appended.last)})`.execute(trx);
           return appended;
@@ -138,9 +157,9 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
  * session's snapshots. An append refused by a rule of the plan wrote nothing (but perhaps deleted an
  * expired idempotency record); one refused by the database aborts the transaction.
  */
-function groupOn(trx: Transaction<PetStoreDatabase>): GroupTransaction {
+function groupOn(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string>): GroupTransaction {
   return {
-    rows: appendRows(trx),
+    rows: appendRows(trx, freshStreams),
     // The plan's own refusals, decided before it writes anything.
     leftUsable: (error) => error instanceof StreamVersionConflict || error instanceof IdempotencyKeyTaken,
     failsGroup: isUnavailability,
@@ -160,7 +179,7 @@ function petWrite(row: PetRow, isNew: boolean) {
         where id = ${row.id}`;
 }
 
-function appendRows(trx: Transaction<PetStoreDatabase>): AppendRows {
+function appendRows(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string>): AppendRows {
   /**
    * The append's row of `pets`, written in the statement that inserts its events: one round trip for
    * both, and an append refused by a rule of the plan has written nothing (see `leftUsable`).
@@ -168,6 +187,7 @@ function appendRows(trx: Transaction<PetStoreDatabase>): AppendRows {
   let petToWrite: ReturnType<typeof petWrite> | undefined;
   return {
     async streamVersion(streamId) {
+      if (freshStreams.delete(streamId)) return 0;
       const { rows } = await trx.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
       return rows[0]?.version ?? 0;
     },
