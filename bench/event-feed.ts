@@ -106,6 +106,8 @@ export async function startFeedService(database: string, directory: string, opti
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_METRICS: 'false',
       PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(options.maxStreams ?? 100),
+      // Every stream of the idle-streams measure comes from this one address: more than the per-client cap.
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: String(Math.max(256, (options.maxStreams ?? 100) + 64)),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
