@@ -88,7 +88,9 @@ export function postgresCatalogChanges(
     subscribe(listener) {
       listeners.push(listener);
       stopListening ??= commits.onCommitted((position) => {
-        if (position !== undefined && told !== undefined && position <= told) return;
+        // No position: rows may have changed without events (a projection rebuild).
+        if (position === undefined) tell(undefined);
+        else if (told !== undefined && position <= told) return;
         notified = position ?? Number.MAX_SAFE_INTEGER;
         startLooking();
       });

@@ -9,6 +9,9 @@ import type { PetStoreDatabase } from '../schema.ts';
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
 export const LOG_CHANNEL = 'petstore_log';
 
+/** Notified instead of a position when the catalogue's rows were replaced without events (a projection rebuild). */
+export const CATALOG_REPLACED = 'catalog replaced';
+
 /** How often the log's head is read while anyone listens, for what a lost notification or connection would miss. */
 export const HEAD_POLL_MS = 1000;
 /** How long to wait before listening again after the listening connection failed. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import { PET_COLUMNS } from '../sql-dialect.ts';
 import type { LogPage, SqlDialect } from '../sql-dialect.ts';
+import { CATALOG_REPLACED, LOG_CHANNEL } from './postgres-commit-signal.ts';
 
 /** The types of `PET_COLUMNS`, for the arrays `insertPetRows` unnests. */
 const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
@@ -72,6 +73,8 @@ export const postgresSqlDialect: SqlDialect = {
     await sql`delete from pets`.execute(connection);
     await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
     await sql.raw(`drop table ${from}`).execute(connection);
+    // Rows changed without events: every instance's listing cache hears, at the commit, that anything may have.
+    await sql`select pg_notify(${LOG_CHANNEL}, ${CATALOG_REPLACED})`.execute(connection);
   },
 
   async readLogPage(executor, afterPosition, limit, filter) {

@@ -2,6 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { STATUS_TRANSITIONS } from '../../../domain/status-rules.ts';
 import type { PetStatus } from '../../../domain/index.ts';
+import { addPet } from '../../../application/index.ts';
+import { rebuildPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
+import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
+import type { PetChange } from '../../../adapters/store/catalog-changes.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import { startServiceProcess } from '../../support/service-process.ts';
 import type { ServiceProcess } from '../../support/service-process.ts';
@@ -106,6 +110,34 @@ describe('the listing cache across instances on one PostgreSQL database', () => 
       assert.ok(checkedPets > reads, `only ${checkedPets} pets checked in ${reads} reads`);
     } finally {
       for (const service of services) service.cleanup();
+      await database.drop();
+    }
+  });
+
+  it("another instance's projection rebuild drops this instance's cached listings (rows changed without events)", { timeout: 60_000 }, async () => {
+    const database = await createTestDatabase();
+    const settings = { url: database.url, poolSize: 2, statementTimeoutMs: 10_000 };
+    const here = await openPostgresPetStore(settings);
+    const there = await openPostgresPetStore(settings, { migrate: false });
+    try {
+      await addPet(there, { name: 'rebuilt', categoryId: 1 });
+      const heard: (readonly PetChange[] | undefined)[] = [];
+      let told = () => {};
+      here.changes!.subscribe((changes) => {
+        heard.push(changes);
+        told();
+      });
+      await here.changes!.refresh();
+      heard.length = 0;
+      const dropped = new Promise<void>((resolve) => (told = resolve));
+      await rebuildPetProjection(there);
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([dropped, new Promise((_, reject) => (bound = setTimeout(() => reject(new Error('the rebuild was not heard')), 15_000)))]);
+      clearTimeout(bound);
+      assert.deepEqual(heard, [undefined]);
+    } finally {
+      await here.close();
+      await there.close();
       await database.drop();
     }
   });
