@@ -18,6 +18,9 @@ import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
+import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
+import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
+import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -62,6 +65,8 @@ export async function startService(config: Config, options: { logger?: Logger } 
     let stopping = false;
     let closing: Promise<void> | undefined;
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
+    const webhookSubscriptions = createSqlWebhookSubscriptions(store.db, store.dialect);
+    let dispatcher: WebhookDispatcher | undefined;
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -77,11 +82,16 @@ export async function startService(config: Config, options: { logger?: Logger } 
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
+      webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, clock: store.clock, changed: () => dispatcher?.poke() },
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
     const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
+    // Started once the base address is known: it is each delivered event's `source`.
+    dispatcher = startWebhookDispatcher({
+      subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
+    });
     return {
       port: http.port,
       baseUrl,
@@ -95,7 +105,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
-          await closed;
+          await Promise.all([closed, dispatcher?.close()]);
           await store.close();
           await tracing?.shutdown();
           logger.flush();

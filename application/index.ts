@@ -9,3 +9,4 @@ export * from './pet-projection.ts';
 export * from './event-schema.ts';
 export * from './canonical-json.ts';
 export * from './event-log.ts';
+export * from './webhooks.ts';

@@ -8,6 +8,7 @@ import {
 } from './schemas.ts';
 import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample } from './event-feed.ts';
 import { RECONNECT_MS } from '../adapters/http/event-stream.ts';
+import { NewWebhookSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema } from './webhooks.ts';
 
 /** The interface version the document describes (not the package's). */
 export const INTERFACE_VERSION = '1.0.0';
@@ -45,6 +46,11 @@ const COMPONENT_SCHEMAS: Record<string, TSchema> = {
   Error: ErrorSchema,
   CloudEvent: CloudEventSchema,
   CloudEvents: CloudEventsSchema,
+  NewWebhook: NewWebhookSchema,
+  Webhook: WebhookSchema,
+  WebhookCreated: WebhookCreatedSchema,
+  Webhooks: WebhooksSchema,
+  WebhookDeliveries: WebhookDeliveriesSchema,
 };
 
 /**
@@ -126,6 +132,128 @@ function errorResponses(codes: readonly ErrorCode[], extraHeaders: Json = {}): J
 const RATE_LIMIT_HEADERS = { 'RateLimit-Policy': header('RateLimitPolicy'), RateLimit: header('RateLimit') };
 const DEPRECATION_HEADERS = { Deprecation: header('Deprecation'), Sunset: header('Sunset'), Link: header('SuccessorLink') };
 
+const WEBHOOK_EXPERIMENTAL =
+  'Experimental: not part of interface 1.0.0. A subscription belongs to the API key that made it: another key is told 404.';
+const withRequestId = { 'X-Request-Id': header('XRequestId') };
+
+/** The subscription resource (`/webhooks`), each operation experimental. */
+const WEBHOOK_PATHS: Json = {
+  '/webhooks': {
+    post: {
+      operationId: 'createWebhook',
+      tags: ['Webhooks'],
+      summary: 'Subscribe a URL to the log (experimental)',
+      description:
+        `${WEBHOOK_EXPERIMENTAL} From now on, each event of the chosen types (absent: all) is POSTed to \`url\`, alone, in log order, ` +
+        'signed as Standard Webhooks says (see `webhooks.petEvent`). A 2xx within 10 s moves on to the next event; anything else is retried ' +
+        'with exponential back-off from about a second, for a bounded time, then the subscription is `failing` until resumed. ' +
+        'A URL that is not http(s), or whose host is or resolves to a loopback, private, link-local or reserved address, is refused with 400 `invalid_body`. ' +
+        'The answer holds the signing `secret`: it is never shown again.',
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      requestBody: { required: true, content: json('NewWebhook') },
+      responses: {
+        201: { description: 'Subscribed: the subscription and its secret', headers: { ...withRequestId, Location: header('WebhookLocation'), ...RATE_LIMIT_HEADERS }, content: json('WebhookCreated') },
+        ...errorResponses(BODY_CODES),
+      },
+    },
+    get: {
+      operationId: 'listWebhooks',
+      tags: ['Webhooks'],
+      summary: "This key's subscriptions (experimental)",
+      description: `${WEBHOOK_EXPERIMENTAL} Every subscription of the calling key, oldest first; never a secret.`,
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        200: { description: 'The subscriptions', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('Webhooks') },
+        ...errorResponses([]),
+      },
+    },
+  },
+  '/webhooks/{id}': {
+    parameters: [parameter('WebhookId')],
+    get: {
+      operationId: 'getWebhook',
+      tags: ['Webhooks'],
+      summary: 'One subscription (experimental)',
+      description: WEBHOOK_EXPERIMENTAL,
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        200: { description: 'The subscription', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('Webhook') },
+        ...errorResponses(['not_found']),
+      },
+    },
+    delete: {
+      operationId: 'deleteWebhook',
+      tags: ['Webhooks'],
+      summary: 'Unsubscribe (experimental)',
+      description: `${WEBHOOK_EXPERIMENTAL} Delivery stops; an attempt already in flight may still arrive.`,
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        204: { description: 'Deleted', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS } },
+        ...errorResponses(['not_found']),
+      },
+    },
+  },
+  '/webhooks/{id}/resume': {
+    parameters: [parameter('WebhookId')],
+    post: {
+      operationId: 'resumeWebhook',
+      tags: ['Webhooks'],
+      summary: 'Resume a failing subscription (experimental)',
+      description: `${WEBHOOK_EXPERIMENTAL} Delivery starts again at once from the event it stopped at, with fresh retries. Harmless on an active one.`,
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        200: { description: 'Active again', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('Webhook') },
+        ...errorResponses(['not_found']),
+      },
+    },
+  },
+  '/webhooks/{id}/deliveries': {
+    parameters: [parameter('WebhookId')],
+    get: {
+      operationId: 'getWebhookDeliveries',
+      tags: ['Webhooks'],
+      summary: 'Where delivery stands (experimental)',
+      description: `${WEBHOOK_EXPERIMENTAL} The position delivered up to, and for the next event: the failed attempts, the last error and the next try.`,
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        200: { description: 'The delivery state', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('WebhookDeliveries') },
+        ...errorResponses(['not_found']),
+      },
+    },
+  },
+};
+
+/** What the service sends to a subscribed URL (OpenAPI 3.1 `webhooks`). */
+const WEBHOOK_CALLBACKS: Json = {
+  petEvent: {
+    post: {
+      operationId: 'petEvent',
+      tags: ['Webhooks'],
+      summary: 'One event of the log, POSTed to a subscribed URL (experimental)',
+      description:
+        'Experimental. One CloudEvent in the feed\'s form, `Content-Type: application/cloudevents+json`, signed per Standard Webhooks: ' +
+        '`webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the base64-decoded part of the secret after `whsec_`. ' +
+        'Verify with any Standard Webhooks library. Every attempt at the same event carries the same `webhook-id` and body: use it to drop duplicates. ' +
+        'Events arrive one at a time, in log order. Answer 2xx within 10 s to acknowledge.',
+      'x-stability': 'experimental',
+      security: [],
+      parameters: [
+        { name: 'webhook-id', in: 'header', required: true, description: 'The same for every attempt at one event: `msg_{subscription}_{position}`.', schema: { type: 'string' } },
+        { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the epoch when this attempt was signed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        { name: 'webhook-signature', in: 'header', required: true, description: '`v1,` and the base64 signature.', schema: { type: 'string' } },
+      ],
+      requestBody: { required: true, content: { 'application/cloudevents+json': { schema: { $ref: schemaRef('CloudEvent') } } } },
+      responses: { '2XX': { description: 'Received: the next event follows' }, default: { description: 'Anything else, or no answer in time: retried later' } },
+    },
+  },
+};
+
 /** The whole document, from the schemas that validate requests and the table of error codes. */
 export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApiDocument {
   return {
@@ -141,7 +269,9 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers,
-    tags: [{ name: 'Pets', description: 'The animals in the store' }, { name: 'Events', description: 'The log of every change, as CloudEvents (experimental)' }],
+    tags: [{ name: 'Pets', description: 'The animals in the store' }, { name: 'Events', description: 'The log of every change, as CloudEvents (experimental)' },
+      { name: 'Webhooks', description: 'The log of every change, POSTed to your URL (experimental)' },
+    ],
     security: [{ bearerAuth: [] }],
     paths: {
       '/pets': {
@@ -270,7 +400,9 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           },
         },
       },
+      ...WEBHOOK_PATHS,
     },
+    webhooks: WEBHOOK_CALLBACKS,
     components: {
       schemas: Object.fromEntries(Object.entries(COMPONENT_SCHEMAS).map(([name, schema]) => [name, documentSchema(schema)])),
       securitySchemes: {
@@ -317,6 +449,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           'x-stability': 'experimental',
           schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
         },
+        WebhookId: { name: 'id', in: 'path', required: true, description: 'The subscription.', schema: { type: 'string', pattern: '^wh_[A-Za-z0-9_-]+$' } },
         XRequestId: {
           name: 'X-Request-Id',
           in: 'header',
@@ -327,6 +460,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       },
       headers: {
         XRequestId: { description: 'The id of this request, as sent or as made by the service.', required: true, schema: { type: 'string' } },
+        WebhookLocation: { description: 'The absolute address of the new subscription.', required: true, schema: { type: 'string', format: 'uri' } },
         Location: { description: 'The absolute address of the new animal.', required: true, schema: { type: 'string', format: 'uri' } },
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
         NextLink: {

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ConfigError } from './config-error.ts';
 import { readTracingConfig } from '../observability/tracing-config.ts';
 import type { TracingConfig } from '../observability/tracing-config.ts';
+import type { RetryPolicy } from '../../application/index.ts';
 
 export const DEPLOYMENTS = ['development', 'staging', 'production'] as const;
 export type Deployment = (typeof DEPLOYMENTS)[number];
@@ -45,6 +46,12 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_WEBHOOK_TIMEOUT_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_RETRY_BASE_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_RETRY_CAP_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_RETRY_FOR_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_LEASE_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -100,6 +107,8 @@ export interface Config {
    */
   readonly shutdownDelayMs: number;
   readonly eventStreams: EventStreamLimits;
+  /** How webhooks are delivered (experimental). */
+  readonly webhooks: WebhookDelivery;
 }
 
 /** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
@@ -111,6 +120,24 @@ export interface EventStreamLimits {
 }
 
 export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
+
+/** How webhooks are delivered: the configuration's `webhooks` part. */
+export interface WebhookDelivery {
+  /** Allows targets on loopback, link-local and private addresses (development and tests). */
+  readonly allowPrivate: boolean;
+  /** One attempt, from connecting to the end of the answer. */
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+  /** How long an instance holds a subscription without renewing: how soon another takes over from one that died. */
+  readonly leaseMs: number;
+}
+
+export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
+  allowPrivate: false,
+  timeoutMs: 10_000,
+  retry: Object.freeze({ baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 24 * 3_600_000 }),
+  leaseMs: 30_000,
+});
 
 /** What protects the process from slow, large or too many clients. */
 export interface ServerLimits {
@@ -201,6 +228,22 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
     }),
+    webhooks: readWebhookDelivery(env),
+  });
+}
+
+function readWebhookDelivery(env: Static<typeof EnvironmentSchema>): WebhookDelivery {
+  const defaults = DEFAULT_WEBHOOK_DELIVERY;
+  const number = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
+  return Object.freeze({
+    allowPrivate: env.PETSTORE_WEBHOOKS_ALLOW_PRIVATE === 'true',
+    timeoutMs: number(env.PETSTORE_WEBHOOK_TIMEOUT_MS, defaults.timeoutMs),
+    retry: Object.freeze({
+      baseMs: number(env.PETSTORE_WEBHOOK_RETRY_BASE_MS, defaults.retry.baseMs),
+      capMs: number(env.PETSTORE_WEBHOOK_RETRY_CAP_MS, defaults.retry.capMs),
+      giveUpAfterMs: number(env.PETSTORE_WEBHOOK_RETRY_FOR_MS, defaults.retry.giveUpAfterMs),
+    }),
+    leaseMs: number(env.PETSTORE_WEBHOOK_LEASE_MS, defaults.leaseMs),
   });
 }
 

@@ -15,6 +15,8 @@ import { createPetRouter } from './pet-routes.ts';
 import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
+import { createWebhookRouter } from './webhook-routes.ts';
+import type { WebhookResource } from './webhook-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
 import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
@@ -48,6 +50,8 @@ export interface HttpAppOptions {
   readonly useCases?: PetUseCases | undefined;
   /** The event feed's routes (experimental), when given. */
   readonly feed?: EventFeed | undefined;
+  /** The webhook subscriptions' routes (experimental), when given. */
+  readonly webhooks?: WebhookResource | undefined;
 }
 
 export interface HttpApp {
@@ -76,6 +80,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const routers: Router[] = [
     createPetRouter({ ...options, keyCheck, rateLimiter }),
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
+    ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
   ];

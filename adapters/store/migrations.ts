@@ -82,6 +82,33 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_webhooks': {
+    async up(db: Kysely<any>) {
+      const id = onPostgres(db) ? 'bigint' : 'integer';
+      // A subscription and its delivery state in one row: the position it has delivered up to, the
+      // retry state of the next event, and the lease of the one instance delivering it.
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('id', 'text', (column) => column.primaryKey())
+        .addColumn('owner_key_id', 'text', (column) => column.notNull())
+        .addColumn('url', 'text', (column) => column.notNull())
+        .addColumn('types', 'text')
+        .addColumn('pet_id', id)
+        .addColumn('secret', 'text', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('position', id, (column) => column.notNull())
+        .addColumn('attempts', 'integer', (column) => column.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('next_try_at', 'text')
+        .addColumn('failing_since', 'text')
+        .addColumn('last_delivered_at', 'text')
+        .addColumn('lease_holder', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .execute();
+      await db.schema.createIndex('webhooks_owner_key_id').on('webhooks').column('owner_key_id').execute();
+    },
+  },
 };
 
 /**

@@ -49,6 +49,27 @@ export interface StoreHealthTable {
   checked_at: string;
 }
 
+/** A webhook subscription and its delivery state (see `WebhookSubscriptions`). */
+export interface WebhooksTable {
+  id: string;
+  owner_key_id: string;
+  url: string;
+  /** JSON array of event types; null: every type. */
+  types: string | null;
+  pet_id: number | null;
+  secret: string;
+  created_at: string;
+  status: string;
+  position: number;
+  attempts: number;
+  last_error: string | null;
+  next_try_at: string | null;
+  failing_since: string | null;
+  last_delivered_at: string | null;
+  lease_holder: string | null;
+  lease_expires_at: string | null;
+}
+
 export interface PetStoreDatabase {
   events: EventsTable;
   pets: PetsTable;
@@ -56,4 +77,5 @@ export interface PetStoreDatabase {
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   store_health: StoreHealthTable;
+  webhooks: WebhooksTable;
 }

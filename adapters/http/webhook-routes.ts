@@ -1,0 +1,114 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { PetEvent } from '../../domain/index.ts';
+import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import { NewWebhookCheck, NewWebhookSchema } from '../../contract/webhooks.ts';
+import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../webhooks/safe-target.ts';
+import type { TargetPolicy } from '../webhooks/safe-target.ts';
+import { HttpProblem } from './errors.ts';
+import { requireJsonBody, readJsonObject } from './json-body.ts';
+import { limitRate } from './rate-limit.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+/** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
+export interface WebhookResource {
+  readonly subscriptions: WebhookSubscriptions;
+  readonly targets: TargetPolicy;
+  readonly clock: Clock;
+  /** A subscription was created or resumed: deliver it without waiting for the next scan. */
+  readonly changed: () => void;
+}
+
+export interface WebhookRoutesOptions {
+  readonly webhooks: WebhookResource;
+  readonly keyCheck: KeyCheckOf;
+  readonly publicBaseUrl: () => string;
+  readonly rateLimiter?: RateLimiter | undefined;
+}
+
+/** A subscription as its owner sees it: never the secret, filters in the feed's names. */
+export function webhookView(subscription: WebhookSubscription) {
+  return {
+    id: subscription.id,
+    url: subscription.url,
+    ...(subscription.types ? { types: subscription.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
+    ...(subscription.petId !== undefined ? { petId: subscription.petId } : {}),
+    createdAt: subscription.createdAt,
+    status: subscription.status,
+  };
+}
+
+/**
+ * Experimental: webhook subscriptions, each owned by the API key that made it (another key is told 404).
+ * `POST /v1/webhooks` answers the signing secret, once.
+ */
+export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLimiter }: WebhookRoutesOptions): Router {
+  const { subscriptions } = webhooks;
+  const router = new Router({ strict: true, sensitive: true });
+  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
+
+  /** The caller's subscription named by the path, or 404 (also for another key's). */
+  async function owned(ctx: Context): Promise<WebhookSubscription> {
+    const id = ctx.params.id!;
+    const subscription = await subscriptions.get(id);
+    if (!subscription || subscription.ownerKeyId !== ctx.state.apiKeyId) throw new HttpProblem('not_found', `no webhook ${id}`);
+    return subscription;
+  }
+
+  router.post('createWebhook', '/v1/webhooks', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
+    const { body } = readJsonObject(ctx, 'a NewWebhook', Object.keys(NewWebhookSchema.properties));
+    if (!Object.hasOwn(body, 'url')) throw new HttpProblem('invalid_body', 'url is required');
+    if (!NewWebhookCheck.Check(body)) {
+      const first = NewWebhookCheck.Errors(body).First()!;
+      throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
+    }
+    const { url, types, petId } = body as { url: string; types?: string[]; petId?: number };
+    try {
+      await resolveSafeTarget(parseWebhookUrl(url), webhooks.targets);
+    } catch (error) {
+      if (error instanceof UnsafeWebhookTarget) throw new HttpProblem('invalid_body', error.message);
+      throw error;
+    }
+    const eventTypes = types?.map((name) => eventTypeNamed(name)!) as PetEvent['type'][] | undefined;
+    const { subscription, secret } = await subscriptions.create(
+      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}) },
+      webhooks.clock.now(),
+    );
+    webhooks.changed();
+    ctx.status = 201;
+    ctx.set('Location', `${publicBaseUrl()}/webhooks/${subscription.id}`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { ...webhookView(subscription), secret };
+  });
+
+  router.get('listWebhooks', '/v1/webhooks', ...authenticated, async (ctx) => {
+    ctx.body = (await subscriptions.list(ctx.state.apiKeyId as string)).map(webhookView);
+  });
+
+  router.get('getWebhook', '/v1/webhooks/:id', ...authenticated, async (ctx) => {
+    ctx.body = webhookView(await owned(ctx));
+  });
+
+  router.delete('deleteWebhook', '/v1/webhooks/:id', ...authenticated, async (ctx) => {
+    const subscription = await owned(ctx);
+    await subscriptions.delete(subscription.id);
+    ctx.status = 204;
+  });
+
+  router.post('resumeWebhook', '/v1/webhooks/:id/resume', ...authenticated, async (ctx) => {
+    const subscription = await owned(ctx);
+    await subscriptions.resume(subscription.id);
+    webhooks.changed();
+    ctx.body = webhookView({ ...subscription, status: 'active' });
+  });
+
+  router.get('listWebhookDeliveries', '/v1/webhooks/:id/deliveries', ...authenticated, async (ctx) => {
+    const { status, position, attempts, lastError, nextTryAt, failingSince, lastDeliveredAt } = await owned(ctx);
+    ctx.body = { status, position, attempts, lastError, nextTryAt, failingSince, lastDeliveredAt };
+  });
+
+  return router;
+}

@@ -1,0 +1,115 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+/** A target the service refuses to send to; the message says why, for the client. */
+export class UnsafeWebhookTarget extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsafeWebhookTarget';
+  }
+}
+
+/** Where webhooks may go. `allowPrivate` (development, tests) lets them reach the service's own network. */
+export interface TargetPolicy {
+  readonly allowPrivate: boolean;
+}
+
+const MAX_URL_LENGTH = 2048;
+
+/** The URL as the service will call it: http or https, no credentials, no fragment; else `UnsafeWebhookTarget`. */
+export function parseWebhookUrl(text: string): URL {
+  if (text.length > MAX_URL_LENGTH) throw new UnsafeWebhookTarget(`url must be at most ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UnsafeWebhookTarget('url must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UnsafeWebhookTarget('url must be an absolute http or https URL');
+  if (url.username !== '' || url.password !== '') throw new UnsafeWebhookTarget('url must not hold credentials');
+  if (url.hash !== '') throw new UnsafeWebhookTarget('url must not have a fragment');
+  return url;
+}
+
+/**
+ * The addresses the URL's host stands for, each checked: by default none may be loopback, link-local,
+ * private, unspecified, multicast or otherwise reserved, whether written as an address or reached
+ * through a name (`localhost`). Checked at creation and again before each delivery, and the delivery
+ * connects to an address checked here, so a name that later resolves elsewhere gains nothing.
+ */
+export async function resolveSafeTarget(url: URL, policy: TargetPolicy): Promise<{ address: string; family: 4 | 6 }[]> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  let addresses: { address: string; family: number }[];
+  if (isIP(host) !== 0) addresses = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch {
+      throw new UnsafeWebhookTarget(`the host ${host} of url does not resolve`);
+    }
+  }
+  if (addresses.length === 0) throw new UnsafeWebhookTarget(`the host ${host} of url does not resolve`);
+  if (!policy.allowPrivate) {
+    const refused = addresses.find(({ address }) => !isPublicAddress(address));
+    if (refused) {
+      throw new UnsafeWebhookTarget(
+        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved`,
+      );
+    }
+  }
+  return addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+}
+
+/** False for the address ranges no webhook may reach by default (RFC 6890's special-purpose ranges that matter here). */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return isPublicIpv4(ipv4Octets(address));
+  if (family !== 6) return false;
+  const words = ipv6Words(address);
+  if (words === undefined) return false;
+  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible / NAT64 forms: judged by the IPv4 address inside.
+  const mapped = words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff;
+  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0);
+  if (mapped || nat64) return isPublicIpv4([words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff]);
+  if (words.slice(0, 7).every((word) => word === 0)) return false; // :: and ::1
+  const first = words[0]!;
+  if ((first & 0xfe00) === 0xfc00) return false; // fc00::/7 unique local
+  if ((first & 0xffc0) === 0xfe80) return false; // fe80::/10 link-local
+  if ((first & 0xffc0) === 0xfec0) return false; // fec0::/10 site-local (deprecated)
+  if ((first & 0xff00) === 0xff00) return false; // ff00::/8 multicast
+  if (first === 0x2001 && words[1] === 0x0db8) return false; // documentation
+  return true;
+}
+
+function isPublicIpv4([a, b, c]: number[]): boolean {
+  if (a === 0 || a === 10 || a === 127) return false; // this network, private, loopback
+  if (a === 100 && b! >= 64 && b! <= 127) return false; // shared address space (carrier NAT)
+  if (a === 169 && b === 254) return false; // link-local (cloud metadata services)
+  if (a === 172 && b! >= 16 && b! <= 31) return false;
+  if (a === 192 && b === 168) return false;
+  if (a === 192 && b === 0 && (c === 0 || c === 2)) return false; // protocol assignments, documentation
+  if (a === 198 && (b === 18 || b === 19)) return false; // benchmarking
+  if (a === 198 && b === 51 && c === 100) return false;
+  if (a === 203 && b === 0 && c === 113) return false;
+  return a! < 224; // multicast, reserved and broadcast above
+}
+
+function ipv4Octets(address: string): number[] {
+  return address.split('.').map(Number);
+}
+
+/** The eight 16-bit words of an IPv6 address (with `::` expanded and a trailing IPv4 part split). */
+function ipv6Words(address: string): number[] | undefined {
+  let text = address.split('%')[0]!.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = ipv4Octets(dotted[1]!);
+    text = `${text.slice(0, dotted.index)}${((a! << 8) | b!).toString(16)}:${((c! << 8) | d!).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const headWords = head === '' ? [] : head.split(':');
+  const tailWords = tail === undefined || tail === '' ? [] : tail.split(':');
+  const missing = 8 - headWords.length - tailWords.length;
+  if (tail === undefined ? missing !== 0 : missing < 0) return undefined;
+  return [...headWords, ...new Array<string>(missing).fill('0'), ...tailWords].map((word) => Number.parseInt(word, 16));
+}

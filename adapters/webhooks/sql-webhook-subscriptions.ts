@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { PetEvent } from '../../domain/index.ts';
+import type { FailedAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { translated } from '../store/sql-dialect.ts';
+import type { SqlDialect } from '../store/sql-dialect.ts';
+import type { PetStoreDatabase, WebhooksTable } from '../store/schema.ts';
+
+/** A new signing secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** Subscriptions in the `webhooks` table, the same queries on SQLite and PostgreSQL. */
+export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): WebhookSubscriptions {
+  const run = <T>(work: () => Promise<T>) => translated(dialect, work);
+  /** Updates that need the lease: nothing happens for an instance that lost it (or after a delete). */
+  const held = (id: string, holder: string) => db.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder);
+  const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;
+
+  return {
+    async create(input: NewWebhookSubscription, now: Date) {
+      const secret = newWebhookSecret();
+      // Starts at the end of the log: it hears of what commits from now on.
+      const head = await run(() => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
+      const row: WebhooksTable = {
+        id: `wh_${randomBytes(12).toString('base64url')}`,
+        owner_key_id: input.ownerKeyId,
+        url: input.url,
+        types: input.types === undefined ? null : JSON.stringify(input.types),
+        pet_id: input.petId ?? null,
+        secret,
+        created_at: now.toISOString(),
+        status: 'active',
+        position: Number(head?.last ?? 0),
+        attempts: 0,
+        last_error: null,
+        next_try_at: null,
+        failing_since: null,
+        last_delivered_at: null,
+        lease_holder: null,
+        lease_expires_at: null,
+      };
+      await run(() => db.insertInto('webhooks').values(row).execute());
+      const subscription = await this.get(row.id);
+      return { subscription: subscription!, secret };
+    },
+
+    async list(ownerKeyId?: string) {
+      let query = db.selectFrom('webhooks').selectAll();
+      if (ownerKeyId !== undefined) query = query.where('owner_key_id', '=', ownerKeyId);
+      const rows = await run(() => query.orderBy('created_at').orderBy('id').execute());
+      return rows.map(subscriptionFromRow);
+    },
+
+    async get(id: string) {
+      const row = await run(() => db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst());
+      return row && subscriptionFromRow(row);
+    },
+
+    async withSecret(id: string) {
+      const row = await run(() => db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst());
+      return row && { subscription: subscriptionFromRow(row), secret: row.secret };
+    },
+
+    async delete(id: string) {
+      const result = await run(() => db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst());
+      return result.numDeletedRows > 0n;
+    },
+
+    async resume(id: string) {
+      const result = await run(() =>
+        db
+          .updateTable('webhooks')
+          .set({ status: 'active', attempts: 0, next_try_at: null, failing_since: null })
+          .where('id', '=', id)
+          .executeTakeFirst(),
+      );
+      return changed(result);
+    },
+
+    async activeIds() {
+      const rows = await run(() => db.selectFrom('webhooks').select('id').where('status', '=', 'active').orderBy('id').execute());
+      return rows.map((row) => row.id);
+    },
+
+    async lease(id: string, holder: string, now: Date, expiresAt: Date) {
+      const result = await run(() =>
+        db
+          .updateTable('webhooks')
+          .set({ lease_holder: holder, lease_expires_at: expiresAt.toISOString() })
+          .where('id', '=', id)
+          .where('status', '=', 'active')
+          .where((where) =>
+            where.or([where('lease_holder', 'is', null), where('lease_holder', '=', holder), where('lease_expires_at', '<', now.toISOString())]),
+          )
+          .executeTakeFirst(),
+      );
+      return changed(result);
+    },
+
+    async release(id: string, holder: string) {
+      await run(() => held(id, holder).set({ lease_holder: null, lease_expires_at: null }).execute());
+    },
+
+    async advance(id: string, holder: string, position: number, now: Date) {
+      const result = await run(() =>
+        held(id, holder)
+          .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString() })
+          .executeTakeFirst(),
+      );
+      return changed(result);
+    },
+
+    async failed(id: string, holder: string, attempt: FailedAttempt) {
+      const result = await run(() =>
+        held(id, holder)
+          .set({
+            attempts: attempt.attempts,
+            last_error: attempt.lastError,
+            failing_since: attempt.failingSince,
+            next_try_at: attempt.nextTryAt ?? null,
+            ...(attempt.nextTryAt === undefined ? { status: 'failing', lease_holder: null, lease_expires_at: null } : {}),
+          })
+          .executeTakeFirst(),
+      );
+      return changed(result);
+    },
+  };
+}
+
+function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscription {
+  return {
+    id: row.id,
+    ownerKeyId: row.owner_key_id,
+    url: row.url,
+    ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
+    ...(row.pet_id === null ? {} : { petId: Number(row.pet_id) }),
+    createdAt: row.created_at,
+    status: row.status === 'failing' ? 'failing' : 'active',
+    position: Number(row.position),
+    attempts: row.attempts,
+    lastError: row.last_error,
+    nextTryAt: row.next_try_at,
+    failingSince: row.failing_since,
+    lastDeliveredAt: row.last_delivered_at,
+  };
+}

@@ -1,0 +1,119 @@
+import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
+import type { Command, ParsedArguments } from '../cli/command.ts';
+import type { WebhookSubscriptions } from '../../application/index.ts';
+
+const KEY_ID = /^([1-9][0-9]{0,15}|env:[0-9a-f]{12})$/;
+const PET_ID = /^[1-9][0-9]{0,15}$/;
+
+/** Runs `work` on the configured database's subscriptions (loaded only when a command runs). */
+async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>): Promise<T> {
+  const [{ withConfiguredDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
+  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store.db, store.dialect)));
+}
+
+const NOTE = `Running services pick up a change within a third of PETSTORE_WEBHOOK_LEASE_MS (10 s by default). ${CONFIGURATION_NOTE}`;
+
+/** `webhooks list | create | delete | resume`: the operator's view of every key's subscriptions (docs/webhooks.md). */
+export const WEBHOOK_COMMANDS: Record<string, Command> = {
+  'webhooks list': {
+    summary: "list every key's webhook subscriptions and where their delivery stands (experimental)",
+    help: [
+      'petstore webhooks list',
+      '',
+      'Lists every subscription: id, owning key id, status, the log position delivered up to, failed attempts',
+      'at the next event, the URL and the types (all: every type). Never a secret.',
+      '',
+      NOTE,
+    ].join('\n'),
+    async run({ environment }) {
+      const subscriptions = await withSubscriptions(environment, (table) => table.list());
+      if (subscriptions.length === 0) {
+        process.stdout.write('no webhook subscriptions\n');
+        return 0;
+      }
+      const [{ CLOUD_EVENT_TYPES }] = await Promise.all([import('../../contract/event-feed.ts')]);
+      const rows = [
+        ['id', 'key', 'status', 'position', 'attempts', 'url', 'types'],
+        ...subscriptions.map((subscription) => [
+          subscription.id, subscription.ownerKeyId, subscription.status, String(subscription.position), String(subscription.attempts), subscription.url,
+          `${subscription.types?.map((type) => CLOUD_EVENT_TYPES[type]).join(',') ?? 'all'}${subscription.petId ? ` (pet ${subscription.petId})` : ''}`,
+        ]),
+      ];
+      const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+      for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+      return 0;
+    },
+  },
+  'webhooks create': {
+    summary: 'subscribe a URL for an API key and print its signing secret, once (experimental)',
+    help: [
+      'petstore webhooks create --key-id ID --url URL [--type T]... [--pet-id N]',
+      '',
+      'Creates a subscription owned by the API key with id ID (as keys list shows it, or env:… for a key from',
+      'PETSTORE_API_KEYS as the request log names it) and prints its id and signing secret (the only time the',
+      'secret is shown). The URL must reach a public address unless PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true.',
+      '',
+      '  --type T     only events of this CloudEvents type (repeatable; default every type)',
+      '  --pet-id N   only this pet\'s events',
+      '',
+      NOTE,
+    ].join('\n'),
+    options: { 'key-id': { type: 'string' }, url: { type: 'string' }, type: { type: 'string', multiple: true }, 'pet-id': { type: 'string' } },
+    async run({ options, environment }) {
+      const help = WEBHOOK_COMMANDS['webhooks create']!.help;
+      const keyId = options['key-id'] as string | undefined;
+      const url = options.url as string | undefined;
+      if (keyId === undefined || !KEY_ID.test(keyId)) throw new UsageError(`--key-id must be a key id (digits, or env: and 12 hex digits), got ${JSON.stringify(keyId ?? '')}`, help);
+      if (url === undefined) throw new UsageError('--url is required', help);
+      const petIdText = options['pet-id'] as string | undefined;
+      if (petIdText !== undefined && !PET_ID.test(petIdText)) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
+      const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
+        import('../../contract/event-feed.ts'), import('../config/config.ts'), import('./safe-target.ts'),
+      ]);
+      const types = ((options.type as string[] | undefined) ?? []).map((name) => {
+        const type = eventTypeNamed(name);
+        if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`, help);
+        return type;
+      });
+      try {
+        await resolveSafeTarget(parseWebhookUrl(url), loadConfig(environment).webhooks);
+      } catch (error) {
+        if (error instanceof UnsafeWebhookTarget) throw new UsageError(error.message, help);
+        throw error;
+      }
+      const { subscription, secret } = await withSubscriptions(environment, (table) =>
+        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}) }, new Date()),
+      );
+      process.stdout.write(`${subscription.id} ${secret}\n`);
+      process.stderr.write(`created webhook ${subscription.id} for key ${keyId}, from log position ${subscription.position}; the secret is shown only now\n`);
+      return 0;
+    },
+  },
+  'webhooks delete': {
+    summary: 'delete a webhook subscription by its id (experimental)',
+    help: ['petstore webhooks delete <id>', '', 'Deletes the subscription: its delivery stops. Exits 1 when there is none with that id.', '', NOTE].join('\n'),
+    arguments: ['id'],
+    async run({ arguments: [id], environment }) {
+      const deleted = await withSubscriptions(environment, (table) => table.delete(id!));
+      process[deleted ? 'stdout' : 'stderr'].write(deleted ? `deleted webhook ${id}\n` : `no webhook ${id}\n`);
+      return deleted ? 0 : 1;
+    },
+  },
+  'webhooks resume': {
+    summary: 'resume a failing webhook subscription (experimental)',
+    help: [
+      'petstore webhooks resume <id>',
+      '',
+      'Makes a failing subscription active again: delivery starts over at the event it stopped at, with fresh',
+      'retries. Exits 1 when there is none with that id.',
+      '',
+      NOTE,
+    ].join('\n'),
+    arguments: ['id'],
+    async run({ arguments: [id], environment }) {
+      const resumed = await withSubscriptions(environment, (table) => table.resume(id!));
+      process[resumed ? 'stdout' : 'stderr'].write(resumed ? `resumed webhook ${id}\n` : `no webhook ${id}\n`);
+      return resumed ? 0 : 1;
+    },
+  },
+};

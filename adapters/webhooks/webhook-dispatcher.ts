@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { afterFailure, followLog } from '../../application/index.ts';
+import type { Clock, CommitSignal, EventLog, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { cloudEventJson } from '../http/cloud-events.ts';
+import { sendWebhook, signedHeaders } from './webhook-request.ts';
+import type { WebhookDelivery } from '../config/config.ts';
+
+/** Bytes of a receiver's answer read at most: enough for an error line. */
+const MAX_RESPONSE_BYTES = 16 * 1024;
+/** Events read at a time per subscription; each is still sent alone, in order. */
+const PAGE_EVENTS = 100;
+/** A store fault pauses a subscription's delivery this long before it tries again. */
+const FAULT_PAUSE_MS = 1_000;
+
+export interface WebhookDispatcherOptions {
+  readonly subscriptions: WebhookSubscriptions;
+  readonly eventLog: EventLog;
+  readonly commits: CommitSignal;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Each event's CloudEvents `source`: the deployment's public base address with /v1. */
+  readonly source: () => string;
+  readonly delivery: WebhookDelivery;
+}
+
+export interface WebhookDispatcher {
+  /** Looks for subscriptions to deliver now (one was created or resumed here) rather than at the next scan. */
+  poke(): void;
+  /** Stops every delivery (an attempt in flight is abandoned: it will be made again) and lets go of the leases. */
+  close(): Promise<void>;
+}
+
+/**
+ * Delivers every active subscription that this instance holds the lease of, each in its own loop:
+ * it follows the log from the subscription's stored position (`followLog`, woken by the commit signal),
+ * sends each matching event alone, signed, and stores the new position after a 2xx before sending the
+ * next. A failure is retried with back-off from the same event, with the same `webhook-id` and body.
+ * Leases (a holder and an expiry in the subscription's row, renewed while delivering) keep each
+ * subscription with one instance at a time, across processes on one SQLite file or PostgreSQL instances.
+ */
+export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
+  const { subscriptions, clock, logger, delivery } = options;
+  const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const stop = new AbortController();
+  const workers = new Map<string, Promise<void>>();
+  let scanning: Promise<void> | undefined;
+  let scanAgain = false;
+
+  const scan = () => {
+    if (stop.signal.aborted) return;
+    if (scanning) {
+      scanAgain = true;
+      return;
+    }
+    scanning = (async () => {
+      do {
+        scanAgain = false;
+        try {
+          for (const id of await subscriptions.activeIds()) {
+            if (stop.signal.aborted || workers.has(id)) continue;
+            const now = clock.now();
+            if (!(await subscriptions.lease(id, holder, now, new Date(now.getTime() + delivery.leaseMs)))) continue;
+            const worker = deliverSubscription(id).finally(() => workers.delete(id));
+            workers.set(id, worker);
+          }
+        } catch (error) {
+          logger.warn({ err: error }, 'webhooks: could not look for subscriptions to deliver; trying again');
+        }
+      } while (scanAgain && !stop.signal.aborted);
+    })().finally(() => {
+      scanning = undefined;
+    });
+  };
+  // Another instance's lease runs out within leaseMs: looking a few times per lease takes over soon after.
+  const scanTimer = setInterval(scan, Math.max(Math.floor(delivery.leaseMs / 3), 10));
+  scanTimer.unref();
+  scan();
+
+  /** One subscription's loop, while this instance holds its lease. */
+  async function deliverSubscription(id: string): Promise<void> {
+    const lost = new AbortController();
+    const signal = AbortSignal.any([stop.signal, lost.signal]);
+    const renew = setInterval(() => {
+      const now = clock.now();
+      subscriptions.lease(id, holder, now, new Date(now.getTime() + delivery.leaseMs)).then(
+        (held) => held || lost.abort(),
+        () => undefined, // a fault: the next renewal tries again, and the lease still has time
+      );
+    }, Math.max(Math.floor(delivery.leaseMs / 3), 5));
+    renew.unref();
+    try {
+      for (;;) {
+        try {
+          await deliverFromStoredPosition(id, signal);
+          return;
+        } catch (error) {
+          if (signal.aborted) return;
+          logger.warn({ err: error, webhookId: id }, 'webhooks: delivery paused by a store fault; trying again');
+          await sleep(FAULT_PAUSE_MS, signal);
+        }
+      }
+    } finally {
+      clearInterval(renew);
+      if (!lost.signal.aborted) await subscriptions.release(id, holder).catch(() => undefined);
+    }
+  }
+
+  /** Delivers until the subscription is gone, failing, or the lease is lost; throws on a store fault. */
+  async function deliverFromStoredPosition(id: string, signal: AbortSignal): Promise<void> {
+    const found = await subscriptions.withSecret(id);
+    if (!found || found.subscription.status !== 'active') return;
+    const { secret } = found;
+    let state: WebhookSubscription = found.subscription;
+    const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
+    for await (const page of followLog(options, from, { pageSize: PAGE_EVENTS, idleMs: delivery.leaseMs, signal })) {
+      for (const stored of page) {
+        const webhookId = `msg_${id}_${stored.position}`;
+        const body = cloudEventJson(stored, options.source());
+        for (;;) {
+          if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
+          if (signal.aborted) return;
+          const sentAt = clock.now();
+          const headers = signedHeaders(secret, webhookId, Math.floor(sentAt.getTime() / 1000), body);
+          const outcome = await sendWebhook(state.url, headers, body, { ...delivery, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+          if (signal.aborted) return;
+          const now = clock.now();
+          if (outcome.ok) {
+            if (!(await subscriptions.advance(id, holder, stored.position, now))) return;
+            state = { ...state, position: stored.position, attempts: 0, lastError: null, nextTryAt: null, failingSince: null };
+            break;
+          }
+          const attempt = afterFailure(delivery.retry, state, outcome.error, now);
+          if (!(await subscriptions.failed(id, holder, attempt))) return;
+          if (attempt.nextTryAt === undefined) {
+            logger.warn({ webhookId: id, attempts: attempt.attempts, lastError: attempt.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
+            return;
+          }
+          state = { ...state, attempts: attempt.attempts, lastError: attempt.lastError, nextTryAt: attempt.nextTryAt, failingSince: attempt.failingSince };
+        }
+      }
+    }
+  }
+
+  return {
+    poke: scan,
+    async close() {
+      stop.abort();
+      clearInterval(scanTimer);
+      await scanning;
+      await Promise.all(workers.values());
+    },
+  };
+}
+
+/** Waits `ms` (nothing when not positive), or less when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}

@@ -1,0 +1,96 @@
+import { createHmac } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { resolveSafeTarget } from './safe-target.ts';
+import type { TargetPolicy } from './safe-target.ts';
+
+/** The Standard Webhooks headers of one request: `webhook-signature` is `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`. */
+export function signedHeaders(secret: string, webhookId: string, timestampSeconds: number, body: string): Record<string, string> {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const signature = createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64');
+  return { 'webhook-id': webhookId, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': `v1,${signature}` };
+}
+
+export interface SendOptions extends TargetPolicy {
+  /** The whole attempt, from connecting to the end of the answer. */
+  readonly timeoutMs: number;
+  /** Bytes of the answer read at most (for the error message); the rest is not waited for. */
+  readonly maxResponseBytes: number;
+  /** Abandons the attempt (shutdown). */
+  readonly signal?: AbortSignal;
+}
+
+/** What one attempt came to: a 2xx, or why not, in a line for `lastError`. */
+export type SendOutcome = { readonly ok: true } | { readonly ok: false; readonly error: string };
+
+const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
+
+/**
+ * POSTs one signed body to the subscription's URL, connecting only to an address the target policy
+ * allows (resolved now, not when the subscription was made). Never throws: every failure is an outcome.
+ */
+export async function sendWebhook(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendOutcome> {
+  const target = new URL(url);
+  type Address = { address: string; family: 4 | 6 };
+  let addresses: Address[];
+  try {
+    addresses = await resolveSafeTarget(target, options);
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
+  const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (error: null, all: Address[]) => void)(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  };
+  const secure = target.protocol === 'https:';
+  const payload = Buffer.from(body);
+  return new Promise<SendOutcome>((resolve) => {
+    let settled = false;
+    const settle = (outcome: SendOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const request = (secure ? httpsRequest : httpRequest)(target, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      lookup: pinned,
+      ...(options.signal ? { signal: options.signal } : {}),
+      headers: {
+        ...headers,
+        'content-type': 'application/cloudevents+json; charset=utf-8',
+        'content-length': String(payload.length),
+        'user-agent': 'petstore-webhooks',
+      },
+    });
+    const timer = setTimeout(() => {
+      settle({ ok: false, error: `no answer within ${options.timeoutMs} ms` });
+      request.destroy();
+    }, options.timeoutMs);
+    request.on('error', (error) => settle({ ok: false, error: `request failed: ${error.message}` }));
+    request.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      let read = 0;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => {
+        if (read < options.maxResponseBytes) chunks.push(chunk.subarray(0, options.maxResponseBytes - read));
+        read += chunk.length;
+        // Past the cap the answer is not read further: the connection goes, not the service's memory.
+        if (read > options.maxResponseBytes) {
+          finish();
+          response.destroy();
+        }
+      });
+      response.on('end', finish);
+      response.on('error', finish);
+      function finish() {
+        if (status >= 200 && status < 300) return settle({ ok: true });
+        const text = Buffer.concat(chunks).toString('utf8').slice(0, 200).replace(/\s+/g, ' ').trim();
+        settle({ ok: false, error: `answered ${status}${text === '' ? '' : `: ${text}`}` });
+      }
+    });
+    request.end(payload);
+  });
+}

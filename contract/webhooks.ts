@@ -1,0 +1,65 @@
+import { Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { CLOUD_EVENT_TYPES } from './event-feed.ts';
+
+const CloudEventTypeName = Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name)));
+const PetIdFilter = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: "Only this pet's events." });
+const URL_DESCRIPTION = 'Where each event is POSTed: http or https, reaching a public address (loopback, private and link-local addresses are refused).';
+// Checked as a URL by the service itself (http or https, its host's addresses), so no `format` for the compiled check.
+const NewWebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: URL_DESCRIPTION });
+const WebhookUrl = Type.String({ format: 'uri', description: URL_DESCRIPTION });
+const Types = Type.Array(CloudEventTypeName, {
+  uniqueItems: true,
+  description: 'Only events of these CloudEvents types (the feed\'s `type` names); absent: every type.',
+});
+
+export const NewWebhookSchema = Type.Object(
+  { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter) },
+  { $id: 'NewWebhook', additionalProperties: false },
+);
+export const NewWebhookCheck = TypeCompiler.Compile(NewWebhookSchema);
+
+const Timestamp = Type.String({ format: 'date-time' });
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** A subscription as its owner reads it: never its secret. */
+export const WebhookSchema = Type.Object(
+  {
+    id: Type.String({ description: 'The subscription, also part of each `webhook-id`.' }),
+    url: WebhookUrl,
+    types: Type.Optional(Types),
+    petId: Type.Optional(PetIdFilter),
+    createdAt: Timestamp,
+    status: Type.Union([Type.Literal('active'), Type.Literal('failing')], {
+      description: '`failing`: the retries of one event ran out; delivery waits for `POST /webhooks/{id}/resume`.',
+    }),
+  },
+  { $id: 'Webhook', additionalProperties: false },
+);
+
+export const WebhookCreatedSchema = Type.Object(
+  {
+    ...WebhookSchema.properties,
+    secret: Type.String({
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      description: 'The signing secret in the Standard Webhooks form (`whsec_` + base64). Shown only in this answer.',
+    }),
+  },
+  { $id: 'WebhookCreated', additionalProperties: false },
+);
+
+export const WebhooksSchema = Type.Array(WebhookSchema, { $id: 'Webhooks' });
+
+/** Where delivery of one subscription stands. */
+export const WebhookDeliveriesSchema = Type.Object(
+  {
+    status: WebhookSchema.properties.status,
+    position: Type.Integer({ minimum: 0, format: 'int64', description: 'Delivered up to this log position: the receiver acknowledged every matching event up to it.' }),
+    attempts: Type.Integer({ minimum: 0, description: 'Failed attempts at the next event so far (0: none failed).' }),
+    lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed: the status and the start of the answer, a timeout, or a refused connection.' }),
+    nextTryAt: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt is due, while retrying.' }),
+    failingSince: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt at the next event; the retries stop a bounded time after it.' }),
+    lastDeliveredAt: NullableTimestamp,
+  },
+  { $id: 'WebhookDeliveries', additionalProperties: false },
+);

@@ -1,0 +1,51 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CLOUD_EVENT_TYPES } from '../contract/event-feed.ts';
+import { runPetstore } from './support/cli.ts';
+import { temporaryDirectory } from './support/temporary-store.ts';
+
+const directory = temporaryDirectory('cli-webhooks');
+const database = directory.file('petstore.db');
+after(() => directory.remove());
+
+const petstore = (args: string[], environment: Record<string, string> = {}) => runPetstore(args, { PETSTORE_DATABASE: database, ...environment });
+
+describe('petstore webhooks', () => {
+  it('has its four commands, each with its own --help', async () => {
+    const { stdout } = await petstore(['--help']);
+    for (const command of ['webhooks list', 'webhooks create', 'webhooks delete', 'webhooks resume']) {
+      assert.match(stdout, new RegExp(`^  ${command} `, 'm'));
+      const help = await petstore([...command.split(' '), '--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, new RegExp(`^petstore ${command}\\b`));
+    }
+  });
+
+  it('create prints id and secret once; list shows it without the secret; resume and delete by id', async () => {
+    assert.match((await petstore(['webhooks', 'list'])).stdout, /no webhook subscriptions/);
+    const created = await petstore(['webhooks', 'create', '--key-id', '3', '--url', 'https://93.184.215.14/hook', '--type', CLOUD_EVENT_TYPES.PetAdded]);
+    assert.equal(created.code, 0, created.stderr);
+    const [id, secret] = created.stdout.trim().split(' ');
+    assert.match(id!, /^wh_/);
+    assert.match(secret!, /^whsec_[A-Za-z0-9+/]+={0,2}$/);
+    const listed = await petstore(['webhooks', 'list']);
+    assert.match(listed.stdout, new RegExp(`^${id} +3 +active +0 +0 +https://93\\.184\\.215\\.14/hook +${CLOUD_EVENT_TYPES.PetAdded.replace(/\./g, '\\.')}$`, 'm'));
+    assert.ok(!listed.stdout.includes(secret!));
+    assert.equal((await petstore(['webhooks', 'resume', id!])).code, 0);
+    assert.equal((await petstore(['webhooks', 'delete', id!])).code, 0);
+    const again = await petstore(['webhooks', 'delete', id!]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no webhook/);
+    assert.equal((await petstore(['webhooks', 'resume', 'wh_none'])).code, 1);
+  });
+
+  it('refuses a private target (unless allowed), a bad key id or type, with exit 2', async () => {
+    const refused = await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'http://localhost:8080/hook']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /public address/);
+    const allowed = await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'http://127.0.0.1:8080/hook'], { PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', 'x', '--url', 'https://93.184.215.14/'])).code, 2);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--type', 'nope'])).code, 2);
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NODE_TS_ARGS } from './support/processes.ts';
+import { startTestService } from './support/test-service.ts';
+import { freePort } from './support/webhook-load.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+describe('README: the webhook receiver', () => {
+  it('runs as written, verifies the signatures and prints each event once', { timeout: 60_000 }, async () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Webhooks (experimental)\n'));
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(example, 'the README has a ts block in its webhooks section');
+    const folder = join(root, 'tests', 'artifacts');
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, 'readme-webhook-receiver.ts');
+    writeFileSync(file, example);
+
+    const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '50', PETSTORE_WEBHOOK_RETRY_CAP_MS: '200' });
+    const port = await freePort();
+    const created = await api.request('/v1/webhooks', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+    });
+    assert.equal(created.status, 201);
+    const { secret } = (await created.json()) as { secret: string };
+    const receiver = spawn(process.execPath, [...NODE_TS_ARGS, file], { cwd: root, env: { ...process.env, WEBHOOK_SECRET: secret, PORT: String(port) } });
+    let stdout = '';
+    receiver.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    try {
+      const pet = (await (await api.createPet({ name: 'Rex', categoryId: 1 })).json()) as { id: number };
+      await api.request(`/v1/pets/${pet.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"status":"sold"}' });
+      for (let tries = 0; tries < 300 && stdout.trim().split('\n').length < 2; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(stdout.trim().split('\n'), [
+        `1 com.petstore.pet.added.v1 {"id":${pet.id},"name":"Rex","categoryId":1,"status":null}`,
+        `2 com.petstore.pet.status-changed.v1 {"id":${pet.id},"from":null,"to":"sold"}`,
+      ]);
+    } finally {
+      receiver.kill();
+      await api.stop();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
+import { CLOUD_EVENT_TYPES } from '../../contract/event-feed.ts';
+import { seededRandom } from './seeded-random.ts';
+import { distinctDeliveries } from './webhook-receiver.ts';
+import type { ReceiverFault, WebhookReceiver } from './webhook-receiver.ts';
+
+export const WEBHOOK_TEST_KEY = 'webhook-test-key-0123456789';
+const headers = { authorization: `Bearer ${WEBHOOK_TEST_KEY}`, 'content-type': 'application/json' };
+const ADDED = CLOUD_EVENT_TYPES.PetAdded;
+
+/** Fast retries and a short lease, so that a test sees many of each. */
+export const FAST_WEBHOOKS = {
+  PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  PETSTORE_WEBHOOK_RETRY_BASE_MS: '20',
+  PETSTORE_WEBHOOK_RETRY_CAP_MS: '200',
+  PETSTORE_WEBHOOK_TIMEOUT_MS: '300',
+  PETSTORE_WEBHOOK_LEASE_MS: '1500',
+};
+
+/** A receiver that fails about a quarter of the requests: 5xx, a closed connection, or no answer. */
+export function failingAtRandom(receiver: WebhookReceiver, seed: number): void {
+  const random = seededRandom(seed);
+  receiver.faultFor = (): ReceiverFault => {
+    const draw = random();
+    return draw < 0.1 ? 'status-500' : draw < 0.15 ? 'status-503' : draw < 0.2 ? 'close' : draw < 0.23 ? 'timeout' : 'none';
+  };
+}
+
+/** Writes pets and status changes through `base` while `keepGoing()`, tolerating a service that went away. */
+export async function writeWhile(base: string | (() => string), keepGoing: () => boolean): Promise<number> {
+  let written = 0;
+  while (keepGoing()) {
+    const at = typeof base === 'string' ? base : base();
+    try {
+      const created = await fetch(`${at}/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `pet ${written}`, categoryId: 1 }) });
+      if (created.status === 201) {
+        written++;
+        const { id } = (await created.json()) as { id: number };
+        if (written % 3 === 0) await fetch(`${at}/pets/${id}`, { method: 'PATCH', headers, body: '{"status":"sold"}' });
+      }
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return written;
+}
+
+/** A port free now: a restarted service keeps its address, so each event's `source` (and so a re-delivered body) stays the same. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The positions of every event of `type` in the log, read from the feed. */
+export async function feedPositions(base: string, type: string): Promise<number[]> {
+  const positions: number[] = [];
+  for (;;) {
+    const page = (await (await fetch(`${base}/events?type=${type}&limit=1000&after=${positions.at(-1) ?? 0}`, { headers })).json()) as { id: string }[];
+    positions.push(...page.map((event) => Number(event.id)));
+    if (page.length < 1000) return positions;
+  }
+}
+
+/** Every event of the feed's positions reached the receiver, first receipts in log order, re-deliveries with the same id and body. */
+export function assertDeliveredInOrder(receiver: WebhookReceiver, expected: readonly number[], seed: number): void {
+  const { positions, idMismatches } = distinctDeliveries(receiver.acknowledged);
+  assert.deepEqual(receiver.badSignatures, [], `seed ${seed}`);
+  assert.deepEqual(idMismatches, [], `seed ${seed}: a re-delivery with another webhook-id or body`);
+  assert.deepEqual(positions, expected, `seed ${seed}: every event of the subscribed type, in log order, nothing missing`);
+  assert.ok(receiver.acknowledged.every((received) => received.type === ADDED));
+}
+

@@ -1,0 +1,70 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
+import { afterFailure, retryDelayMs } from '../../application/index.ts';
+import { isPublicAddress, parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../adapters/webhooks/safe-target.ts';
+import { signedHeaders } from '../../adapters/webhooks/webhook-request.ts';
+import { newWebhookSecret } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+
+describe('webhook targets', () => {
+  it('tells public addresses from loopback, private, link-local, unspecified, multicast and reserved ones', () => {
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8']) assert.equal(isPublicAddress(address), true, address);
+    for (const address of [
+      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '0.0.0.0', '100.64.0.1',
+      '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1', '::', '::1', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1',
+      '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '2001:db8::1', 'not an address',
+    ]) assert.equal(isPublicAddress(address), false, address);
+  });
+
+  it('resolves a name and refuses it when any of its addresses is not public, unless private targets are allowed', async () => {
+    await assert.rejects(resolveSafeTarget(new URL('http://localhost:1/'), { allowPrivate: false }), UnsafeWebhookTarget);
+    const allowed = await resolveSafeTarget(new URL('http://localhost:1/'), { allowPrivate: true });
+    assert.ok(allowed.length > 0 && allowed.every(({ address }) => !isPublicAddress(address)));
+    await assert.rejects(resolveSafeTarget(new URL('http://[::1]:1/'), { allowPrivate: false }), UnsafeWebhookTarget);
+    assert.deepEqual(await resolveSafeTarget(new URL('https://93.184.215.14/x'), { allowPrivate: false }), [{ address: '93.184.215.14', family: 4 }]);
+  });
+
+  it('takes http and https URLs only, without credentials or fragment', () => {
+    for (const text of ['ftp://a.example/', 'file:///etc/passwd', 'http://u:p@a.example/', 'https://a.example/#x', '/relative', `https://a.example/${'x'.repeat(2100)}`]) {
+      assert.throws(() => parseWebhookUrl(text), UnsafeWebhookTarget, text);
+    }
+    assert.equal(parseWebhookUrl('https://a.example/hook?x=1').href, 'https://a.example/hook?x=1');
+  });
+});
+
+describe('webhook signatures and secrets', () => {
+  it('signs as the standardwebhooks library verifies, with a secret in its form', () => {
+    const secret = newWebhookSecret();
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    const body = '{"specversion":"1.0","id":"7"}';
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = signedHeaders(secret, 'msg_wh_x_7', timestamp, body);
+    assert.deepEqual(new Webhook(secret).verify(body, headers), JSON.parse(body));
+    assert.equal(headers['webhook-signature'], new Webhook(secret).sign('msg_wh_x_7', new Date(timestamp * 1000), body));
+    assert.throws(() => new Webhook(secret).verify(`${body} `, headers));
+    assert.throws(() => new Webhook(newWebhookSecret()).verify(body, headers));
+  });
+});
+
+describe('webhook retries', () => {
+  const policy = { baseMs: 1000, capMs: 60_000, giveUpAfterMs: 3_600_000 };
+
+  it('waits about a second first, twice as long each time, up to the cap, with jitter between half and all of it', () => {
+    assert.equal(retryDelayMs(policy, 1, () => 0.999_999), 1000);
+    assert.equal(retryDelayMs(policy, 1, () => 0), 500);
+    assert.equal(retryDelayMs(policy, 2, () => 0.999_999), 2000);
+    assert.equal(retryDelayMs(policy, 4, () => 0.999_999), 8000);
+    assert.equal(retryDelayMs(policy, 40, () => 0.999_999), 60_000);
+    assert.equal(retryDelayMs(policy, 1000, () => 0), 30_000);
+  });
+
+  it('gives up once the next try would fall after the bounded time since the first failure', () => {
+    const start = new Date('2026-01-01T00:00:00Z');
+    const first = afterFailure(policy, { attempts: 0, failingSince: null }, 'answered 500', start, () => 1);
+    assert.deepEqual(first, { attempts: 1, lastError: 'answered 500', failingSince: start.toISOString(), nextTryAt: '2026-01-01T00:00:01.000Z' });
+    const late = new Date(start.getTime() + 3_599_000);
+    const last = afterFailure(policy, { attempts: 30, failingSince: start.toISOString() }, 'answered 503', late, () => 1);
+    assert.equal(last.nextTryAt, undefined);
+    assert.equal(last.attempts, 31);
+  });
+});
