@@ -108,11 +108,14 @@ export interface FeedService {
 
 /** The service of `checkout` (this one by default) as `npm start` runs it, in `directory`, on `database`. */
 export async function startFeedService(database: string, directory: string, options: { checkout?: string; maxStreams?: number } = {}): Promise<FeedService> {
+  const maxStreams = options.maxStreams ?? 100;
   const child: ChildProcess = spawn(process.execPath, npmStartNodeArgs(options.checkout), {
     cwd: directory,
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_METRICS: 'false',
-      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(options.maxStreams ?? 100),
+      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(maxStreams),
+      // Every stream comes from this one address, and the cap's pressure share must not be reached.
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: String(maxStreams + 64), PETSTORE_MAX_CONNECTIONS: String(2 * (maxStreams + 64)),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
