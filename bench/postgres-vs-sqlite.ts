@@ -150,18 +150,19 @@ export async function runBackends(options: BackendOptions): Promise<BackendCompa
     const seeding = Date.now();
     await seedPostgres(options.pets, url);
     options.log(`PostgreSQL (${bin}, fsync and synchronous_commit on${pin ? ', core 0' : ''}) seeded with ${options.pets} pets in ${Date.now() - seeding} ms`);
-    const sqlite = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin);
-    started.push(sqlite);
     const postgresDirectory = mkdtempSync(join(directory, 'postgres-'));
-    const postgres = await startService(url, postgresDirectory, pin);
-    started.push(postgres);
+    const [sqlite, postgres] = await Promise.all([
+      seededCopy(options.pets, join(directory, 'petstore.db')).then((file) => startService(file, directory, pin)),
+      startService(url, postgresDirectory, pin),
+    ]);
+    started.push(sqlite, postgres);
     const targets = { sqlite, postgres } as const;
 
     const load = (target: Started, scenario: (typeof BACKEND_SCENARIOS)[number], seconds: number) => {
       const { path, ...job } = scenario.job(options.pets);
       return client.run({ url: target.origin + path, headers, connections: options.connections, seconds, ...job });
     };
-    for (const scenario of BACKEND_SCENARIOS) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
+    if (options.warmupSeconds > 0) for (const scenario of BACKEND_SCENARIOS) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
 
     type Run = { requestsPerSecond: number; latencyP99Ms: number; cpuPerRequestUs: number; databaseCpuPerRequestUs: number };
     const runs = new Map<string, Run[]>();

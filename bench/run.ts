@@ -45,7 +45,7 @@ const MODES: Record<string, Settings> = {
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
     inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
-    backends: { pets: 1000, rounds: 1, seconds: 0.2, warmupSeconds: 0.1, connections: 8 },
+    backends: { pets: 1000, rounds: 1, seconds: 0.2, warmupSeconds: 0, connections: 8 },
     feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
   },
 };
