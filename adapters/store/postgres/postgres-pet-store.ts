@@ -14,7 +14,7 @@ import { createPostgresWrites } from './postgres-writes.ts';
 import { postgresCommitSignal, readLogHead } from './postgres-commit-signal.ts';
 import { postgresCatalogChanges } from './postgres-catalog-changes.ts';
 import type { PostgresCatalogChanges } from './postgres-catalog-changes.ts';
-import { createPostgresPool } from './postgres-pool.ts';
+import { createPostgresPool, prepared } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
 export interface PostgresStoreOptions {
@@ -72,7 +72,7 @@ function postgresKysely(settings: PostgresSettings, logger: Logger | undefined):
 }
 
 // Precompiled: asked before every batch of cached listings, mostly to learn that nothing is new.
-const READ_LOG = 'select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2';
+const READ_LOG = prepared('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2');
 
 /** `EventStore.readAll` as precompiled SQL. */
 function precompiledLogRead(db: Kysely<PetStoreDatabase>): EventStore['readAll'] {

@@ -12,6 +12,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, isUnavailability, postgresSqlDialect } from './postgres-sql-dialect.ts';
+import { prepared } from './postgres-pool.ts';
 import { LOG_CHANNEL } from './postgres-commit-signal.ts';
 
 /** At most this many streams of drawn ids are remembered as new (far more than appends in flight). */
@@ -167,8 +168,8 @@ function groupOn(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string>):
 }
 
 // Precompiled: run for every append, where building the query costs more than its round trip.
-const STREAM_VERSION = 'select max(stream_version) as version from events where stream_id = $1';
-const PET_ROW = 'select id, name, category_id, status, version, created_at, updated_at from pets where id = $1';
+const STREAM_VERSION = prepared('select max(stream_version) as version from events where stream_id = $1');
+const PET_ROW = prepared('select id, name, category_id, status, version, created_at, updated_at from pets where id = $1');
 
 /** The statement that writes an append's row of `pets` along with its events (see `insertEvents`). */
 function petWrite(row: PetRow, isNew: boolean) {
@@ -211,13 +212,15 @@ function appendRows(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string
       petToWrite = undefined;
       const values = sql.join(rows.map((row) =>
         sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
-      const { rows: inserted } = await sql<{ position: number }>`
+      const statement = sql<{ position: number }>`
         with ${pet === undefined ? sql`` : sql`pet as (${pet}), `}inserted as (
           insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
           select * from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
           returning position
         )
-        select max(position) as position from inserted`.execute(trx);
+        select max(position) as position from inserted`.compile(trx);
+      // One text for each shape (a new pet or a change, so many events): prepared.
+      const { rows: inserted } = await trx.executeQuery<{ position: number }>(CompiledQuery.raw(prepared(statement.sql), [...statement.parameters]));
       return Number(inserted[0]!.position);
     },
   };
