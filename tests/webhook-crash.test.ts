@@ -6,7 +6,8 @@ import { startServiceProcess } from './support/service-process.ts';
 import type { ServiceProcess } from './support/service-process.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { distinctDeliveries, startWebhookReceiver } from './support/webhook-receiver.ts';
-import { assertDeliveredInOrder, failingAtRandom, FAST_WEBHOOKS, feedPositions, freePort, WEBHOOK_TEST_KEY as KEY, writeWhile } from './support/webhook-load.ts';
+import { assertDeliveredInOrder, checkTakeoverOnKill, failingAtRandom, FAST_WEBHOOKS, feedPositions, freePort, WEBHOOK_TEST_KEY as KEY, writeWhile } from './support/webhook-load.ts';
+import { openPetStore } from '../adapters/store/open-store.ts';
 
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 const ADDED = CLOUD_EVENT_TYPES.PetAdded;
@@ -46,6 +47,34 @@ describe('webhooks across a crash (SIGKILL) of the service', () => {
       await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 60_000);
       assertDeliveredInOrder(receiver, expected, seed);
       assert.ok(receiver.faulted > 0, 'the receiver failed some requests');
+    } finally {
+      for (const service of services) service.cleanup();
+      await receiver.close();
+      directory.remove();
+    }
+  });
+
+  it('two processes on one SQLite file: one delivers at a time; when it is killed the other takes over, and every event arrives in order', { timeout: 180_000 }, async () => {
+    const seed = seedFrom('WEBHOOK_SEED');
+    const directory = temporaryDirectory('webhook-two-processes');
+    const path = directory.file('petstore.db');
+    const receiver = await startWebhookReceiver();
+    const services: ServiceProcess[] = [];
+    try {
+      const common = { PETSTORE_DATABASE: path, PETSTORE_API_KEYS: KEY, PETSTORE_ENV: 'staging', PETSTORE_STAGING_URL: 'https://petstore.test/v1', ...FAST_WEBHOOKS };
+      const leaseHolder = async (id: string) => {
+        const store = await openPetStore({ kind: 'sqlite', path }, { migrate: false });
+        try {
+          return (await store.db.selectFrom('webhooks').select('lease_holder').where('id', '=', id).executeTakeFirstOrThrow()).lease_holder ?? '';
+        } finally {
+          await store.close();
+        }
+      };
+      await checkTakeoverOnKill(common, leaseHolder, receiver, seed, (environment) => {
+        const service = startServiceProcess(environment);
+        services.push(service);
+        return service;
+      });
     } finally {
       for (const service of services) service.cleanup();
       await receiver.close();

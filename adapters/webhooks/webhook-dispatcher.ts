@@ -126,12 +126,12 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (signal.aborted) return;
           const now = clock.now();
           if (outcome.ok) {
-            if (!(await subscriptions.advance(id, holder, stored.position, now))) return;
+            if (!(await persisted(() => subscriptions.advance(id, holder, stored.position, now), signal))) return;
             state = { ...state, position: stored.position, attempts: 0, lastError: null, nextTryAt: null, failingSince: null };
             break;
           }
           const attempt = afterFailure(delivery.retry, state, outcome.error, now);
-          if (!(await subscriptions.failed(id, holder, attempt))) return;
+          if (!(await persisted(() => subscriptions.failed(id, holder, attempt), signal))) return;
           if (attempt.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: attempt.attempts, lastError: attempt.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
             return;
@@ -139,6 +139,24 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           state = { ...state, attempts: attempt.attempts, lastError: attempt.lastError, nextTryAt: attempt.nextTryAt, failingSince: attempt.failingSince };
         }
       }
+    }
+  }
+
+  /**
+   * A write of the delivery state, tried again on a store fault (SQLite busy with another process's
+   * write, a PostgreSQL failover) rather than sending the acknowledged event again. False when the
+   * lease is lost or delivery stops.
+   */
+  async function persisted(write: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
+    for (let pause = 5; ; pause = Math.min(pause * 2, FAULT_PAUSE_MS)) {
+      try {
+        return await write();
+      } catch (error) {
+        if (signal.aborted) return false;
+        if (pause === FAULT_PAUSE_MS) logger.warn({ err: error }, 'webhooks: the delivery state could not be stored; trying again');
+        await sleep(pause, signal);
+      }
+      if (signal.aborted) return false;
     }
   }
 
