@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from './config/config-error.ts';
 import { DatabaseUnusable } from './store/database-unusable.ts';
 
@@ -11,7 +12,7 @@ if (first === 'cli') {
   process.exitCode = await runCli(rest, environment);
 } else {
   const { serve } = await import('./cli/serve.ts');
-  serve(environment).catch((error: unknown) => {
+  serve(environment, { entry: fileURLToPath(import.meta.url) }).catch((error: unknown) => {
     if (error instanceof ConfigError) process.stderr.write(`configuration error: ${error.message}\n`);
     else if (error instanceof DatabaseUnusable) process.stderr.write(`petstore failed to start: ${error.message}\n`);
     else process.stderr.write(`petstore failed to start: ${(error as Error).stack ?? String(error)}\n`);

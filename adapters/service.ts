@@ -21,6 +21,7 @@ import { createEventStreams } from './http/event-stream.ts';
 import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
+import { createReadPositions } from './http/read-positions.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -39,9 +40,17 @@ export interface RunningService {
 }
 
 
+export interface StartOptions {
+  readonly logger?: Logger;
+  /** This process's number among the workers sharing the port (PETSTORE_WORKERS): on every log line and metric. */
+  readonly worker?: number | undefined;
+}
+
 /** The composition root: builds every adapter from the configuration and starts listening. */
-export async function startService(config: Config, options: { logger?: Logger } = {}): Promise<RunningService> {
-  const logger = options.logger ?? (await createLogger(config));
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const { worker } = options;
+  const baseLogger = options.logger ?? (await createLogger(config));
+  const logger = worker === undefined ? baseLogger : baseLogger.child({ worker });
   // The OpenTelemetry SDK is loaded only when tracing is configured.
   const tracing = config.tracing
     ? await (await import('./observability/tracing.ts')).startTracing(config.tracing, { logger, databaseSystem: config.database.kind === 'sqlite' ? 'sqlite' : 'postgresql' })
@@ -56,7 +65,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db) }) : undefined;
+    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker }) : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = tracing ? tracing.tracePorts(counted) : counted;
     // Only where commits by other processes can be seen (SQLite's file watch); elsewhere every listing is read.
@@ -83,6 +92,7 @@ export async function startService(config: Config, options: { logger?: Logger } 
       listingCache,
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, clock: store.clock, changed: () => dispatcher?.poke() },
+      readPositions: createReadPositions({ log: store.eventStore, refresh: () => store.changes?.refresh() }),
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;

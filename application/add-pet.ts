@@ -19,11 +19,27 @@ export interface AddPetOptions {
 /** How long an idempotency key is remembered. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** An added pet, and the log position a read must reach to see it. */
+export interface AddedPet {
+  readonly pet: Pet;
+  readonly position: number;
+}
+
+/** Adds a pet (see `addPetWithPosition`). */
+export async function addPet(ports: PetStorePorts, newPet: NewPet, context: RequestContext = {}, options: AddPetOptions = {}): Promise<Pet> {
+  return (await addPetWithPosition(ports, newPet, context, options)).pet;
+}
+
 /**
- * Adds a pet. Throws `PetRuleViolation` when it breaks an invariant, `IdempotencyKeyReused` when the
+ * Adds a pet, and says the log position of its creation. Throws `PetRuleViolation` when it breaks an invariant, `IdempotencyKeyReused` when the
  * key was first used with a different request.
  */
-export async function addPet(ports: PetStorePorts, newPet: NewPet, context: RequestContext = {}, options: AddPetOptions = {}): Promise<Pet> {
+export async function addPetWithPosition(
+  ports: PetStorePorts,
+  newPet: NewPet,
+  context: RequestContext = {},
+  options: AddPetOptions = {},
+): Promise<AddedPet> {
   const { idempotencyKey } = options;
   const scope = context.apiKeyId ?? '';
   // Only a keyed request needs its fingerprint.
@@ -41,7 +57,7 @@ export async function addPet(ports: PetStorePorts, newPet: NewPet, context: Requ
       newStream: true,
       ...(idempotencyKey === undefined ? {} : { remember: (after) => ({ scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt }) }),
     });
-    return presentPet(outcome.state);
+    return { pet: presentPet(outcome.state), position: outcome.position };
   } catch (error) {
     // A concurrent request with the same key committed first: answer as it did.
     if (error instanceof IdempotencyKeyTaken && idempotencyKey !== undefined) {
@@ -52,11 +68,13 @@ export async function addPet(ports: PetStorePorts, newPet: NewPet, context: Requ
   }
 }
 
-async function replayIfRemembered(ports: PetStorePorts, scope: string, key: string, fingerprint: string): Promise<Pet | undefined> {
+/** The remembered creation, with the position of the pet's first event: what a read must reach to see it. */
+async function replayIfRemembered(ports: PetStorePorts, scope: string, key: string, fingerprint: string): Promise<AddedPet | undefined> {
   const record = await ports.idempotencyKeys.find(scope, key, ports.clock.now());
   if (!record) return undefined;
   if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
-  return record.pet;
+  const stream = await ports.eventStore.readStream(petStreamId(record.pet.id));
+  return { pet: record.pet, position: stream.events[0]?.position ?? 0 };
 }
 
 function presentPet(state: PetState): Pet {

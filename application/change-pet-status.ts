@@ -13,12 +13,17 @@ export interface ChangePetStatusInput {
   readonly ifVersion?: readonly number[] | '*';
 }
 
+/** A changed pet, and the log position a read must reach to see the change. */
+export interface ChangedPet extends VersionedPet {
+  readonly position: number;
+}
+
 /**
  * Changes a pet's status by the status rules. Changing to the current status records nothing.
  * Throws `PetNotFound`, `PetRuleViolation` (unknown status), `IllegalStatusTransition`, `VersionMismatch`,
  * `TooMuchContention` (without If-Match, when concurrent writers keep moving the pet).
  */
-export async function changePetStatus(ports: PetStorePorts, input: ChangePetStatusInput, context: RequestContext = {}): Promise<VersionedPet> {
+export async function changePetStatus(ports: PetStorePorts, input: ChangePetStatusInput, context: RequestContext = {}): Promise<ChangedPet> {
   const { ifVersion } = input;
   const named = ifVersion !== undefined && ifVersion !== '*' ? ifVersion : undefined;
   const outcome = await handleCommand(ports, petStreamId(input.id), (state, version) => {
@@ -30,5 +35,5 @@ export async function changePetStatus(ports: PetStorePorts, input: ChangePetStat
     ...(ifVersion === undefined ? {} : { onConflict: (conflict) => { throw new VersionMismatch(ifVersion, conflict.actual); } }),
   });
   if (outcome.state.kind !== 'present') throw new PetNotFound(input.id);
-  return { pet: outcome.state.pet, version: outcome.version };
+  return { pet: outcome.state.pet, version: outcome.version, position: outcome.position };
 }

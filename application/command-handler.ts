@@ -22,8 +22,11 @@ export interface CommandOutcome {
   /** The stream's version after the command. */
   readonly version: number;
   readonly events: readonly PetEvent[];
-  /** The log position of the append; undefined when the command decided nothing. */
-  readonly position: number | undefined;
+  /**
+   * How new a read must be to see the outcome: the append's log position, or, when the command decided
+   * nothing, the position of the stream's last event (0 for a stream that does not exist).
+   */
+  readonly position: number;
 }
 
 /**
@@ -37,9 +40,9 @@ export async function handleCommand(
   options: CommandOptions = {},
 ): Promise<CommandOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const { state, version } = options.newStream ? { state: initialState(), version: 0 } : await readState(ports, streamId);
+    const { state, version, position } = options.newStream ? { state: initialState(), version: 0, position: 0 } : await readState(ports, streamId);
     const events = decide(state, version);
-    if (events.length === 0) return { state, version, events, position: undefined };
+    if (events.length === 0) return { state, version, events, position };
     const expected: ExpectedVersion = version === 0 ? 'no_stream' : version;
     const after = events.reduce(evolve, state);
     try {
@@ -57,8 +60,15 @@ export async function handleCommand(
   }
 }
 
-/** A stream's current state, folded from its events, and its version. */
-export async function readState(ports: Pick<PetStorePorts, 'eventStore'>, streamId: string): Promise<{ state: PetState; version: number }> {
+/** A stream's current state, folded from its events, its version, and the log position of its last event (0 when none). */
+export async function readState(
+  ports: Pick<PetStorePorts, 'eventStore'>,
+  streamId: string,
+): Promise<{ state: PetState; version: number; position: number }> {
   const stream = await ports.eventStore.readStream(streamId);
-  return { state: stream.events.reduce((state, stored) => evolve(state, stored.event), initialState()), version: stream.version };
+  return {
+    state: stream.events.reduce((state, stored) => evolve(state, stored.event), initialState()),
+    version: stream.version,
+    position: stream.events.at(-1)?.position ?? 0,
+  };
 }

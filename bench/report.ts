@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FeedFigures, LiveFigures } from './event-feed.ts';
 import type { HttpFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 
@@ -18,15 +19,21 @@ export interface BenchResults {
   readonly machine: Record<string, unknown>;
   readonly http: HttpFigures;
   readonly inProcess: InProcessFigures;
+  /** Absent from runs before the feed was measured. */
+  readonly feed?: FeedFigures;
   readonly goals: readonly Goal[];
 }
 
 const RSS_LIMIT_MB = 150;
 const LIST_RATIO_LIMIT = 1.3;
 const REBUILD_EVENTS_PER_SECOND = 300_000;
+/** The event feed's goals (issue 14). */
+export const CATCH_UP_EVENTS_PER_SECOND = 200_000;
+export const LIVE_P99_MS = { sqlite: 10, postgres: 100 } as const;
+export const IDLE_STREAMS_MIB = 50;
 
 /** Every goal of the benchmark, judged on one run's figures. */
-export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
+export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures): Goal[] {
   const goals: Goal[] = http.scenarios.map((scenario) => ({
     name: `${scenario.label} vs the Koa ceiling`,
     target: `≥ ${scenario.goal}×`,
@@ -55,7 +62,33 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures): Goal[] {
       met: largest.peakRssMb < RSS_LIMIT_MB,
     });
   }
+  if (feed) goals.push(...feedGoals(feed));
   return goals;
+}
+
+function feedGoals({ catchUp, live, idle }: FeedFigures): Goal[] {
+  const latency = (where: string, figures: LiveFigures, limit: number): Goal => ({
+    name: `event feed: 201 to the event on an open stream, ${where}, ${count(figures.writes)} creations at ${rps(figures.writesPerSecond)}/s (p50 ${figures.p50Ms.toFixed(2)} ms)`,
+    target: `p99 ≤ ${limit} ms`,
+    value: `${figures.p99Ms.toFixed(2)} ms`,
+    met: figures.p99Ms <= limit,
+  });
+  return [
+    {
+      name: `event feed: catch-up to one consumer (${count(catchUp.events)} events, median of ${catchUp.rounds.length})`,
+      target: `≥ ${count(CATCH_UP_EVENTS_PER_SECOND)} events/s`,
+      value: `${rps(catchUp.eventsPerSecond)} events/s`,
+      met: catchUp.eventsPerSecond >= CATCH_UP_EVENTS_PER_SECOND,
+    },
+    latency('SQLite', live.sqlite, LIVE_P99_MS.sqlite),
+    ...(live.postgres ? [latency('PostgreSQL, written through one instance and streamed from another', live.postgres, LIVE_P99_MS.postgres)] : []),
+    {
+      name: `event feed: ${count(idle.streams)} open idle streams over the idle service (${idle.serviceMib.toFixed(0)} MB)`,
+      target: `< ${IDLE_STREAMS_MIB} MB`,
+      value: `${idle.addedMib.toFixed(1)} MB`,
+      met: idle.addedMib < IDLE_STREAMS_MIB,
+    },
+  ];
 }
 
 export function count(value: number): string {

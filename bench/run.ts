@@ -1,5 +1,6 @@
 // The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
+// (each: in process, over HTTP against the Koa ceiling, and the event feed: bench/event-feed.ts)
 // `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
@@ -11,6 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runFeed } from './event-feed.ts';
+import type { FeedOptions } from './event-feed.ts';
 import { runHttp } from './http-load.ts';
 import type { HttpOptions } from './http-load.ts';
 import { runInProcess } from './in-process.ts';
@@ -20,20 +23,23 @@ import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
 
-type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'> };
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; feed: Omit<FeedOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
     http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
+    feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
   },
   quick: {
     http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
+    feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
     inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
+    feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
   },
 };
 
@@ -60,7 +66,12 @@ function parseArguments(argv: readonly string[]): Arguments {
 /** The smoke run's check that what it wrote can be read: the figures as JSON, the chart as SVG. */
 function checkWritten(out: string): void {
   const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
-  const figures = [...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]), results.inProcess.rebuild.eventsPerSecond];
+  const figures = [
+    ...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]),
+    results.inProcess.rebuild.eventsPerSecond,
+    results.feed!.catchUp.eventsPerSecond,
+    results.feed!.live.postgres!.writesPerSecond,
+  ];
   if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
   if (!readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg')) throw new Error('chart.svg is not an SVG');
 }
@@ -115,6 +126,7 @@ async function main(): Promise<void> {
 
   const inProcess = await runInProcess({ ...settings.inProcess, log });
   const http = await runHttp({ ...settings.http, log });
+  const feed = await runFeed({ ...settings.feed, log });
 
   const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
@@ -126,7 +138,8 @@ async function main(): Promise<void> {
     machine: { ...machineAtStart, loadAverageAtEnd: machineFacts().loadAverage },
     http,
     inProcess,
-    goals: judge(http, inProcess),
+    feed,
+    goals: judge(http, inProcess, feed),
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -19,6 +19,8 @@ export interface PetStoreClientOptions {
   readonly retry?: Partial<RetryPolicy>;
   /** Told once per client when the service marks an operation deprecated; default `console.warn(notice.message)`. */
   readonly onDeprecation?: (notice: DeprecationNotice) => void;
+  /** A log position this client's reads must include from the start (another client's `position`, say); default 0. */
+  readonly minPosition?: number;
 }
 
 export interface CallOptions {
@@ -85,7 +87,16 @@ export interface PetStoreClient {
   events(query?: EventsQuery, options?: CallOptions): AsyncGenerator<CloudEvent, never, undefined>;
   /** Experimental in the service. Every event of one pet, oldest first. */
   petHistory(id: number, options?: CallOptions): Promise<CloudEvent[]>;
+  /**
+   * The highest log position of any write this client saw answered (`Petstore-Position`). Every read
+   * sends it (`Petstore-Min-Position`), so a read never misses a write this client saw acknowledged,
+   * whichever instance answers it.
+   */
+  readonly position: number;
 }
+
+const POSITION_HEADER = 'petstore-position';
+const MIN_POSITION_HEADER = 'petstore-min-position';
 
 // The interface's largest page: walking everything takes the fewest round trips.
 const WALK_PAGE_SIZE = 100;
@@ -98,6 +109,16 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const onDeprecation = options.onDeprecation ?? ((notice: DeprecationNotice) => console.warn(notice.message));
   let deprecationTold = false;
+  let position = options.minPosition ?? 0;
+  const notePosition = ({ response }: Answer) => {
+    const written = Number(response.headers.get(POSITION_HEADER) ?? 0);
+    if (Number.isSafeInteger(written) && written > position) position = written;
+  };
+  /** A read's headers: the position it must include, and the caller's trace context. */
+  const readHeaders = (callOptions: CallOptions): Record<string, string> => ({
+    ...(position > 0 ? { [MIN_POSITION_HEADER]: String(position) } : {}),
+    ...traceHeaders(callOptions),
+  });
 
   const url = (path: string, query: Record<string, string | number | undefined> = {}): URL => {
     const target = new URL(`${base}${path}`);
@@ -129,15 +150,14 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
   return {
     async listPets(query = {}, options = {}) {
-      const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: traceHeaders(options), signal: options.signal });
+      const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: readHeaders(options), signal: options.signal });
       return body as Pet[];
     },
 
     async *pets(query = {}, options = {}) {
-      const headers = traceHeaders(options);
       let next: URL | undefined = url('/pets', { status: query.status, limit: query.limit ?? WALK_PAGE_SIZE });
       while (next !== undefined) {
-        const { response, body }: Answer = await retried({ method: 'GET', url: next, headers, signal: options.signal });
+        const { response, body }: Answer = await retried({ method: 'GET', url: next, headers: readHeaders(options), signal: options.signal });
         yield* body as Pet[];
         next = nextPage(response);
       }
@@ -145,18 +165,19 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
     async createPet(newPet, options = {}) {
       const { idempotencyKey = crypto.randomUUID(), signal } = options;
-      const { body } = await retried({
+      const answer = await retried({
         method: 'POST',
         url: url('/pets'),
         json: { body: newPet, mediaType: 'application/json' },
         headers: { 'idempotency-key': idempotencyKey, ...traceHeaders(options) },
         signal,
       });
-      return body as Pet;
+      notePosition(answer);
+      return answer.body as Pet;
     },
 
     async getPet(id, options = {}) {
-      return versioned(await retried({ method: 'GET', url: petUrl(id), headers: traceHeaders(options), signal: options.signal, observe: tellDeprecation('getPet') }));
+      return versioned(await retried({ method: 'GET', url: petUrl(id), headers: readHeaders(options), signal: options.signal, observe: tellDeprecation('getPet') }));
     },
 
     events(query = {}, options = {}) {
@@ -177,13 +198,19 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
     async changePetStatus(id, status, options = {}) {
       const { ifMatch, signal } = options;
-      return versioned(await exchange(settings, {
+      const answer = await exchange(settings, {
         method: 'PATCH',
         url: petUrl(id),
         json: { body: { status }, mediaType: 'application/merge-patch+json' },
         headers: { ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }), ...traceHeaders(options) },
         signal,
-      }));
+      });
+      notePosition(answer);
+      return versioned(answer);
+    },
+
+    get position() {
+      return position;
     },
   };
 }

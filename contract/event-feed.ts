@@ -57,3 +57,18 @@ export const EventAfterSchema = Type.Integer({
   default: 0,
   description: 'Only events after this position (exclusive): plain decimal digits. In a stream, `Last-Event-ID` takes precedence.',
 });
+
+/**
+ * What a stream begins with, as the reference page shows it: `retry:` once, then one message a
+ * CloudEvent (`id:` its position, `data:` the event as in the JSON answer). `retry` is the stream's own.
+ */
+export function eventStreamExample(retryMs: number): string {
+  const source = 'https://petstore.example/v1';
+  const events = [
+    { id: '41', type: CLOUD_EVENT_TYPES.PetAdded, subject: 'pets/7', time: '2026-05-01T09:30:00.000Z', data: { id: 7, name: 'Rex', categoryId: 1, status: 'available' } },
+    { id: '42', type: CLOUD_EVENT_TYPES.PetStatusChanged, subject: 'pets/7', time: '2026-05-01T10:02:13.250Z', data: { id: 7, from: 'available', to: 'sold' } },
+  ];
+  const messages = events.map(({ id, type, subject, time, data }) =>
+    `id: ${id}\ndata: ${JSON.stringify({ specversion: '1.0', id, source, type, subject, time, datacontenttype: 'application/json', data })}\n\n`);
+  return `retry: ${retryMs}\n\n${messages.join('')}`;
+}

@@ -6,7 +6,8 @@ import type { ErrorCode } from '../adapters/http/errors.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
-import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES } from './event-feed.ts';
+import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample } from './event-feed.ts';
+import { RECONNECT_MS } from '../adapters/http/event-stream.ts';
 import { NewWebhookSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema } from './webhooks.ts';
 
 /** The interface version the document describes (not the package's). */
@@ -281,7 +282,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           description:
             'A page of animals in ascending id order, optionally filtered by status. The body is a plain array. ' +
             'When more follow, `Link: <…>; rel="next"` (RFC 8288) gives the next page, with the same filter and limit and `after` set.',
-          parameters: [parameter('Limit'), parameter('Status'), parameter('After'), parameter('XRequestId')],
+          parameters: [parameter('Limit'), parameter('Status'), parameter('After'), parameter('MinPosition'), parameter('XRequestId')],
           responses: {
             200: {
               description: 'A page of animals',
@@ -301,7 +302,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             201: {
               description: 'Added: the animal with its id (the same answer again for a repeated Idempotency-Key and body)',
-              headers: { 'X-Request-Id': header('XRequestId'), Location: header('Location'), ...RATE_LIMIT_HEADERS },
+              headers: { 'X-Request-Id': header('XRequestId'), Location: header('Location'), 'Petstore-Position': header('Position'), ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
             ...errorResponses([...BODY_CODES, 'idempotency_key_reused']),
@@ -316,7 +317,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           summary: 'Get an animal',
           description: `Deprecated: removed on ${GET_PET_SUNSET}. Use \`GET /pets\` with the \`status\` filter instead. Every answer carries Deprecation, Sunset and Link headers.`,
           deprecated: true,
-          parameters: [parameter('XRequestId')],
+          parameters: [parameter('MinPosition'), parameter('XRequestId')],
           responses: {
             200: {
               description: 'The animal',
@@ -345,7 +346,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           responses: {
             200: {
               description: 'The animal after the change (unchanged when it already had that status)',
-              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), ...RATE_LIMIT_HEADERS },
+              headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), 'Petstore-Position': header('Position'), ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
             ...errorResponses(['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch']),
@@ -373,7 +374,8 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
               content: {
                 'application/json': { schema: { $ref: schemaRef('CloudEvents') } },
                 'text/event-stream': {
-                  schema: { type: 'string', description: 'Server-Sent Events; each `data:` line is one CloudEvent as JSON.' },
+                  schema: { type: 'string', description: 'Server-Sent Events; each `data:` line is one CloudEvent as JSON (the `CloudEvent` schema).' },
+                  example: eventStreamExample(RECONNECT_MS),
                   // OpenAPI 3.2's itemSchema, as an extension until the document moves to 3.2.
                   'x-itemSchema': { $ref: schemaRef('CloudEvent') },
                 },
@@ -448,6 +450,16 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
         },
         WebhookId: { name: 'id', in: 'path', required: true, description: 'The subscription.', schema: { type: 'string', pattern: '^wh_[A-Za-z0-9_-]+$' } },
+        MinPosition: {
+          name: 'Petstore-Min-Position',
+          in: 'header',
+          required: false,
+          description:
+            'Answer from a state that includes at least this log position: the highest `Petstore-Position` you saw, so that a read ' +
+            'through any instance sees every write you saw acknowledged. An instance that has not seen it yet checks the database; ' +
+            'when the log has not reached it within a second, 503 `unavailable` with `Retry-After`.',
+          schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
+        },
         XRequestId: {
           name: 'X-Request-Id',
           in: 'header',
@@ -460,6 +472,13 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         XRequestId: { description: 'The id of this request, as sent or as made by the service.', required: true, schema: { type: 'string' } },
         WebhookLocation: { description: 'The absolute address of the new subscription.', required: true, schema: { type: 'string', format: 'uri' } },
         Location: { description: 'The absolute address of the new animal.', required: true, schema: { type: 'string', format: 'uri' } },
+        Position: {
+          description:
+            'The log position of the commit that holds this answer (for a replayed creation, the creation; for a change to the current status, the last change). ' +
+            'Send the highest one you saw as `Petstore-Min-Position` on reads.',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+        },
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
         NextLink: {
           description: 'Present when more animals follow: `<{base}/pets?limit=…&status=…&after=…>; rel="next"` (RFC 8288).',

@@ -7,11 +7,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /**
  * The arguments `npm start` gives node (package.json's start script, `exec node <flags> <script>`),
  * with the script's path made absolute: the benchmark and the tests start the service as it is deployed.
- * `exec` makes node replace npm's shell, so the SIGTERM npm passes on reaches the service.
+ * `exec` makes node replace npm's shell, so the SIGTERM npm passes on reaches the service. `checkout`:
+ * another checkout's service (this one's by default), for comparing two versions in one run.
  */
-export function npmStartNodeArgs(): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+export function npmStartNodeArgs(checkout = root): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const [command, ...args] = scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') throw new Error(`package.json's start script runs ${command}, not node`);
-  return args.map((arg) => (arg.startsWith('-') ? arg : join(root, arg)));
+  return args.map((arg) => (arg.startsWith('-') ? arg : join(checkout, arg)));
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
@@ -32,7 +33,16 @@ describe('configuration', () => {
       shutdownDelayMs: 0,
       eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
       webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 86_400_000 }, leaseMs: 30_000 },
+      workers: 1,
     });
+  });
+
+  it('reads PETSTORE_WORKERS: a number of processes, or auto for one per core', () => {
+    assert.equal(loadConfig({ PETSTORE_WORKERS: '4' }).workers, 4);
+    assert.equal(loadConfig({ PETSTORE_WORKERS: 'auto' }).workers, availableParallelism());
+    for (const wrong of ['0', '-1', '1.5', 'all', '1000']) {
+      assert.throws(() => loadConfig({ PETSTORE_WORKERS: wrong }), /PETSTORE_WORKERS is invalid/, wrong);
+    }
   });
 
   it('reads the limits and the rate limit', () => {

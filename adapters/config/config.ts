@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -57,6 +58,7 @@ const EnvironmentSchema = Type.Object({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
   })),
   PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_WORKERS: Type.Optional(Type.String({ pattern: '^(auto|[1-9][0-9]{0,2})$', description: '"auto" (one per core) or a number of processes from 1 to 999' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
     description: '* or comma-separated origins such as https://app.example.com (scheme, host and port; no path)',
@@ -109,6 +111,8 @@ export interface Config {
   readonly eventStreams: EventStreamLimits;
   /** How webhooks are delivered (experimental). */
   readonly webhooks: WebhookDelivery;
+  /** Service processes sharing the port (one per core for `auto`); 1: this process serves alone. */
+  readonly workers: number;
 }
 
 /** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
@@ -229,6 +233,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
     }),
     webhooks: readWebhookDelivery(env),
+    workers: env.PETSTORE_WORKERS === 'auto' ? availableParallelism() : Number(env.PETSTORE_WORKERS ?? '1'),
   });
 }
 

@@ -27,6 +27,8 @@ import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
+import { createReadPositions } from './read-positions.ts';
+import type { ReadPositions } from './read-positions.ts';
 
 export interface HttpAppOptions {
   readonly ports: PetStorePorts;
@@ -52,6 +54,8 @@ export interface HttpAppOptions {
   readonly feed?: EventFeed | undefined;
   /** The webhook subscriptions' routes (experimental), when given. */
   readonly webhooks?: WebhookResource | undefined;
+  /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
+  readonly readPositions?: ReadPositions | undefined;
 }
 
 export interface HttpApp {
@@ -77,8 +81,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
+  const readPositions = options.readPositions ?? createReadPositions({ log: options.ports.eventStore, refresh: () => {} });
   const routers: Router[] = [
-    createPetRouter({ ...options, keyCheck, rateLimiter }),
+    createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
@@ -111,6 +116,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     record,
     rateLimiter,
     crossOrigin: options.corsOrigins.length > 0,
+    readPositions,
   });
   return { app, methodsAllowedAt, routeAt, record, fastPath };
 }

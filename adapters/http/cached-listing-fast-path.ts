@@ -6,6 +6,8 @@ import type { ListingCache } from './listing-cache.ts';
 import { decideRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { RecordAnswer, RequestState } from './request-pipeline.ts';
+import { MIN_POSITION_FIELD, minPositionOf } from './read-positions.ts';
+import type { ReadPositions } from './read-positions.ts';
 
 export interface CachedListingFastPathOptions {
   readonly cache: ListingCache;
@@ -14,6 +16,8 @@ export interface CachedListingFastPathOptions {
   readonly rateLimiter?: RateLimiter | undefined;
   /** CORS is configured: answers vary by Origin, and requests that carry one take the full chain. */
   readonly crossOrigin: boolean;
+  /** A request asking for a position newer than this instance's reads are known to include is the app's to wait for. */
+  readonly readPositions: Pick<ReadPositions, 'reached'>;
 }
 
 /** Answers a request on Node's response and returns true, or returns false and leaves it, and its state, to the app. */
@@ -28,13 +32,15 @@ const LISTING_PATH = '/v1/pets';
  * the app then reads); only a 200 is answered here, anything else is left to the app.
  */
 export function createCachedListingFastPath(options: CachedListingFastPathOptions): FastPath {
-  const { cache, keyCheck, record, rateLimiter, crossOrigin } = options;
+  const { cache, keyCheck, record, rateLimiter, crossOrigin, readPositions } = options;
   return function answerCachedListing(request, response, state) {
     if (request.method !== 'GET') return false;
     const target = request.url!;
     const queryStart = target.indexOf('?');
     if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return false;
     if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return false;
+    const minPosition = minPositionOf(request.headers[MIN_POSITION_FIELD]);
+    if (minPosition !== undefined && (minPosition instanceof HttpProblem || minPosition > readPositions.reached)) return false;
     const access = keyCheck(state, request);
     if (access instanceof Promise || access instanceof HttpProblem) return false;
     const answer = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));

@@ -1,9 +1,10 @@
 import cors from '@koa/cors';
 import type { Context, Next } from 'koa';
+import { MIN_POSITION_HEADER, POSITION_HEADER } from './read-positions.ts';
 
 /** Headers a browser script may read from our answers. */
-export const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy'];
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key', 'X-Request-Id'];
+export const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', POSITION_HEADER];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key', 'X-Request-Id', MIN_POSITION_HEADER];
 
 /**
  * CORS for the configured origins (['*']: any). Preflights are answered here, before any key check.

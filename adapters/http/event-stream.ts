@@ -6,7 +6,7 @@ import type { EventStreamLimits } from '../config/config.ts';
 import { cloudEventJson } from './cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 
-/** Events read from the log at a time while a stream catches up: what one stream may hold beyond its socket's buffer. */
+/** Events read from the log at a time while a stream catches up: what one stream holds beside its socket's buffer. */
 const PAGE_EVENTS = 500;
 /** What `retry:` tells a client to wait before reconnecting, in milliseconds. */
 export const RECONNECT_MS = 2000;
@@ -26,8 +26,8 @@ export interface EventStreams {
 }
 
 /**
- * Server-Sent Events over the log (`followLog`): the next page is read only once the socket has taken
- * the last (the log is the buffer, so a slow client costs one page), and a stream silent for the
+ * Server-Sent Events over the log (`followLog`): the page after next is read only once the socket has
+ * taken the last (the log is the buffer, so a slow client costs two pages), and a stream silent for the
  * heartbeat interval sends a comment line. An idle stream is one listener and one timer.
  */
 export function createEventStreams(
@@ -53,6 +53,7 @@ export function createEventStreams(
       response.once('drain', done);
       stop.signal.addEventListener('abort', done, { once: true });
     });
+    const pages = followLog(ports, from, { pageSize: PAGE_EVENTS, idleMs: limits.heartbeatMs, signal: stop.signal });
     try {
       response.writeHead(200, {
         'Content-Type': 'text/event-stream; charset=utf-8',
@@ -62,15 +63,24 @@ export function createEventStreams(
         'X-Accel-Buffering': 'no',
       });
       response.write(`retry: ${RECONNECT_MS}\n\n`);
-      for await (const page of followLog(ports, from, { pageSize: PAGE_EVENTS, idleMs: limits.heartbeatMs, signal: stop.signal })) {
+      // The next page is read while the socket takes the last: a stream holds at most one page beside its socket's buffer.
+      let next = pages.next();
+      for (let read = await next; !read.done; read = await next) {
+        const page = read.value;
         let text = page.length === 0 ? ':\n\n' : '';
         for (const stored of page) text += `id: ${stored.position}\ndata: ${cloudEventJson(stored, source)}\n\n`;
-        if (!response.write(text)) await drained();
+        const flowing = response.write(text);
+        next = pages.next();
+        // Its failure is met at the `await next` above; until then it must not count as unhandled.
+        next.catch(() => undefined);
+        if (!flowing) await drained();
       }
     } catch (error) {
       // The client resumes from the last id it saw, here or on another instance.
       logger?.warn({ err: error }, 'an event stream ended early: the log could not be read');
     } finally {
+      stop.abort();
+      await pages.return(undefined).catch(() => undefined);
       open.delete(stop);
       response.off('close', end);
       if (!response.writableEnded) response.end();

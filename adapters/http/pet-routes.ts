@@ -16,6 +16,8 @@ import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { stateOf } from './request-pipeline.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
+import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
+import type { ReadPositions } from './read-positions.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
@@ -30,21 +32,31 @@ export interface PetRoutesOptions {
   readonly listingCache?: ListingCache | undefined;
   /** What the routes call; the application's own use cases unless given (traced ones, say). */
   readonly useCases?: PetUseCases | undefined;
+  /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
+  readonly readPositions: ReadPositions;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES }: PetRoutesOptions): Router {
+export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES, readPositions }: PetRoutesOptions): Router {
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
   const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
   // A cached answer is sent without a promise of its own; a query the fast path found uncached is not looked up again.
+  // A read that names a position newer than this instance has seen waits for it first (see read-positions.ts).
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
-    const cached = stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring);
+    const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
+    if (minPosition !== undefined && minPosition > readPositions.reached) {
+      return readPositions.reach(minPosition).then(() => listing(ctx, listingCache?.get(ctx.querystring)));
+    }
+    return listing(ctx, stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring));
+  });
+
+  function listing(ctx: Context, cached: ListingAnswer | undefined): void | Promise<void> {
     if (cached) return sendListing(ctx, cached);
     return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
-  });
+  }
 
   /** Reads the page from the catalogue as JSON text, and caches it when nothing changed meanwhile. */
   async function readListing(querystring: string): Promise<ListingAnswer> {
@@ -60,14 +72,18 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
 
   router.post('createPet', '/v1/pets', ...authenticated, checkIdempotencyKey, requireJsonBody(['application/json']), async (ctx) => {
     const idempotencyKey = parseIdempotencyKey(idempotencyKeyHeader(ctx));
-    const pet = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
+    const { pet, position } = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
+    answerPosition(ctx, position);
     ctx.status = 201;
     ctx.set('Location', `${publicBaseUrl()}/pets/${pet.id}`);
     ctx.body = pet;
   });
 
   router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), ...authenticated, async (ctx) => {
-    const { pet, version } = await getPet(ports, petIdFromPath(ctx));
+    const id = petIdFromPath(ctx);
+    const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
+    if (minPosition !== undefined) await readPositions.reach(minPosition);
+    const { pet, version } = await getPet(ports, id);
     ctx.set('ETag', etagFor(version));
     ctx.body = pet;
   });
@@ -91,10 +107,17 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
         ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
         requestContext(ctx),
       );
+      answerPosition(ctx, changed.position);
       ctx.set('ETag', etagFor(changed.version));
       ctx.body = changed.pet;
     },
   );
+
+  /** The write's position goes on its answer, and this instance now knows its reads include it. */
+  function answerPosition(ctx: Context, position: number): void {
+    readPositions.observe(position);
+    ctx.set(POSITION_HEADER, String(position));
+  }
 
   return router;
 }

@@ -1,6 +1,6 @@
-import { addPet, changePetStatus, getPet, listPetPage } from '../../application/index.ts';
+import { addPetWithPosition, changePetStatus, getPet, listPetPage } from '../../application/index.ts';
 
 /** The use cases the pet routes call, in one record so that an adapter (tracing) can wrap each of them. */
-export const PET_USE_CASES = Object.freeze({ addPet, changePetStatus, getPet, listPetPage });
+export const PET_USE_CASES = Object.freeze({ addPet: addPetWithPosition, changePetStatus, getPet, listPetPage });
 
 export type PetUseCases = typeof PET_USE_CASES;

@@ -11,8 +11,10 @@ export interface ServiceMetrics {
 /** Pets in the read model per status (`null`: pets without a status). */
 export type PetCounts = ReadonlyMap<PetStatus | null, number>;
 
-export function createServiceMetrics(options: { petCounts: () => Promise<PetCounts> }): ServiceMetrics {
+export function createServiceMetrics(options: { petCounts: () => Promise<PetCounts>; worker?: number | undefined }): ServiceMetrics {
   const registry = new Registry();
+  // Each worker process measures itself: its series carry its number, so those of two workers never mix.
+  if (options.worker !== undefined) registry.setDefaultLabels({ worker: String(options.worker) });
   collectDefaultMetrics({ register: registry });
   const requestDuration = new Histogram({
     name: 'petstore_http_request_duration_seconds',

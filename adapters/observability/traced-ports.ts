@@ -107,9 +107,9 @@ export function traceUseCases(spans: Spans, useCases: PetUseCases): PetUseCases 
   return Object.freeze({
     addPet: (...args: Parameters<PetUseCases['addPet']>) =>
       spans.run('addPet', internal(), async (span) => {
-        const pet = await useCases.addPet(...args);
-        span.setAttribute(ATTR_PET_ID, pet.id);
-        return pet;
+        const added = await useCases.addPet(...args);
+        span.setAttribute(ATTR_PET_ID, added.pet.id);
+        return added;
       }),
     changePetStatus: (...args: Parameters<PetUseCases['changePetStatus']>) =>
       spans.run('changePetStatus', internal({ [ATTR_PET_ID]: args[1].id }), () => useCases.changePetStatus(...args)),

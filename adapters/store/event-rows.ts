@@ -1,3 +1,4 @@
+import { petStreamId } from '../../domain/index.ts';
 import { upcast } from '../../application/index.ts';
 import type { EventMetadata, StoredEvent } from '../../application/index.ts';
 import type { EventsTable } from './schema.ts';
@@ -14,4 +15,24 @@ export function storedEventFromRow(row: EventRow): StoredEvent {
     event: upcast(row.type, metadata.schemaVersion, JSON.parse(row.data) as Record<string, unknown>),
     metadata,
   };
+}
+
+/** An event as a log page holds it: position, stream version, type, data and metadata as stored. */
+export type PageEvent = [number, number, string, Record<string, unknown>, EventMetadata];
+
+/** The page's events in position order: they come in it, but the dialects do not promise it. */
+export function inPositionOrder(events: PageEvent[]): PageEvent[] {
+  for (let index = 1; index < events.length; index++) {
+    if (events[index]![0] <= events[index - 1]![0]) return events.sort((a, b) => a[0] - b[0]);
+  }
+  return events;
+}
+
+/** A log page's text (`LogPage`) as stored events in today's shape, in position order: one parse for the page. */
+export function storedEventsFromPage(text: string): StoredEvent[] {
+  return inPositionOrder(JSON.parse(text) as PageEvent[]).map(([position, streamVersion, type, data, metadata]) => {
+    const event = upcast(type, metadata.schemaVersion, data);
+    // Every event is a pet's, in the pet's stream: the page leaves the stream out rather than carry it for the replay.
+    return { position, streamId: petStreamId(event.data.id), streamVersion, event, metadata };
+  });
 }

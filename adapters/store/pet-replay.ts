@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import { upcast } from '../../application/index.ts';
-import type { EventMetadata } from '../../application/index.ts';
 import { PET_COLUMNS } from './sql-dialect.ts';
 import type { LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
 import { foldIntoRow } from './pet-rows.ts';
+import { inPositionOrder } from './event-rows.ts';
+import type { PageEvent } from './event-rows.ts';
 
 /** A pet's row of `pets` as the replay has it so far, changed in place as its events come: one flat object a pet. */
 export type ReplayedPet = PetsTable;
@@ -48,9 +49,6 @@ function isSmall(id: number): boolean {
   return Number.isInteger(id) && id >= 0 && id < ARRAY_IDS;
 }
 
-/** An event as a log page holds it: position, stream version, type, data and metadata as stored. */
-type PageEvent = [number, number, string, Record<string, unknown>, EventMetadata];
-
 /** Events a page: about a megabyte of JSON, whose objects die young (larger pages cost more in garbage collection). */
 const PAGE = 5_000;
 
@@ -62,14 +60,6 @@ function fold(into: ReplayedPets, events: readonly PageEvent[]): void {
     const row = foldIntoRow(current, event, streamVersion, recordedAt);
     if (current === undefined) into.set(row);
   }
-}
-
-/** The page's events in position order: they come in it, but the dialects do not promise it. */
-function inPositionOrder(events: PageEvent[]): PageEvent[] {
-  for (let index = 1; index < events.length; index++) {
-    if (events[index]![0] <= events[index - 1]![0]) return events.sort((a, b) => a[0] - b[0]);
-  }
-  return events;
 }
 
 /**

@@ -20,10 +20,10 @@ export interface SqlDialect {
   swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
 
   /**
-   * The first `limit` events after `afterPosition`, null when there are none. One text a page: far
-   * cheaper to read and parse than a row object per event.
+   * The first `limit` events after `afterPosition` (only those `filter` keeps), null when there are none.
+   * One text a page: far cheaper to read and parse than a row object per event.
    */
-  readLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<LogPage | null>;
+  readLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number, filter?: LogFilter): Promise<LogPage | null>;
   /**
    * The pages `readLogPage` would give, one after another from `afterPosition`, read ahead of the caller
    * on a thread and connection of their own; undefined when the dialect cannot here, or when the log is
@@ -35,6 +35,12 @@ export interface SqlDialect {
    * each row, row after row. The dialect takes the array over (it may freeze it).
    */
   insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
+}
+
+/** Which events a page keeps: only these types (none: no event), only this stream's; absent: all. */
+export interface LogFilter {
+  readonly types?: readonly string[] | undefined;
+  readonly streamId?: string | undefined;
 }
 
 /** Some events of the log, the last at `last`. */

@@ -68,8 +68,12 @@ describe('use cases, headless with in-memory adapters', () => {
   it('changePetStatus follows the status rules and records only real changes', async () => {
     const store = createInMemoryPetStore();
     const rex = await addPet(store, { name: 'Rex', categoryId: 1, status: 'available' });
-    assert.deepEqual(await changePetStatus(store, { id: rex.id, status: 'pending' }), { pet: { ...rex, status: 'pending' }, version: 2 });
-    assert.deepEqual(await changePetStatus(store, { id: rex.id, status: 'pending' }), { pet: { ...rex, status: 'pending' }, version: 2 });
+    assert.deepEqual(await changePetStatus(store, { id: rex.id, status: 'pending' }), { pet: { ...rex, status: 'pending' }, version: 2, position: 2 });
+    assert.deepEqual(
+      await changePetStatus(store, { id: rex.id, status: 'pending' }),
+      { pet: { ...rex, status: 'pending' }, version: 2, position: 2 },
+      'a change to the current status answers the position of the last change',
+    );
     assert.equal(store.log.length, 2, 'changing to the current status records nothing');
     await changePetStatus(store, { id: rex.id, status: 'sold' });
     await assert.rejects(changePetStatus(store, { id: rex.id, status: 'available' }), IllegalStatusTransition);

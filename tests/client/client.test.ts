@@ -176,6 +176,33 @@ describe('changePetStatus (experimental)', () => {
   });
 });
 
+describe('the log position a client has seen', () => {
+  it('starts at 0, or at minPosition, and grows with each write it sees answered, never back', async () => {
+    const own = createPetStoreClient({ baseUrl: api.baseUrl, apiKey: TEST_API_KEY });
+    assert.equal(own.position, 0);
+    assert.equal(createPetStoreClient({ baseUrl: api.baseUrl, apiKey: TEST_API_KEY, minPosition: 7 }).position, 7);
+    const pet = await own.createPet({ name: 'Counted', categoryId: 1, status: 'available' }, { idempotencyKey: 'position-key' });
+    const created = own.position;
+    assert.ok(created > 0);
+    await own.changePetStatus(pet.id, 'pending');
+    assert.ok(own.position > created);
+    const changed = own.position;
+    await own.createPet({ name: 'Counted', categoryId: 1, status: 'available' }, { idempotencyKey: 'position-key' });
+    assert.equal(own.position, changed, 'a replayed creation answers its older position; the client keeps the newer');
+    assert.equal((await own.getPet(pet.id)).pet.status, 'pending');
+  });
+
+  it('is sent on every read: one past the log makes listPets, pets and getPet answer 503 unavailable', async () => {
+    const pet = await client.createPet({ name: 'Ahead', categoryId: 1 });
+    const ahead = createPetStoreClient({ baseUrl: api.baseUrl, apiKey: TEST_API_KEY, minPosition: client.position + 1_000_000, retry: { attempts: 1 }, onDeprecation: () => undefined });
+    for (const read of [() => ahead.listPets(), () => ahead.pets().next(), () => ahead.getPet(pet.id)]) {
+      const error = await failure(read());
+      assert.equal(error.code, 'unavailable');
+      assert.equal(error.retryAfterMs, 1000);
+    }
+  });
+});
+
 /**
  * How a caller meets each of the service's error codes through the client; a string says why the
  * client cannot meet it. Typed by the code table, so a new code does not compile until it is here.

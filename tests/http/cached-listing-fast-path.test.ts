@@ -170,7 +170,7 @@ describe('the cached listing fast path', () => {
     const logged: RequestFields[] = [];
     const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), ...options } = overrides;
     const answer = createCachedListingFastPath({
-      cache, keyCheck: createKeyCheck(verifier), record: answerRecorder((fields) => logged.push(fields)), crossOrigin: false, ...options,
+      cache, keyCheck: createKeyCheck(verifier), record: answerRecorder((fields) => logged.push(fields)), crossOrigin: false, readPositions: { reached: 5 }, ...options,
     });
     return { answer, logged };
   }
@@ -253,6 +253,17 @@ describe('the cached listing fast path', () => {
     const { taken, out } = offer(answer, request());
     assert.equal(taken, true);
     assert.equal(out.headers.get('vary'), 'Origin');
+  });
+
+  it('answers a read asking for a position its cache has reached, and leaves a newer one to the app', () => {
+    const { answer, logged } = fastPath();
+    const headers = (position: string) => ({ host: 'pets.example', authorization: `Bearer ${KEY}`, 'petstore-min-position': position });
+    assert.equal(offer(answer, request({ headers: headers('5') })).taken, true);
+    const tooNew = offer(answer, request({ headers: headers('6') }));
+    assert.equal(tooNew.taken, false);
+    assert.equal(tooNew.out.body(), undefined);
+    assert.equal(offer(answer, request({ headers: headers('-1') })).taken, false, 'a malformed position is the app\'s to refuse');
+    assert.equal(logged.length, 1);
   });
 
   it('takes a token for each answer, and leaves the request, with its refusal decided, to the app once the bucket is empty', () => {

@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { RECONNECT_MS } from '../../adapters/http/event-stream.ts';
+import { documentSchemas } from '../support/response-contract.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -33,6 +35,24 @@ describe('GET /v1/docs (the page itself is tested in a browser by npm run test:b
     const script = await (await api.request('/v1/docs/reference-page.js', { key: null })).text();
     assert.match(script, /url: 'openapi\.json'/);
     assert.match(script, /plugins: \[StabilityBadges\]/, 'the badge that shows each operation\'s stability');
+  });
+
+  it('has, in the document it loads, the event stream answer of GET /events with its event schema and an example stream whose events are valid', async () => {
+    const document = await (await api.request('/v1/openapi.json', { key: null })).json() as Record<string, any>;
+    const stream = document.paths['/events'].get.responses[200].content['text/event-stream'];
+    assert.equal(stream['x-itemSchema'].$ref, '#/components/schemas/CloudEvent');
+    assert.equal(document.components.schemas.CloudEvent.additionalProperties, false);
+    const example = stream.example as string;
+    assert.ok(example.startsWith(`retry: ${RECONNECT_MS}\n\n`), example);
+    const validate = documentSchemas(document).validatorAt('/components/schemas/CloudEvent');
+    const messages = example.split('\n\n').slice(1, -1);
+    assert.ok(messages.length >= 2, example);
+    for (const message of messages) {
+      const [, id, data] = /^id: (\d+)\ndata: (.+)$/.exec(message) ?? assert.fail(`not an SSE message with an id: ${message}`);
+      const event = JSON.parse(data!) as { id: string };
+      assert.ok(validate(event), `${data}: ${JSON.stringify(validate.errors)}`);
+      assert.equal(event.id, id, 'the message id is the event id');
+    }
   });
 
   it('answers 404 for any other file name, a path outside the package included', async () => {

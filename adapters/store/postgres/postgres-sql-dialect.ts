@@ -74,11 +74,14 @@ export const postgresSqlDialect: SqlDialect = {
     await sql.raw(`drop table ${from}`).execute(connection);
   },
 
-  async readLogPage(executor, afterPosition, limit) {
+  async readLogPage(executor, afterPosition, limit, filter) {
+    const types = filter?.types === undefined ? sql`` : sql` and type = any(${[...filter.types]}::text[])`;
+    const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
     const { rows } = await sql<LogPage | { text: null }>`
       select max(position) as last,
         '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
-      from (select position, stream_version, type, data, metadata from events where position > ${afterPosition} order by position limit ${limit}) as page`
+      from (select position, stream_version, type, data, metadata from events
+        where position > ${afterPosition}${types}${stream} order by position limit ${limit}) as page`
       .execute(executor);
     const row = rows[0];
     return row?.text == null ? null : row;

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import { PET_COLUMNS } from '../sql-dialect.ts';
-import type { LogPage, SqlDialect } from '../sql-dialect.ts';
+import type { LogFilter, LogPage, SqlDialect } from '../sql-dialect.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
 import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
@@ -39,13 +39,20 @@ export function sqliteErrorCode(error: unknown): string | undefined {
 const PET_ROW_PLACEHOLDERS = `(${PET_COLUMNS.map(() => '?').join(', ')})`;
 
 /**
- * A page of the log after a position (the first parameter), a number of events long (the second).
+ * A page of the log after a position (the first parameter), a number of events long (the last), keeping
+ * only the events `filter` names (its parameters in between: the types, then the stream).
  * The subquery reads in position order; an ORDER BY inside group_concat would sort it all over again.
  */
-const LOG_PAGE = `
+function logPageSql(filter: LogFilter = {}): string {
+  const types = filter.types === undefined ? '' : ` and type in (${filter.types.length > 0 ? filter.types.map(() => '?').join(', ') : 'null'})`;
+  const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
+  return `
   select max(position) as last,
     '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as text
-  from (select position, stream_version, type, data, metadata from events where position > ? order by position limit ?)`;
+  from (select position, stream_version, type, data, metadata from events where position > ?${types}${stream} order by position limit ?)`;
+}
+
+const LOG_PAGE = logPageSql();
 
 /** Events from which reading the log on a thread of its own pays for starting one. */
 const READ_AHEAD_FROM = 10_000;
@@ -88,8 +95,11 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`create index pets_status_id on pets (status, id)`.execute(connection);
   },
 
-  async readLogPage(executor, afterPosition, limit) {
-    const { rows } = await executor.executeQuery<LogPage | { text: null }>(CompiledQuery.raw(LOG_PAGE, [afterPosition, limit]));
+  async readLogPage(executor, afterPosition, limit, filter) {
+    const query = filter === undefined
+      ? CompiledQuery.raw(LOG_PAGE, [afterPosition, limit])
+      : CompiledQuery.raw(logPageSql(filter), [afterPosition, ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit]);
+    const { rows } = await executor.executeQuery<LogPage | { text: null }>(query);
     const row = rows[0];
     return row?.text == null ? null : row;
   },

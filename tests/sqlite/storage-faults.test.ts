@@ -1,6 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, StoreUnavailable } from '../../application/index.ts';
+import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import type { SqliteDatabase } from 'kysely';
+import { createBatchedWrites } from '../../adapters/store/sqlite/batched-writes.ts';
+import { createCatalogWatch } from '../../adapters/store/sqlite/commit-watch.ts';
+import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
@@ -89,5 +93,39 @@ describe('SQLite writes while another connection holds the write lock', () => {
     }
     assert.equal((await addPet(store, { name: 'after', categoryId: 1 })).name, 'after');
     assert.equal(await store.checkWrites!(), undefined, 'a committed group clears the fault');
+  });
+});
+
+describe('SQLite group commit when rolling back one append fails too', () => {
+  it('rejects the group with the append\'s own error, not the failed ROLLBACK TO\'s', async () => {
+    const directory = temporaryDirectory('rollback-to');
+    const file = directory.file('store.db');
+    const { db, database } = await openSqlite(file);
+    // The connection as it is, except that rolling back to an append's savepoint fails (as after an I/O error).
+    const failingRollbackTo: SqliteDatabase = {
+      prepare: (text) => (text === 'rollback to append'
+        ? { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => { throw Object.assign(new Error('no such savepoint: append'), { code: 'SQLITE_ERROR' }); } }
+        : database.prepare(text)),
+      close: () => database.close(),
+    };
+    const watch = createCatalogWatch(database, file);
+    const writes = createBatchedWrites(db, failingRollbackTo, watch, { now: () => new Date('2026-11-24T12:00:00.000Z') });
+    const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 1, name, categoryId: 1, status: null } }];
+    const metadata = { recordedAt: '2026-11-24T12:00:00.000Z' };
+    try {
+      const outcomes = await Promise.allSettled([
+        writes.append('pet-1', 'no_stream', event('first'), metadata),
+        writes.append('pet-1', 'no_stream', event('second'), metadata),
+      ]);
+      for (const outcome of outcomes) {
+        assert.equal(outcome.status, 'rejected');
+        assert.ok((outcome as PromiseRejectedResult).reason instanceof StreamVersionConflict, String((outcome as PromiseRejectedResult).reason));
+      }
+      assert.deepEqual(await db.selectFrom('events').select('stream_id').execute(), [], 'the group as a whole was rolled back');
+    } finally {
+      watch.close();
+      await db.destroy();
+      directory.remove();
+    }
   });
 });
