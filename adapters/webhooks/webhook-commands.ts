@@ -8,7 +8,7 @@ const PET_ID = /^[1-9][0-9]{0,15}$/;
 /** Runs `work` on the configured database's subscriptions (loaded only when a command runs). */
 async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>): Promise<T> {
   const [{ withConfiguredDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
-  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store.db, store.dialect)));
+  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store)));
 }
 
 const NOTE = `Running services pick up a change within a third of PETSTORE_WEBHOOK_LEASE_MS (10 s by default). ${CONFIGURATION_NOTE}`;
