@@ -107,7 +107,11 @@ describe('projection rebuild over a log of many pages', () => {
       const made = [];
       for (let index = 0; index < 40; index++) {
         const pet = await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'available' });
-        made.push(index % 2 === 0 ? await changePetStatus(store, { id: pet.id, status: 'pending' }) : { pet, version: 1 });
+        if (index % 2 === 1) made.push({ pet, version: 1 });
+        else {
+          const { pet: changed, version } = await changePetStatus(store, { id: pet.id, status: 'pending' });
+          made.push({ pet: changed, version });
+        }
       }
       return made;
     })();
