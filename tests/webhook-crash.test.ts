@@ -13,7 +13,7 @@ const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/j
 const ADDED = CLOUD_EVENT_TYPES.PetAdded;
 
 describe('webhooks across a crash (SIGKILL) of the service', () => {
-  it('a receiver failing at random and stopped for a while ends with every event of its type, in order, while writers ran', { timeout: 180_000 }, async () => {
+  it('a receiver failing at random and stopped for a while ends with every event of its type, in order, while writers ran (batches of up to 10, each the same on every attempt)', { timeout: 180_000 }, async () => {
     const seed = seedFrom('WEBHOOK_SEED');
     const directory = temporaryDirectory('webhook-crash');
     const environment = { PETSTORE_DATABASE: directory.file('petstore.db'), PETSTORE_API_KEYS: KEY, PORT: String(await freePort()), ...FAST_WEBHOOKS };
@@ -23,7 +23,7 @@ describe('webhooks across a crash (SIGKILL) of the service', () => {
     try {
       services.push(startServiceProcess(environment));
       let base = await services[0]!.listening;
-      const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, types: [ADDED] }) });
+      const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, types: [ADDED], batchSize: 10 }) });
       assert.equal(created.status, 201);
       receiver.secret = ((await created.json()) as { secret: string }).secret;
 
@@ -47,6 +47,7 @@ describe('webhooks across a crash (SIGKILL) of the service', () => {
       await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 60_000);
       assertDeliveredInOrder(receiver, expected, seed);
       assert.ok(receiver.faulted > 0, 'the receiver failed some requests');
+      assert.ok(receiver.batches.some((size) => size > 1), 'some requests carried several events');
     } finally {
       for (const service of services) service.cleanup();
       await receiver.close();

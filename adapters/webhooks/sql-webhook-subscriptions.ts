@@ -45,6 +45,8 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         last_delivered_at: null,
         lease_holder: null,
         lease_expires_at: null,
+        batch_size: input.batchSize ?? 1,
+        batch_until: null,
       };
       await write((on) => on.insertInto('webhooks').values(row).execute());
       const subscription = await this.get(row.id);
@@ -111,10 +113,14 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
     async advance(id: string, holder: string, position: number, now: Date) {
       const result = await write((on) =>
         held(on, id, holder)
-          .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString() })
+          .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString(), batch_until: null })
           .executeTakeFirst(),
       );
       return changed(result);
+    },
+
+    async fixBatch(id: string, holder: string, until: number) {
+      return changed(await write((on) => held(on, id, holder).set({ batch_until: until }).executeTakeFirst()));
     },
 
     async failed(id: string, holder: string, attempt: FailedAttempt) {
@@ -149,5 +155,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     nextTryAt: row.next_try_at,
     failingSince: row.failing_since,
     lastDeliveredAt: row.last_delivered_at,
+    batchSize: row.batch_size,
+    batchUntil: row.batch_until === null ? null : Number(row.batch_until),
   };
 }

@@ -18,7 +18,11 @@ describe('webhook subscriptions on SQLite', () => {
       assert.equal(await subscriptions.lease(subscription.id, 'a', now, later), true);
       assert.equal(await subscriptions.lease(subscription.id, 'b', now, later), false, 'held by a until it expires');
       assert.equal(await subscriptions.advance(subscription.id, 'b', 5, now), false);
+      assert.equal(await subscriptions.fixBatch(subscription.id, 'b', 5), false);
+      assert.equal(await subscriptions.fixBatch(subscription.id, 'a', 5), true);
+      assert.equal((await subscriptions.get(subscription.id))!.batchUntil, 5);
       assert.equal(await subscriptions.advance(subscription.id, 'a', 5, now), true);
+      assert.equal((await subscriptions.get(subscription.id))!.batchUntil, null, 'the batch delivered, none is in flight');
       assert.equal(await subscriptions.lease(subscription.id, 'b', later, new Date(later.getTime() + 10_000)), false, 'still held at its expiry');
       const expired = new Date(later.getTime() + 1);
       assert.equal(await subscriptions.lease(subscription.id, 'b', expired, new Date(expired.getTime() + 10_000)), true, 'taken over once expired');
