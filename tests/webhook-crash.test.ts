@@ -44,7 +44,7 @@ describe('webhooks across a crash (SIGKILL) of the service', () => {
       assert.ok(written >= 60, `${written} pets written`);
 
       const expected = await feedPositions(base, ADDED);
-      await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 60_000);
+      await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 120_000);
       assertDeliveredInOrder(receiver, expected, seed);
       assert.ok(receiver.faulted > 0, 'the receiver failed some requests');
       assert.ok(receiver.batches.some((size) => size > 1), 'some requests carried several events');

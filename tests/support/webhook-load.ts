@@ -28,7 +28,10 @@ export function failingAtRandom(receiver: WebhookReceiver, seed: number): void {
   };
 }
 
-/** Writes pets and status changes through `base` while `keepGoing()`, tolerating a service that went away. */
+/**
+ * Writes pets and status changes through `base` while `keepGoing()`, tolerating a service that went away;
+ * paced (about 100 creations a second at most), so that delivery with faults can keep up on a slow runtime.
+ */
 export async function writeWhile(base: string | (() => string), keepGoing: () => boolean): Promise<number> {
   let written = 0;
   while (keepGoing()) {
@@ -40,6 +43,7 @@ export async function writeWhile(base: string | (() => string), keepGoing: () =>
         const { id } = (await created.json()) as { id: number };
         if (written % 3 === 0) await fetch(`${at}/pets/${id}`, { method: 'PATCH', headers, body: '{"status":"sold"}' });
       }
+      await new Promise((resolve) => setTimeout(resolve, 10));
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -115,7 +119,7 @@ export async function checkTakeoverOnKill(
   await Promise.all(writers);
 
   const expected = await feedPositions(survivor, ADDED);
-  await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 60_000);
+  await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 120_000);
   assertDeliveredInOrder(receiver, expected, seed);
   assert.equal(Number((await leaseHolder(id)).split('-')[0]), services[1 - holder]!.child.pid, 'the survivor holds the lease now');
 }
