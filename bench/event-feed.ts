@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findPostgresBin, startPostgresCluster } from '../scripts/postgres-cluster.ts';
 import { npmStartNodeArgs } from '../scripts/start-command.ts';
+import { cpuMicroseconds } from './http-load.ts';
 import { CATCH_UP_EVENTS_PER_SECOND, IDLE_STREAMS_MIB, LIVE_P99_MS } from './report.ts';
 import { seedStatus, seededCopy } from './seed.ts';
 
@@ -48,7 +49,13 @@ export interface LiveFigures {
 }
 
 export interface FeedFigures {
-  readonly catchUp: { readonly events: number; readonly rounds: number[]; readonly eventsPerSecond: number };
+  readonly catchUp: {
+    readonly events: number;
+    readonly rounds: number[];
+    readonly eventsPerSecond: number;
+    /** The service's CPU time (user + system) an event, median of the rounds: steadier than events/s on a busy machine. */
+    readonly cpuPerEventUs: number;
+  };
   readonly live: { readonly sqlite: LiveFigures; readonly postgres?: LiveFigures };
   readonly idle: { readonly streams: number; readonly serviceMib: number; readonly addedMib: number };
 }
@@ -101,11 +108,14 @@ export interface FeedService {
 
 /** The service of `checkout` (this one by default) as `npm start` runs it, in `directory`, on `database`. */
 export async function startFeedService(database: string, directory: string, options: { checkout?: string; maxStreams?: number } = {}): Promise<FeedService> {
+  const maxStreams = options.maxStreams ?? 100;
   const child: ChildProcess = spawn(process.execPath, npmStartNodeArgs(options.checkout), {
     cwd: directory,
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_METRICS: 'false',
-      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(options.maxStreams ?? 100),
+      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(maxStreams),
+      // Every stream comes from this one address, and the cap's pressure share must not be reached.
+      PETSTORE_MAX_CONNECTIONS_PER_CLIENT: String(maxStreams + 64), PETSTORE_MAX_CONNECTIONS: String(2 * (maxStreams + 64)),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -134,8 +144,9 @@ export async function startFeedService(database: string, directory: string, opti
  * Streams the log from the start until event `total` arrives; events a second. The consumer looks for
  * that event's `id:` line in the bytes and parses nothing else: the figure is the service's, not a parser's.
  */
-export async function catchUp(base: string, total: number): Promise<number> {
+export async function catchUp({ base, pid }: FeedService, total: number): Promise<{ eventsPerSecond: number; cpuPerEventUs: number }> {
   const started = performance.now();
+  const cpuBefore = cpuMicroseconds(pid);
   const last = Buffer.from(`\nid: ${total}\n`);
   await new Promise<void>((resolve, reject) => {
     const request = get(`${base}/events`, { headers: streamHeaders }, (response) => {
@@ -157,7 +168,7 @@ export async function catchUp(base: string, total: number): Promise<number> {
     });
     request.on('error', reject);
   });
-  return total / ((performance.now() - started) / 1000);
+  return { eventsPerSecond: total / ((performance.now() - started) / 1000), cpuPerEventUs: (cpuMicroseconds(pid) - cpuBefore) / total };
 }
 
 /**
@@ -241,10 +252,12 @@ export async function runFeed(options: FeedOptions): Promise<FeedFigures> {
     const total = seededEvents(pets);
     const service = await startFeedService(await seededCopy(pets, join(directory, 'petstore.db')), directory, { maxStreams: options.idleStreams + 10 });
     try {
-      const rounds: number[] = [];
-      for (let round = 0; round < options.catchUpRounds; round++) rounds.push(await catchUp(service.base, total));
+      const figures: { eventsPerSecond: number; cpuPerEventUs: number }[] = [];
+      for (let round = 0; round < options.catchUpRounds; round++) figures.push(await catchUp(service, total));
+      const rounds = figures.map((figure) => figure.eventsPerSecond);
       const eventsPerSecond = median(rounds);
-      log(`feed catch-up: ${total} events to one consumer, ${Math.round(eventsPerSecond)} events/s (median of ${rounds.length}; goal ≥ ${CATCH_UP_EVENTS_PER_SECOND})`);
+      const cpuPerEventUs = median(figures.map((figure) => figure.cpuPerEventUs));
+      log(`feed catch-up: ${total} events to one consumer, ${Math.round(eventsPerSecond)} events/s, ${cpuPerEventUs.toFixed(2)} µs of the service's CPU an event (median of ${rounds.length}; goal ≥ ${CATCH_UP_EVENTS_PER_SECOND} events/s)`);
       const sqlite = await liveLatency(service.base, service.base, total, options.liveWrites);
       log(`feed live (SQLite): ${sqlite.writes} creations at ${Math.round(sqlite.writesPerSecond)}/s, 201 to event p50 ${sqlite.p50Ms.toFixed(2)} ms, p99 ${sqlite.p99Ms.toFixed(2)} ms (goal p99 ≤ ${LIVE_P99_MS.sqlite} ms)`);
       const idle = await idleStreamsMemory(service, total + options.liveWrites, options.idleStreams);
@@ -254,7 +267,7 @@ export async function runFeed(options: FeedOptions): Promise<FeedFigures> {
         log(`feed live (PostgreSQL, two instances): ${postgres.writes} creations at ${Math.round(postgres.writesPerSecond)}/s, 201 to event p50 ${postgres.p50Ms.toFixed(2)} ms, p99 ${postgres.p99Ms.toFixed(2)} ms (goal p99 ≤ ${LIVE_P99_MS.postgres} ms)`);
       }
       return {
-        catchUp: { events: total, rounds, eventsPerSecond },
+        catchUp: { events: total, rounds, eventsPerSecond, cpuPerEventUs },
         live: { sqlite, ...(postgres ? { postgres } : {}) },
         idle: { streams: options.idleStreams, ...idle },
       };
@@ -274,13 +287,19 @@ async function compareCatchUp(pets: number, against: string, rounds: number, log
     const total = seededEvents(pets);
     services.push(await startFeedService(await seededCopy(pets, join(directory, 'against.db')), directory, { checkout: against }));
     services.push(await startFeedService(await seededCopy(pets, join(directory, 'this.db')), directory));
-    const figures: [number[], number[]] = [[], []];
+    const figures: [{ eventsPerSecond: number; cpuPerEventUs: number }[], { eventsPerSecond: number; cpuPerEventUs: number }[]] = [[], []];
+    const shown = (figure: { eventsPerSecond: number; cpuPerEventUs: number }) => `${Math.round(figure.eventsPerSecond)} events/s, ${figure.cpuPerEventUs.toFixed(2)} µs CPU an event`;
     for (let round = 0; round < rounds; round++) {
-      for (const which of [0, 1] as const) figures[which].push(await catchUp(services[which]!.base, total));
-      log(`round ${round + 1}: ${against} ${Math.round(figures[0].at(-1)!)} events/s, this checkout ${Math.round(figures[1].at(-1)!)} events/s`);
+      // Alternating which goes first, so that neither always meets the machine as the other left it.
+      for (const which of round % 2 === 0 ? [0, 1] as const : [1, 0] as const) figures[which].push(await catchUp(services[which]!, total));
+      log(`round ${round + 1}: ${against} ${shown(figures[0].at(-1)!)}; this checkout ${shown(figures[1].at(-1)!)}`);
     }
-    const [before, after] = [median(figures[0]), median(figures[1])];
-    log(`catch-up of ${total} events, medians of ${rounds}: ${against} ${Math.round(before)} events/s, this checkout ${Math.round(after)} events/s, ratio ${(after / before).toFixed(2)}`);
+    const medians = figures.map((each) => ({
+      eventsPerSecond: median(each.map((figure) => figure.eventsPerSecond)),
+      cpuPerEventUs: median(each.map((figure) => figure.cpuPerEventUs)),
+    })) as [{ eventsPerSecond: number; cpuPerEventUs: number }, { eventsPerSecond: number; cpuPerEventUs: number }];
+    log(`catch-up of ${total} events, medians of ${rounds}: ${against} ${shown(medians[0])}; this checkout ${shown(medians[1])}; ` +
+      `ratio ${(medians[1].eventsPerSecond / medians[0].eventsPerSecond).toFixed(2)} in events/s, ${(medians[0].cpuPerEventUs / medians[1].cpuPerEventUs).toFixed(2)} in CPU an event`);
   } finally {
     for (const service of services) await service.stop();
     rmSync(directory, { recursive: true, force: true });

@@ -172,7 +172,7 @@ async function stop(started: Started): Promise<void> {
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process from /proc, in microseconds (Linux reports clock ticks of 1/100 s). */
-function cpuMicroseconds(pid: number): number {
+export function cpuMicroseconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }

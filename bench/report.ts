@@ -75,7 +75,7 @@ function feedGoals({ catchUp, live, idle }: FeedFigures): Goal[] {
   });
   return [
     {
-      name: `event feed: catch-up to one consumer (${count(catchUp.events)} events, median of ${catchUp.rounds.length})`,
+      name: `event feed: catch-up to one consumer (${count(catchUp.events)} events, median of ${catchUp.rounds.length}; ${catchUp.cpuPerEventUs.toFixed(2)} µs of the service's CPU an event)`,
       target: `≥ ${count(CATCH_UP_EVENTS_PER_SECOND)} events/s`,
       value: `${rps(catchUp.eventsPerSecond)} events/s`,
       met: catchUp.eventsPerSecond >= CATCH_UP_EVENTS_PER_SECOND,
