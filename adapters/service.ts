@@ -74,7 +74,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let stopping = false;
     let closing: Promise<void> | undefined;
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
-    const webhookSubscriptions = createSqlWebhookSubscriptions(store.db, store.dialect);
+    const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     let dispatcher: WebhookDispatcher | undefined;
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,

@@ -23,6 +23,10 @@ export interface WebhookSubscription {
   /** When the first failed attempt at the next event was made: the retries stop a bounded time after it. */
   readonly failingSince: string | null;
   readonly lastDeliveredAt: string | null;
+  /** Events per request at most; 1: each event alone (its body one CloudEvent), else an array. */
+  readonly batchSize: number;
+  /** The last position of the batch in flight, fixed before its first attempt; null when none is. */
+  readonly batchUntil: number | null;
 }
 
 /** A new subscription as the creator asks for it; the store adds id, secret and the start position. */
@@ -31,6 +35,7 @@ export interface NewWebhookSubscription {
   readonly url: string;
   readonly types?: readonly PetEvent['type'][];
   readonly petId?: number;
+  readonly batchSize?: number;
 }
 
 /** The outcome of one failed attempt, written with the lease held. */
@@ -61,6 +66,8 @@ export interface WebhookSubscriptions {
   /** Takes or renews the lease until `expiresAt`: true when `holder` holds it now. */
   lease(id: string, holder: string, now: Date, expiresAt: Date): Promise<boolean>;
   release(id: string, holder: string): Promise<void>;
+  /** Fixes the batch in flight as the events up to `until`, before its first attempt; false when the lease was lost. */
+  fixBatch(id: string, holder: string, until: number): Promise<boolean>;
   /** The receiver acknowledged everything up to `position`; false when the lease was lost. */
   advance(id: string, holder: string, position: number, now: Date): Promise<boolean>;
   /** Records a failed attempt; false when the lease was lost. */

@@ -237,18 +237,25 @@ const WEBHOOK_CALLBACKS: Json = {
       tags: ['Webhooks'],
       summary: 'One event of the log, POSTed to a subscribed URL (experimental)',
       description:
-        'Experimental. One CloudEvent in the feed\'s form, `Content-Type: application/cloudevents+json`, signed per Standard Webhooks: ' +
+        'Experimental. One CloudEvent in the feed\'s form, `Content-Type: application/cloudevents+json` (with `batchSize` above 1: ' +
+        'a JSON array of up to that many, `application/cloudevents-batch+json`), signed per Standard Webhooks: ' +
         '`webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the base64-decoded part of the secret after `whsec_`. ' +
         'Verify with any Standard Webhooks library. Every attempt at the same event carries the same `webhook-id` and body: use it to drop duplicates. ' +
         'Events arrive one at a time, in log order. Answer 2xx within 10 s to acknowledge.',
       'x-stability': 'experimental',
       security: [],
       parameters: [
-        { name: 'webhook-id', in: 'header', required: true, description: 'The same for every attempt at one event: `msg_{subscription}_{position}`.', schema: { type: 'string' } },
+        { name: 'webhook-id', in: 'header', required: true, description: 'The same for every attempt at one event (or batch): `msg_{subscription}_{position of its last event}`.', schema: { type: 'string' } },
         { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the epoch when this attempt was signed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
         { name: 'webhook-signature', in: 'header', required: true, description: '`v1,` and the base64 signature.', schema: { type: 'string' } },
       ],
-      requestBody: { required: true, content: { 'application/cloudevents+json': { schema: { $ref: schemaRef('CloudEvent') } } } },
+      requestBody: {
+        required: true,
+        content: {
+          'application/cloudevents+json': { schema: { $ref: schemaRef('CloudEvent') } },
+          'application/cloudevents-batch+json': { schema: { $ref: schemaRef('CloudEvents') } },
+        },
+      },
       responses: { '2XX': { description: 'Received: the next event follows' }, default: { description: 'Anything else, or no answer in time: retried later' } },
     },
   },

@@ -13,8 +13,18 @@ const Types = Type.Array(CloudEventTypeName, {
   description: 'Only events of these CloudEvents types (the feed\'s `type` names); absent: every type.',
 });
 
+export const MAX_WEBHOOK_BATCH = 100;
+const BatchSize = Type.Integer({
+  minimum: 1,
+  maximum: MAX_WEBHOOK_BATCH,
+  default: 1,
+  description:
+    'Events per request at most. 1 (the default): each event alone, the body one CloudEvent (`application/cloudevents+json`). ' +
+    'More: each request carries the events there are, up to this many, as a JSON array (`application/cloudevents-batch+json`), the same array on every attempt.',
+});
+
 export const NewWebhookSchema = Type.Object(
-  { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter) },
+  { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter), batchSize: Type.Optional(BatchSize) },
   { $id: 'NewWebhook', additionalProperties: false },
 );
 export const NewWebhookCheck = TypeCompiler.Compile(NewWebhookSchema);
@@ -29,6 +39,7 @@ export const WebhookSchema = Type.Object(
     url: WebhookUrl,
     types: Type.Optional(Types),
     petId: Type.Optional(PetIdFilter),
+    batchSize: BatchSize,
     createdAt: Timestamp,
     status: Type.Union([Type.Literal('active'), Type.Literal('failing')], {
       description: '`failing`: the retries of one event ran out; delivery waits for `POST /webhooks/{id}/resume`.',

@@ -47,5 +47,7 @@ describe('petstore webhooks', () => {
     assert.equal(allowed.code, 0, allowed.stderr);
     assert.equal((await petstore(['webhooks', 'create', '--key-id', 'x', '--url', 'https://93.184.215.14/'])).code, 2);
     assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--type', 'nope'])).code, 2);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--batch-size', '101'])).code, 2);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--batch-size', '20'])).code, 0);
   });
 });

@@ -36,6 +36,7 @@ export function webhookView(subscription: WebhookSubscription) {
     url: subscription.url,
     ...(subscription.types ? { types: subscription.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
     ...(subscription.petId !== undefined ? { petId: subscription.petId } : {}),
+    batchSize: subscription.batchSize,
     createdAt: subscription.createdAt,
     status: subscription.status,
   };
@@ -65,7 +66,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
       const first = NewWebhookCheck.Errors(body).First()!;
       throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
     }
-    const { url, types, petId } = body as { url: string; types?: string[]; petId?: number };
+    const { url, types, petId, batchSize } = body as { url: string; types?: string[]; petId?: number; batchSize?: number };
     try {
       await resolveSafeTarget(parseWebhookUrl(url), webhooks.targets);
     } catch (error) {
@@ -74,7 +75,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     }
     const eventTypes = types?.map((name) => eventTypeNamed(name)!) as PetEvent['type'][] | undefined;
     const { subscription, secret } = await subscriptions.create(
-      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}) },
+      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}) },
       webhooks.clock.now(),
     );
     webhooks.changed();

@@ -109,6 +109,15 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('webhooks_owner_key_id').on('webhooks').column('owner_key_id').execute();
     },
   },
+  '0005_webhook_batches': {
+    async up(db: Kysely<any>) {
+      const id = onPostgres(db) ? 'bigint' : 'integer';
+      // Events per request (1: each alone), and the last position of the batch in flight, fixed before
+      // its first attempt so that every attempt, after a restart too, sends the same batch.
+      await db.schema.alterTable('webhooks').addColumn('batch_size', 'integer', (column) => column.notNull().defaultTo(1)).execute();
+      await db.schema.alterTable('webhooks').addColumn('batch_until', id).execute();
+    },
+  },
 };
 
 /**

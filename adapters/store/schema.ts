@@ -68,6 +68,8 @@ export interface WebhooksTable {
   last_delivered_at: string | null;
   lease_holder: string | null;
   lease_expires_at: string | null;
+  batch_size: number;
+  batch_until: number | null;
 }
 
 export interface PetStoreDatabase {

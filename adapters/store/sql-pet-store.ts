@@ -32,6 +32,12 @@ export interface PetStore extends PetStorePorts {
 export interface SqlPetStore extends PetStore {
   readonly db: Kysely<PetStoreDatabase>;
   readonly dialect: SqlDialect;
+  /**
+   * Where a backend reports commits by watching the database (SQLite): runs writes that change neither
+   * the log nor the catalogue (webhook delivery state) as its own, so that they are not taken for
+   * someone else's commit that may have changed anything. Absent: such writes go straight to `db`.
+   */
+  readonly writeAside?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
 }
 
 /** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */

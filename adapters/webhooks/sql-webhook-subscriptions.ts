@@ -5,6 +5,7 @@ import type { FailedAttempt, NewWebhookSubscription, WebhookSubscription, Webhoo
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
 import type { PetStoreDatabase, WebhooksTable } from '../store/schema.ts';
+import type { SqlPetStore } from '../store/sql-pet-store.ts';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newWebhookSecret(): string {
@@ -12,10 +13,14 @@ export function newWebhookSecret(): string {
 }
 
 /** Subscriptions in the `webhooks` table, the same queries on SQLite and PostgreSQL. */
-export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): WebhookSubscriptions {
+export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeAside'>): WebhookSubscriptions {
+  const { db, dialect } = store;
   const run = <T>(work: () => Promise<T>) => translated(dialect, work);
+  // Delivery writes change no pet and no event: on SQLite they must not look like a commit that might have.
+  const writeAside = store.writeAside ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
+  const write = <T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => run(() => writeAside(work));
   /** Updates that need the lease: nothing happens for an instance that lost it (or after a delete). */
-  const held = (id: string, holder: string) => db.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder);
+  const held = (on: Kysely<PetStoreDatabase>, id: string, holder: string) => on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder);
   const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;
 
   return {
@@ -40,8 +45,10 @@ export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dial
         last_delivered_at: null,
         lease_holder: null,
         lease_expires_at: null,
+        batch_size: input.batchSize ?? 1,
+        batch_until: null,
       };
-      await run(() => db.insertInto('webhooks').values(row).execute());
+      await write((on) => on.insertInto('webhooks').values(row).execute());
       const subscription = await this.get(row.id);
       return { subscription: subscription!, secret };
     },
@@ -64,13 +71,13 @@ export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dial
     },
 
     async delete(id: string) {
-      const result = await run(() => db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst());
+      const result = await write((on) => on.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst());
       return result.numDeletedRows > 0n;
     },
 
     async resume(id: string) {
-      const result = await run(() =>
-        db
+      const result = await write((on) =>
+        on
           .updateTable('webhooks')
           .set({ status: 'active', attempts: 0, next_try_at: null, failing_since: null })
           .where('id', '=', id)
@@ -85,8 +92,8 @@ export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dial
     },
 
     async lease(id: string, holder: string, now: Date, expiresAt: Date) {
-      const result = await run(() =>
-        db
+      const result = await write((on) =>
+        on
           .updateTable('webhooks')
           .set({ lease_holder: holder, lease_expires_at: expiresAt.toISOString() })
           .where('id', '=', id)
@@ -100,21 +107,25 @@ export function createSqlWebhookSubscriptions(db: Kysely<PetStoreDatabase>, dial
     },
 
     async release(id: string, holder: string) {
-      await run(() => held(id, holder).set({ lease_holder: null, lease_expires_at: null }).execute());
+      await write((on) => held(on, id, holder).set({ lease_holder: null, lease_expires_at: null }).execute());
     },
 
     async advance(id: string, holder: string, position: number, now: Date) {
-      const result = await run(() =>
-        held(id, holder)
-          .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString() })
+      const result = await write((on) =>
+        held(on, id, holder)
+          .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString(), batch_until: null })
           .executeTakeFirst(),
       );
       return changed(result);
     },
 
+    async fixBatch(id: string, holder: string, until: number) {
+      return changed(await write((on) => held(on, id, holder).set({ batch_until: until }).executeTakeFirst()));
+    },
+
     async failed(id: string, holder: string, attempt: FailedAttempt) {
-      const result = await run(() =>
-        held(id, holder)
+      const result = await write((on) =>
+        held(on, id, holder)
           .set({
             attempts: attempt.attempts,
             last_error: attempt.lastError,
@@ -144,5 +155,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     nextTryAt: row.next_try_at,
     failingSince: row.failing_since,
     lastDeliveredAt: row.last_delivered_at,
+    batchSize: row.batch_size,
+    batchUntil: row.batch_until === null ? null : Number(row.batch_until),
   };
 }

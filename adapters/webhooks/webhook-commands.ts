@@ -8,7 +8,7 @@ const PET_ID = /^[1-9][0-9]{0,15}$/;
 /** Runs `work` on the configured database's subscriptions (loaded only when a command runs). */
 async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>): Promise<T> {
   const [{ withConfiguredDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
-  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store.db, store.dialect)));
+  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store)));
 }
 
 const NOTE = `Running services pick up a change within a third of PETSTORE_WEBHOOK_LEASE_MS (10 s by default). ${CONFIGURATION_NOTE}`;
@@ -47,7 +47,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks create': {
     summary: 'subscribe a URL for an API key and print its signing secret, once (experimental)',
     help: [
-      'petstore webhooks create --key-id ID --url URL [--type T]... [--pet-id N]',
+      'petstore webhooks create --key-id ID --url URL [--type T]... [--pet-id N] [--batch-size N]',
       '',
       'Creates a subscription owned by the API key with id ID (as keys list shows it, or env:… for a key from',
       'PETSTORE_API_KEYS as the request log names it) and prints its id and signing secret (the only time the',
@@ -55,10 +55,11 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       '',
       '  --type T     only events of this CloudEvents type (repeatable; default every type)',
       '  --pet-id N   only this pet\'s events',
+      '  --batch-size N  up to N events per request, as a JSON array (1 to 100; default 1: each event alone)',
       '',
       NOTE,
     ].join('\n'),
-    options: { 'key-id': { type: 'string' }, url: { type: 'string' }, type: { type: 'string', multiple: true }, 'pet-id': { type: 'string' } },
+    options: { 'key-id': { type: 'string' }, url: { type: 'string' }, type: { type: 'string', multiple: true }, 'pet-id': { type: 'string' }, 'batch-size': { type: 'string' } },
     async run({ options, environment }) {
       const help = WEBHOOK_COMMANDS['webhooks create']!.help;
       const keyId = options['key-id'] as string | undefined;
@@ -67,6 +68,10 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       if (url === undefined) throw new UsageError('--url is required', help);
       const petIdText = options['pet-id'] as string | undefined;
       if (petIdText !== undefined && !PET_ID.test(petIdText)) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
+      const batchText = options['batch-size'] as string | undefined;
+      if (batchText !== undefined && !(/^[1-9][0-9]{0,2}$/.test(batchText) && Number(batchText) <= 100)) {
+        throw new UsageError(`--batch-size must be a whole number from 1 to 100, got ${JSON.stringify(batchText)}`, help);
+      }
       const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
         import('../../contract/event-feed.ts'), import('../config/config.ts'), import('./safe-target.ts'),
       ]);
@@ -82,7 +87,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
         throw error;
       }
       const { subscription, secret } = await withSubscriptions(environment, (table) =>
-        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}) }, new Date()),
+        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}) }, new Date()),
       );
       process.stdout.write(`${subscription.id} ${secret}\n`);
       process.stderr.write(`created webhook ${subscription.id} for key ${keyId}, from log position ${subscription.position}; the secret is shown only now\n`);

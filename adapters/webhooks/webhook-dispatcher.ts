@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { afterFailure, followLog } from '../../application/index.ts';
-import type { Clock, CommitSignal, EventLog, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
-import { cloudEventJson } from '../http/cloud-events.ts';
+import type { Clock, CommitSignal, EventLog, StoredEvent, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
 import { sendWebhook, signedHeaders } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
@@ -10,6 +10,9 @@ import type { WebhookDelivery } from '../config/config.ts';
 const MAX_RESPONSE_BYTES = 16 * 1024;
 /** Events read at a time per subscription; each is still sent alone, in order. */
 const PAGE_EVENTS = 100;
+/** One event alone is a CloudEvent in structured mode; a batch, the CloudEvents batch format (a JSON array, as the feed's pages). */
+const SINGLE_TYPE = 'application/cloudevents+json; charset=utf-8';
+const BATCH_TYPE = 'application/cloudevents-batch+json; charset=utf-8';
 /** A store fault pauses a subscription's delivery this long before it tries again. */
 const FAULT_PAUSE_MS = 1_000;
 
@@ -113,25 +116,53 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     const { secret } = found;
     let state: WebhookSubscription = found.subscription;
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
-    for await (const page of followLog(options, from, { pageSize: PAGE_EVENTS, idleMs: delivery.leaseMs, signal })) {
-      for (const stored of page) {
-        const webhookId = `msg_${id}_${stored.position}`;
-        const body = cloudEventJson(stored, options.source());
+    const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
+    const buffer: StoredEvent[] = [];
+    /** Reads the next page into the buffer (after waiting for a commit when there is none); false once the follow ends. */
+    const readMore = async () => {
+      const next = await pages.next();
+      if (next.done) return false;
+      buffer.push(...next.value);
+      return true;
+    };
+    try {
+      for (;;) {
+        // The batch in flight: the one fixed before (by this process or one that died), else what is there now.
+        let count: number;
+        if (state.batchUntil !== null) {
+          while ((buffer.at(-1)?.position ?? state.position) < state.batchUntil) if (!(await readMore())) return;
+          const beyond = buffer.findIndex((stored) => stored.position > state.batchUntil!);
+          count = beyond === -1 ? buffer.length : beyond;
+        } else {
+          while (buffer.length === 0) if (!(await readMore())) return;
+          count = Math.min(buffer.length, state.batchSize);
+        }
+        const batch = buffer.slice(0, count);
+        const last = batch.at(-1)!.position;
+        if (state.batchSize > 1 && state.batchUntil === null) {
+          // Fixed before the first attempt, so that every attempt, after a crash too, sends the same events.
+          if (!(await persisted(() => subscriptions.fixBatch(id, holder, last), signal))) return;
+          state = { ...state, batchUntil: last };
+        }
+        const webhookId = `msg_${id}_${last}`;
+        const body = state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
+        const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
           if (signal.aborted) return;
           const sentAt = clock.now();
           const headers = signedHeaders(secret, webhookId, Math.floor(sentAt.getTime() / 1000), body);
-          const outcome = await sendWebhook(state.url, headers, body, { ...delivery, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+          const outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
           if (signal.aborted) return;
           const now = clock.now();
           if (outcome.ok) {
-            if (!(await subscriptions.advance(id, holder, stored.position, now))) return;
-            state = { ...state, position: stored.position, attempts: 0, lastError: null, nextTryAt: null, failingSince: null };
+            if (!(await persisted(() => subscriptions.advance(id, holder, last, now), signal))) return;
+            state = { ...state, position: last, attempts: 0, lastError: null, nextTryAt: null, failingSince: null, batchUntil: null };
+            buffer.splice(0, count);
             break;
           }
           const attempt = afterFailure(delivery.retry, state, outcome.error, now);
-          if (!(await subscriptions.failed(id, holder, attempt))) return;
+          if (!(await persisted(() => subscriptions.failed(id, holder, attempt), signal))) return;
           if (attempt.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: attempt.attempts, lastError: attempt.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
             return;
@@ -139,6 +170,26 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           state = { ...state, attempts: attempt.attempts, lastError: attempt.lastError, nextTryAt: attempt.nextTryAt, failingSince: attempt.failingSince };
         }
       }
+    } finally {
+      await pages.return(undefined);
+    }
+  }
+
+  /**
+   * A write of the delivery state, tried again on a store fault (SQLite busy with another process's
+   * write, a PostgreSQL failover) rather than sending the acknowledged event again. False when the
+   * lease is lost or delivery stops.
+   */
+  async function persisted(write: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
+    for (let pause = 5; ; pause = Math.min(pause * 2, FAULT_PAUSE_MS)) {
+      try {
+        return await write();
+      } catch (error) {
+        if (signal.aborted) return false;
+        if (pause === FAULT_PAUSE_MS) logger.warn({ err: error }, 'webhooks: the delivery state could not be stored; trying again');
+        await sleep(pause, signal);
+      }
+      if (signal.aborted) return false;
     }
   }
 

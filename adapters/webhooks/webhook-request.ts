@@ -27,7 +27,7 @@ export type SendOutcome = { readonly ok: true } | { readonly ok: false; readonly
 const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
 
 /**
- * POSTs one signed body to the subscription's URL, connecting only to an address the target policy
+ * POSTs one signed body (`headers` carry its content type) to the subscription's URL, connecting only to an address the target policy
  * allows (resolved now, not when the subscription was made). Never throws: every failure is an outcome.
  */
 export async function sendWebhook(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendOutcome> {
@@ -60,7 +60,6 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       ...(options.signal ? { signal: options.signal } : {}),
       headers: {
         ...headers,
-        'content-type': 'application/cloudevents+json; charset=utf-8',
         'content-length': String(payload.length),
         'user-agent': 'petstore-webhooks',
       },

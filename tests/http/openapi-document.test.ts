@@ -53,7 +53,7 @@ describe('GET /v1/openapi.json', () => {
     for (const operation of operations.filter((candidate) => webhookOperations.includes(candidate.operationId))) assert.equal(operation['x-stability'], 'experimental');
     // The callback a subscribed URL receives, under the 3.1 document's `webhooks`.
     assert.equal(document.webhooks.petEvent.post['x-stability'], 'experimental');
-    assert.deepEqual(Object.keys(document.webhooks.petEvent.post.requestBody.content), ['application/cloudevents+json']);
+    assert.deepEqual(Object.keys(document.webhooks.petEvent.post.requestBody.content), ['application/cloudevents+json', 'application/cloudevents-batch+json']);
     assert.equal(document.paths['/pets/{petId}'].get.deprecated, true);
     assert.equal(document.paths['/pets/{petId}'].patch['x-stability'], 'experimental');
     assert.equal(document.paths['/events'].get['x-stability'], 'experimental');

@@ -44,7 +44,10 @@ describe('webhook subscriptions: the resource', () => {
   });
 
   it('checks the body: url required, types among the feed\'s names, petId a pet id, nothing else', async () => {
-    for (const body of [{}, { url: 'https://example.com/h', types: ['com.petstore.pet.nope.v1'] }, { url: 'https://example.com/h', petId: 0 }, { url: 'https://example.com/h', secret: 'x' }]) {
+    for (const body of [
+      {}, { url: 'https://example.com/h', types: ['com.petstore.pet.nope.v1'] }, { url: 'https://example.com/h', petId: 0 }, { url: 'https://example.com/h', secret: 'x' },
+      { url: 'https://example.com/h', batchSize: 0 }, { url: 'https://example.com/h', batchSize: 101 },
+    ]) {
       const response = await subscribe(api, body);
       assert.equal(response.status, 400, JSON.stringify(body));
       assert.equal((await readError(response)).code, 'invalid_body');
@@ -63,7 +66,7 @@ describe('webhook subscriptions: the resource', () => {
     assert.doesNotThrow(() => new Webhook(created.secret));
     assert.equal(response.headers.get('location'), `${api.baseUrl}/webhooks/${created.id}`);
     assert.deepEqual({ ...created, secret: undefined, createdAt: undefined }, {
-      id: created.id, url: 'https://93.184.215.14/hooks/pets', types: [CHANGED], petId: 7, status: 'active', secret: undefined, createdAt: undefined,
+      id: created.id, url: 'https://93.184.215.14/hooks/pets', types: [CHANGED], petId: 7, batchSize: 1, status: 'active', secret: undefined, createdAt: undefined,
     });
 
     const one = (await (await api.request(`/v1/webhooks/${created.id}`)).json()) as Record<string, unknown>;
@@ -171,6 +174,34 @@ describe('webhook delivery: signed, ordered, retried', () => {
       assert.equal(caughtUp.attempts, 0);
     } finally {
       await faulty.close();
+    }
+  });
+
+  it('with batchSize, sends the events there are as one signed array, the same array on every attempt, all in order', async () => {
+    const batched = await startWebhookReceiver();
+    try {
+      const response = await subscribe(api, { url: batched.url, types: [ADDED], batchSize: 10 });
+      const { id, secret, batchSize } = (await response.json()) as { id: string; secret: string; batchSize: number };
+      assert.equal(batchSize, 10);
+      batched.secret = secret;
+      // Refused until every pet is written: the first attempt holds one event, then the retries must repeat it exactly.
+      let refusing = true;
+      batched.faultFor = () => (refusing ? 'status-503' : 'none');
+      const pets = await Promise.all(Array.from({ length: 25 }, async (_, index) => ((await (await api.createPet({ name: `ant ${index}`, categoryId: 4 })).json()) as { id: number }).id));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      refusing = false;
+      await batched.waitFor((received) => distinctDeliveries(received).positions.length >= 25, 10_000);
+      const { positions, idMismatches } = distinctDeliveries(batched.acknowledged);
+      assert.deepEqual(idMismatches, []);
+      assert.deepEqual(batched.badSignatures, []);
+      assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
+      assert.deepEqual(new Set(batched.acknowledged.map((received) => received.event.data.id)), new Set(pets));
+      assert.ok(batched.batches.every((size) => size >= 1 && size <= 10), JSON.stringify(batched.batches));
+      assert.ok(batched.batches.some((size) => size > 1), `some request carried several events: ${JSON.stringify(batched.batches)}`);
+      const last = batched.acknowledged.at(-1)!;
+      assert.equal(last.webhookId, `msg_${id}_${last.position}`, 'named after the last event of its batch');
+    } finally {
+      await batched.close();
     }
   });
 

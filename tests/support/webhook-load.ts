@@ -28,7 +28,10 @@ export function failingAtRandom(receiver: WebhookReceiver, seed: number): void {
   };
 }
 
-/** Writes pets and status changes through `base` while `keepGoing()`, tolerating a service that went away. */
+/**
+ * Writes pets and status changes through `base` while `keepGoing()`, tolerating a service that went away;
+ * paced (about 100 creations a second at most), so that delivery with faults can keep up on a slow runtime.
+ */
 export async function writeWhile(base: string | (() => string), keepGoing: () => boolean): Promise<number> {
   let written = 0;
   while (keepGoing()) {
@@ -40,6 +43,7 @@ export async function writeWhile(base: string | (() => string), keepGoing: () =>
         const { id } = (await created.json()) as { id: number };
         if (written % 3 === 0) await fetch(`${at}/pets/${id}`, { method: 'PATCH', headers, body: '{"status":"sold"}' });
       }
+      await new Promise((resolve) => setTimeout(resolve, 10));
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -75,3 +79,47 @@ export function assertDeliveredInOrder(receiver: WebhookReceiver, expected: read
   assert.ok(receiver.acknowledged.every((received) => received.type === ADDED));
 }
 
+
+/**
+ * Two services on one database (`common` names it; each gets its own port) and one subscription: while
+ * both run and the receiver answers everything, no event arrives twice (one deliverer); then the lease
+ * holder is killed, the receiver fails at random, and the other service delivers every event, in order.
+ */
+export async function checkTakeoverOnKill(
+  common: Record<string, string>, leaseHolder: (id: string) => Promise<string>, receiver: WebhookReceiver, seed: number,
+  start: (environment: Record<string, string>) => { listening: Promise<string>; child: { pid?: number | undefined }; signal(name: NodeJS.Signals): void; exited: Promise<unknown> },
+): Promise<void> {
+  const services = [start({ ...common, PORT: String(await freePort()) })];
+  const bases = [await services[0]!.listening];
+  services.push(start({ ...common, PORT: String(await freePort()) }));
+  bases.push(await services[1]!.listening);
+
+  const created = await fetch(`${bases[0]}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, types: [ADDED] }) });
+  assert.equal(created.status, 201, await created.clone().text());
+  const { id, secret } = (await created.json()) as { id: string; secret: string };
+  receiver.secret = secret;
+
+  // Both write; the receiver answers every request: a duplicate would mean a second deliverer.
+  let writing = true;
+  const writers = bases.map((base) => writeWhile(base, () => writing));
+  await receiver.waitFor((received) => received.length >= 30, 60_000);
+  assert.deepEqual(distinctDeliveries(receiver.acknowledged).positions, receiver.acknowledged.map((received) => received.position), 'one deliverer: no event twice, in order');
+
+  // The lease holder is killed; the other takes over once the lease runs out.
+  const holderPid = Number((await leaseHolder(id)).split('-')[0]);
+  const holder = services.findIndex((service) => service.child.pid === holderPid);
+  assert.ok(holder >= 0, `the lease holder (pid ${holderPid}) is one of the services`);
+  failingAtRandom(receiver, seed);
+  services[holder]!.signal('SIGKILL');
+  await services[holder]!.exited;
+  const survivor = bases[1 - holder]!;
+  const before = distinctDeliveries(receiver.acknowledged).positions.length;
+  await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= before + 20, 60_000);
+  writing = false;
+  await Promise.all(writers);
+
+  const expected = await feedPositions(survivor, ADDED);
+  await receiver.waitFor((received) => distinctDeliveries(received).positions.length >= expected.length, 120_000);
+  assertDeliveredInOrder(receiver, expected, seed);
+  assert.equal(Number((await leaseHolder(id)).split('-')[0]), services[1 - holder]!.child.pid, 'the survivor holds the lease now');
+}

@@ -21,6 +21,8 @@ export interface WebhookReceiver {
   readonly url: string;
   /** Every request that passed the signature check and was acknowledged, in arrival order (duplicates included). */
   readonly acknowledged: ReceivedEvent[];
+  /** The events in each acknowledged request, in arrival order. */
+  readonly batches: number[];
   /** Requests whose signature did not verify (should stay empty). */
   readonly badSignatures: string[];
   /** Requests that were refused or dropped on purpose. */
@@ -50,6 +52,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const receiver: WebhookReceiver = {
     url: '',
     acknowledged: [],
+    batches: [],
     badSignatures: [],
     faulted: 0,
     secret: undefined,
@@ -104,15 +107,22 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       }
       const body = Buffer.concat(chunks).toString('utf8');
       const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, String(request.headers[name] ?? '')]));
-      let event: Record<string, any>;
+      let verified: Record<string, any> | Record<string, any>[];
       try {
-        event = new Webhook(receiver.secret ?? 'whsec_').verify(body, headers) as Record<string, any>;
+        verified = new Webhook(receiver.secret ?? 'whsec_').verify(body, headers) as Record<string, any>;
       } catch (error) {
         receiver.badSignatures.push(`${headers['webhook-id']}: ${(error as Error).message}`);
         response.writeHead(400).end();
         return;
       }
-      receiver.acknowledged.push({ webhookId: headers['webhook-id']!, position: Number(event.id), type: event.type, event, body });
+      // A batch (an array) is one request: each of its events with the request's id and body.
+      const events: Record<string, any>[] = Array.isArray(verified) ? verified : [verified];
+      const batch = Array.isArray(verified);
+      if (batch !== String(request.headers['content-type']).startsWith('application/cloudevents-batch+json')) receiver.badSignatures.push(`${headers['webhook-id']}: wrong content type`);
+      receiver.batches.push(events.length);
+      for (const event of events) {
+        receiver.acknowledged.push({ webhookId: headers['webhook-id']!, position: Number(event.id), type: event.type, event, body });
+      }
       response.writeHead(204).end();
       for (const waiter of [...waiters]) waiter();
     });
