@@ -15,6 +15,13 @@ const SINGLE_TYPE = 'application/cloudevents+json; charset=utf-8';
 const BATCH_TYPE = 'application/cloudevents-batch+json; charset=utf-8';
 /** A store fault pauses a subscription's delivery this long before it tries again. */
 const FAULT_PAUSE_MS = 1_000;
+/** Events acknowledged one at a time but not yet stored, at most: beyond it delivery waits for the store (bounds resending after a crash). */
+const UNSTORED_ACKNOWLEDGED_MAX = 1_000;
+/**
+ * Between two position writes of one subscription: an SQLite commit holds the thread, so writes come at most this often
+ * and each stores the latest acknowledgement of the while (what a crash sends again is at most about this long of delivery).
+ */
+const POSITION_WRITE_SPACING_MS = 10;
 
 export interface WebhookDispatcherOptions {
   readonly subscriptions: WebhookSubscriptions;
@@ -37,8 +44,9 @@ export interface WebhookDispatcher {
 /**
  * Delivers every active subscription that this instance holds the lease of, each in its own loop:
  * it follows the log from the subscription's stored position (`followLog`, woken by the commit signal),
- * sends each matching event alone, signed, and stores the new position after a 2xx before sending the
- * next. A failure is retried with back-off from the same event, with the same `webhook-id` and body.
+ * sends each matching event alone, signed, and stores the new position after a 2xx: one event at a time,
+ * write-behind (the next request goes out while the last acknowledged position is stored, coalesced, one
+ * write in flight); a batch, before its next one. A failure is retried with back-off from the same event, with the same `webhook-id` and body.
  * Leases (a holder and an expiry in the subscription's row, renewed while delivering) keep each
  * subscription with one instance at a time, across processes on one SQLite file or PostgreSQL instances.
  */
@@ -117,6 +125,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     let state: WebhookSubscription = found.subscription;
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
     const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
+    const positions = positionWriter(id, signal);
     const buffer: StoredEvent[] = [];
     /** Reads the next page into the buffer (after waiting for a commit when there is none); false once the follow ends. */
     const readMore = async () => {
@@ -139,6 +148,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         }
         const batch = buffer.slice(0, count);
         const last = batch.at(-1)!.position;
+        if (positions.lost()) return;
         if (state.batchSize > 1 && state.batchUntil === null) {
           // Fixed before the first attempt, so that every attempt, after a crash too, sends the same events.
           if (!(await persisted(() => subscriptions.fixBatch(id, holder, last), signal))) return;
@@ -156,12 +166,16 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (signal.aborted) return;
           const now = clock.now();
           if (outcome.ok) {
-            if (!(await persisted(() => subscriptions.advance(id, holder, last, now), signal))) return;
+            if (state.batchSize > 1 || state.attempts > 0) {
+              // The row's other delivery state (the batch in flight, the failures) is cleared in the same write.
+              if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, holder, last, now), signal))) return;
+            } else if (!(await positions.acknowledged(last, now))) return;
             state = { ...state, position: last, attempts: 0, lastError: null, nextTryAt: null, failingSince: null, batchUntil: null };
             buffer.splice(0, count);
             break;
           }
           const attempt = afterFailure(delivery.retry, state, outcome.error, now);
+          if (!(await positions.flush())) return;
           if (!(await persisted(() => subscriptions.failed(id, holder, attempt), signal))) return;
           if (attempt.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: attempt.attempts, lastError: attempt.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
@@ -172,7 +186,56 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
       }
     } finally {
       await pages.return(undefined);
+      await positions.flush();
     }
+  }
+
+  /**
+   * Stores a subscription's acknowledged positions behind delivery: at most one write in flight, always
+   * of the latest acknowledged position, each with the lease checked. A crash loses only positions not yet
+   * stored, whose events are sent again (at-least-once); the stored one only ever names an acknowledged event.
+   */
+  function positionWriter(id: string, signal: AbortSignal) {
+    let latest: { position: number; at: Date } | undefined;
+    let unstored = 0;
+    let writing: Promise<void> | undefined;
+    let leaseLost = false;
+    const write = (): Promise<void> => {
+      if (writing || !latest || leaseLost) return writing ?? Promise.resolve(); // so the loop below always awaits before its end
+      writing = (async () => {
+        try {
+          while (latest && !leaseLost) {
+            const { position, at } = latest;
+            latest = undefined;
+            unstored = 0;
+            // After delivery stops (shutdown) the write is still tried once: the position is not thrown away.
+            if (!(await persisted(() => subscriptions.advance(id, holder, position, at), signal)) && !signal.aborted) leaseLost = true;
+            if (signal.aborted) break;
+            await sleep(POSITION_WRITE_SPACING_MS, signal);
+          }
+        } finally {
+          writing = undefined; // in the same turn as the last look at `latest`: no acknowledgement is left behind
+        }
+      })();
+      return writing;
+    };
+    return {
+      lost: () => leaseLost,
+      /** The receiver acknowledged up to `position`; false when the lease was lost. */
+      async acknowledged(position: number, at: Date): Promise<boolean> {
+        latest = { position, at };
+        unstored++;
+        const stored = write();
+        if (unstored > UNSTORED_ACKNOWLEDGED_MAX) await stored;
+        return !leaseLost;
+      },
+      /** Stores what is acknowledged and waits for it; false when the lease was lost or delivery stopped. */
+      async flush(): Promise<boolean> {
+        while (writing) await writing;
+        if (latest) await write();
+        return !leaseLost && !signal.aborted;
+      },
+    };
   }
 
   /**
