@@ -1,0 +1,70 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { addPet } from '../../application/index.ts';
+import type { WebhookSubscriptions } from '../../application/index.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+
+const EVENTS = 300;
+
+describe('webhook delivery one event at a time', () => {
+  it('stores positions behind delivery, fewer writes than events, never ahead of the last acknowledged event, and the last one on stop', async () => {
+    const { store, close } = await openTemporaryStore('sqlite');
+    // The receiver answers 2xx in order; every 7th first attempt fails, so failures come between acknowledgements.
+    let acknowledged = -1;
+    let requests = 0;
+    const received: number[] = [];
+    const receiver = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const position = Number(/_(\d+)$/.exec(String(request.headers['webhook-id']))![1]);
+        if (++requests % 7 === 0) {
+          response.writeHead(500).end();
+          return;
+        }
+        received.push(position);
+        acknowledged = Math.max(acknowledged, position);
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const stored = createSqlWebhookSubscriptions(store);
+    const advances: number[] = [];
+    const subscriptions: WebhookSubscriptions = {
+      ...stored,
+      async advance(id, holder, position, now) {
+        assert.ok(position <= acknowledged, `position ${position} stored while the last acknowledged event is ${acknowledged}`);
+        advances.push(position);
+        return stored.advance(id, holder, position, now);
+      },
+    };
+    const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date());
+    for (let index = 0; index < EVENTS; index++) await addPet(store, { name: `Rex ${index}`, categoryId: 1 });
+    const last = (await store.eventLog.readLog({ after: 0, limit: 10_000 })).at(-1)!.position;
+    const dispatcher = startWebhookDispatcher({
+      subscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger: pino({ level: 'silent' }), source: () => 'http://petstore.test/v1',
+      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000 },
+    });
+    try {
+      for (let waited = 0; acknowledged < last; waited += 10) {
+        assert.ok(waited < 60_000, `delivered up to ${acknowledged} of ${last}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await dispatcher.close();
+      assert.deepEqual(received, [...new Set(received)].sort((a, b) => a - b), 'in order, each once');
+      assert.equal(received.length, EVENTS);
+      assert.equal((await stored.get(subscription.id))!.position, last, 'the last acknowledged position is stored on stop');
+      assert.ok(advances.length < EVENTS / 2, `${advances.length} position writes for ${EVENTS} events: coalesced`);
+      assert.deepEqual(advances, [...advances].sort((a, b) => a - b), 'positions only move forward');
+    } finally {
+      await dispatcher.close();
+      receiver.closeAllConnections();
+      receiver.close();
+      await close();
+    }
+  });
+});
