@@ -39,6 +39,8 @@ describe('webhook delivery one event at a time', () => {
       async advance(id, holder, position, now) {
         assert.ok(position <= acknowledged, `position ${position} stored while the last acknowledged event is ${acknowledged}`);
         advances.push(position);
+        // A slow store: acknowledgements meanwhile must wait for the next write rather than each make its own.
+        await new Promise((resolve) => setTimeout(resolve, 50));
         return stored.advance(id, holder, position, now);
       },
     };
