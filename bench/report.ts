@@ -4,6 +4,7 @@ import type { FeedFigures, LiveFigures } from './event-feed.ts';
 import type { HttpFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 import type { BackendComparison } from './postgres-vs-sqlite.ts';
+import type { WebhookFigures } from './webhooks.ts';
 
 export interface Goal {
   readonly name: string;
@@ -24,6 +25,8 @@ export interface BenchResults {
   readonly backends?: BackendComparison | undefined;
   /** Absent from runs before the feed was measured. */
   readonly feed?: FeedFigures;
+  /** Webhook delivery, one event at a time and in batches (absent from runs before it was measured). */
+  readonly webhooks?: readonly WebhookFigures[];
   readonly goals: readonly Goal[];
 }
 
@@ -34,9 +37,12 @@ const REBUILD_EVENTS_PER_SECOND = 300_000;
 export const CATCH_UP_EVENTS_PER_SECOND = 200_000;
 export const LIVE_P99_MS = { sqlite: 10, postgres: 100 } as const;
 export const IDLE_STREAMS_MIB = 50;
+/** Webhook delivery's goals (issue 18): a backlog to one fast receiver, and each event's 201 to its delivery. */
+export const WEBHOOK_EVENTS_PER_SECOND = 5_000;
+export const WEBHOOK_P99_MS = 50;
 
 /** Every goal of the benchmark, judged on one run's figures. */
-export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures, backends?: BackendComparison): Goal[] {
+export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures, backends?: BackendComparison, webhooks?: readonly WebhookFigures[]): Goal[] {
   const goals: Goal[] = http.scenarios.map((scenario) => ({
     name: `${scenario.label} vs the Koa ceiling`,
     target: `≥ ${scenario.goal}×`,
@@ -74,7 +80,26 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: Fee
     });
   }
   if (feed) goals.push(...feedGoals(feed));
+  for (const figures of webhooks ?? []) goals.push(...webhookGoals(figures));
   return goals;
+}
+
+function webhookGoals(figures: WebhookFigures): Goal[] {
+  const delivered = figures.batchSize === 1 ? 'one event a request' : `batches of up to ${figures.batchSize}`;
+  return [
+    {
+      name: `webhooks: a backlog of ${count(figures.backlogEvents)} events to one fast receiver, ${delivered}`,
+      target: `≥ ${count(WEBHOOK_EVENTS_PER_SECOND)} events/s`,
+      value: `${rps(figures.backlogEventsPerSecond)} events/s`,
+      met: figures.backlogEventsPerSecond >= WEBHOOK_EVENTS_PER_SECOND,
+    },
+    {
+      name: `webhooks: 201 to delivery, ${count(figures.liveWrites)} creations at about 200/s, ${delivered} (p50 ${figures.p50Ms.toFixed(2)} ms)`,
+      target: `p99 ≤ ${WEBHOOK_P99_MS} ms`,
+      value: `${figures.p99Ms.toFixed(2)} ms`,
+      met: figures.p99Ms <= WEBHOOK_P99_MS,
+    },
+  ];
 }
 
 function feedGoals({ catchUp, live, idle }: FeedFigures): Goal[] {

@@ -1,6 +1,7 @@
 // The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
-// (each: in process, over HTTP against the Koa ceiling, and the event feed: bench/event-feed.ts)
+// (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, and webhook
+// delivery: bench/webhooks.ts)
 // `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
@@ -22,12 +23,14 @@ import { runInProcess } from './in-process.ts';
 import { runBackends } from './postgres-vs-sqlite.ts';
 import type { BackendOptions } from './postgres-vs-sqlite.ts';
 import type { InProcessOptions } from './in-process.ts';
+import { runWebhookBench } from './webhooks.ts';
+import type { WebhookBenchOptions } from './webhooks.ts';
 import { chartSvg, judge, markdownTables, PERFORMANCE_PAGE, writePerformancePage } from './report.ts';
 import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
 
-type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'> };
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'>; webhooks: Omit<WebhookBenchOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
@@ -35,18 +38,21 @@ const MODES: Record<string, Settings> = {
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
     backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
+    webhooks: { events: 20_000, liveWrites: 1000 },
   },
   quick: {
     http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
     backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
+    webhooks: { events: 5_000, liveWrites: 300 },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
     inProcess: { smallPets: 200, largePets: 1000, rebuildPets: 1000, minCpuMs: 1, statuses: ['any', 'sold'], limits: [20], groupSizes: [1, 8], groupsEach: 2 },
     backends: { pets: 1000, rounds: 1, seconds: 0.2, warmupSeconds: 0, connections: 8 },
     feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
+    webhooks: { events: 200, liveWrites: 20 },
   },
 };
 
@@ -79,7 +85,9 @@ function checkWritten(out: string): void {
     results.feed!.catchUp.eventsPerSecond,
     results.feed!.live.postgres!.writesPerSecond,
     ...(results.backends?.scenarios ?? []).flatMap((scenario) => [scenario.sqlite.median, scenario.postgres.median]),
+    ...(results.webhooks ?? []).map((figures) => figures.backlogEventsPerSecond),
   ];
+  if (results.webhooks?.length !== 2) throw new Error('latest.json holds no webhook figures');
   if (results.backends === undefined) throw new Error('latest.json holds no PostgreSQL figures');
   if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
   if (!readFileSync(join(out, 'chart.svg'), 'utf8').startsWith('<svg')) throw new Error('chart.svg is not an SVG');
@@ -145,6 +153,7 @@ async function main(): Promise<void> {
   const http = await runHttp({ ...settings.http, log });
   const backends = await runBackends({ ...settings.backends, log });
   const feed = await runFeed({ ...settings.feed, log });
+  const webhooks = await runWebhookBench({ ...settings.webhooks, log });
 
   const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
@@ -158,7 +167,8 @@ async function main(): Promise<void> {
     inProcess,
     backends,
     feed,
-    goals: judge(http, inProcess, feed, backends),
+    webhooks,
+    goals: judge(http, inProcess, feed, backends, webhooks),
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
