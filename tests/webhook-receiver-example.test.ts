@@ -10,15 +10,15 @@ import { freePort } from './support/webhook-load.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-describe('README: the webhook receiver', () => {
+describe('docs/webhooks.md: the example receiver', () => {
   it('runs as written, verifies the signatures and prints each event once', { timeout: 60_000 }, async () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Webhooks (experimental)\n'));
+    const page = readFileSync(join(root, 'docs', 'webhooks.md'), 'utf8');
+    const section = page.slice(page.indexOf('\n## A receiver\n'));
     const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(example, 'the README has a ts block in its webhooks section');
+    assert.ok(example, 'docs/webhooks.md has a ts block in its section "A receiver"');
     const folder = join(root, 'tests', 'artifacts');
     mkdirSync(folder, { recursive: true });
-    const file = join(folder, 'readme-webhook-receiver.ts');
+    const file = join(folder, 'webhook-receiver-example.ts');
     writeFileSync(file, example);
 
     const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '50', PETSTORE_WEBHOOK_RETRY_CAP_MS: '200' });
