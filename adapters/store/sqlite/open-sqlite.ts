@@ -57,7 +57,7 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
   const driver = options.driver ?? sqliteDriverForThisRuntime();
   const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   // busy_timeout first: switching to WAL on a new file takes a lock another starting process may hold.
-  let current = await openConfigured(path, driver, BUSY_TIMEOUT_MS).catch((error: unknown) => {
+  let current = await openWhenFree(path, driver).catch((error: unknown) => {
     throw unusable(path, 'cannot be opened', error);
   });
   if (options.checkAtOpen) {
@@ -119,6 +119,23 @@ function unusable(path: string, what: string, error: unknown): DatabaseUnusable 
   const code = (error as { code?: unknown }).code;
   const reason = `${(error as Error).message}${typeof code === 'string' ? ` (${code})` : ''}`;
   return new DatabaseUnusable(`the database ${path} (PETSTORE_DATABASE) ${what}: ${reason}`, { cause: error });
+}
+
+/**
+ * Opens with the busy timeout, and tries again for as long when SQLite answers busy all the same: a
+ * file another process left mid-write (killed) is recovered under a lock that SQLite does not wait for.
+ */
+async function openWhenFree(path: string, driver: SqliteDriverName): Promise<SqliteConnection> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+    try {
+      return await openConfigured(path, driver, BUSY_TIMEOUT_MS);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 async function openConfigured(path: string, driver: SqliteDriverName, busyTimeoutMs: number): Promise<SqliteConnection> {
