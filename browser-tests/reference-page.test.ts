@@ -52,8 +52,8 @@ describe('GET /v1/docs in a browser', () => {
       block.querySelector('.stability-badge')?.textContent ?? '',
     ]));
     type Operation = { operationId?: string; deprecated?: boolean; 'x-stability'?: string };
-    const document = await (await fetch(`${api.baseUrl}/openapi.json`)).json() as { paths: Record<string, Record<string, Operation>> };
-    const expected = Object.values(document.paths).flatMap((path) => Object.values(path))
+    const document = await (await fetch(`${api.baseUrl}/openapi.json`)).json() as { paths: Record<string, Record<string, Operation>>; webhooks?: Record<string, Record<string, Operation>> };
+    const expected = [...Object.values(document.paths), ...Object.values(document.webhooks ?? {})].flatMap((path) => Object.values(path))
       .filter((operation) => typeof operation.operationId === 'string')
       .map((operation) => [operation.operationId, operation['x-stability'] ?? (operation.deprecated ? 'deprecated' : '')]);
     assert.deepEqual(badges.sort(), expected.sort());

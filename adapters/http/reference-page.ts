@@ -38,7 +38,9 @@ const START_SCRIPT = `const StabilityBadges = () => ({
       const React = system.React;
       // Read from the document itself: an operation is resolved (its \`op\` filled) only once opened.
       const operation = props.operationProps;
-      const experimental = system.specSelectors.specJson().getIn(['paths', operation.get('path'), operation.get('method'), 'x-stability']);
+      const spec = system.specSelectors.specJson();
+      const where = [operation.get('path'), operation.get('method'), 'x-stability'];
+      const experimental = spec.getIn(['paths', ...where]) || spec.getIn(['webhooks', ...where]);
       const stability = experimental || (operation.get('deprecated') ? 'deprecated' : undefined);
       const path = React.createElement(Original, props);
       if (!stability) return path;
