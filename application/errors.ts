@@ -74,7 +74,7 @@ export class IdempotencyKeyReused extends Error {
 
 /** A store saw the idempotency key stored already (a concurrent request with it won). */
 export class IdempotencyKeyTaken extends Error {
-  constructor(scope: string, key: string) {
+  constructor(readonly scope: string, readonly key: string) {
     super(`idempotency key ${JSON.stringify(key)} of ${scope} is already stored`);
     this.name = 'IdempotencyKeyTaken';
   }

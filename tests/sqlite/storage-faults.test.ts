@@ -2,8 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
-import { createBatchedWrites } from '../../adapters/store/sqlite/batched-writes.ts';
-import { createCatalogWatch } from '../../adapters/store/sqlite/commit-watch.ts';
+import { openCommitMark } from '../../adapters/store/sqlite/commit-watch.ts';
+import { createGroupWriter, fromCrossing } from '../../adapters/store/sqlite/group-writer.ts';
+import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
@@ -108,22 +109,15 @@ describe('SQLite group commit when rolling back one append fails too', () => {
         : database.prepare(text)),
       close: () => database.close(),
     };
-    const watch = createCatalogWatch(database, file);
-    const writes = createBatchedWrites(db, failingRollbackTo, watch, { now: () => new Date('2026-11-24T12:00:00.000Z') });
+    const writer = createGroupWriter({ connect: async () => ({ database: failingRollbackTo, mark: openCommitMark(database, file), close() {} }) });
     const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 1, name, categoryId: 1, status: null } }];
-    const metadata = { recordedAt: '2026-11-24T12:00:00.000Z' };
+    const append = (name: string) => ({ streamId: 'pet-1', expected: 'no_stream' as const, events: event(name), metadata: { recordedAt: '2026-11-24T12:00:00.000Z' }, options: {} });
     try {
-      const outcomes = await Promise.allSettled([
-        writes.append('pet-1', 'no_stream', event('first'), metadata),
-        writes.append('pet-1', 'no_stream', event('second'), metadata),
-      ]);
-      for (const outcome of outcomes) {
-        assert.equal(outcome.status, 'rejected');
-        assert.ok((outcome as PromiseRejectedResult).reason instanceof StreamVersionConflict, String((outcome as PromiseRejectedResult).reason));
-      }
+      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends: [append('first'), append('second')], touchHealth: false, now: '2026-11-24T12:00:00.000Z' } });
+      assert.equal(reply.kind, 'failed');
+      assert.ok(fromCrossing((reply as Extract<GroupReply, { kind: 'failed' }>).error) instanceof StreamVersionConflict, JSON.stringify(reply));
       assert.deepEqual(await db.selectFrom('events').select('stream_id').execute(), [], 'the group as a whole was rolled back');
     } finally {
-      watch.close();
       await db.destroy();
       directory.remove();
     }

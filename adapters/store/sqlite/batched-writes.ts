@@ -1,15 +1,12 @@
-import type { Kysely, SqliteDatabase } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { AppendResult, Clock, EventStore, PetIds } from '../../../application/index.ts';
-import type { AppendRows } from '../append-plan.ts';
-import { appendAll } from '../append-group.ts';
-import type { GroupTransaction, PendingAppend } from '../append-group.ts';
-import type { PetRow } from '../pet-rows.ts';
-import type { PetStoreDatabase } from '../schema.ts';
+import type { PendingAppend } from '../append-group.ts';
 import type { CatalogWatch } from './commit-watch.ts';
-import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
+import type { GroupWriterChannel } from './group-writer-channel.ts';
+import { fromCrossing } from './group-writer.ts';
+import type { CommitRequest, GroupReply } from './group-writer.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
-import type { CommittedGroup, WriteObserver } from '../write-observer.ts';
+import type { WriteObserver } from '../write-observer.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
 export interface BatchedWrites {
@@ -23,20 +20,16 @@ export interface BatchedWrites {
    * clears the fault.
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
+  /** Runs `work` while no group is under way and none begins: a write of the store's own on another connection never meets a group's lock. */
+  besideGroups<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when every write asked for so far has committed or failed. */
   drain(): Promise<void>;
 }
 
 export interface BatchedWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
-  /** Opens the file again: how a connection that found it read-only (or could not open it) can write once it is writable. */
-  readonly reopen?: () => Promise<void>;
-  /** How long a group waits in all for the write lock another connection holds before its writes fail as busy. */
-  readonly lockWaitMs?: number;
 }
 
-/** Pauses between attempts at the write lock: short at first, then at most this. */
-const LOCK_RETRY_MAX_PAUSE_MS = 50;
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
 /** How long after the last failed group a successful write check may call the store writable. */
 const FAULT_QUIET_MS = 3_000;
@@ -51,66 +44,25 @@ interface PendingId {
 /**
  * Group commit: the writes asked for during one turn of the event loop share one `BEGIN IMMEDIATE`
  * transaction and one fsync, each append in its own savepoint (a failed one is rolled back and
- * rejected alone), and nobody is answered before the commit.
+ * rejected alone), and nobody is answered before the commit. The transaction runs on the group
+ * writer (`channel`, a thread with its own connection): SQLite's waits for the write lock and for the
+ * commit's fsync sleep there while the event loop serves reads; a group that waited the writer's
+ * busy timeout for the lock fails as busy, with everything asked meanwhile.
  *
  * A new pet's id is drawn in the transaction of the group that appends it: the group reads the
  * sequence once under the write lock, hands the ids out, and waits one turn of the event loop for
  * their appends (the use case decides and appends as soon as it has its id) before it commits.
  * Processes sharing the file never hand out one id twice, and a creation costs one commit.
  */
-export function createBatchedWrites(
-  db: Kysely<PetStoreDatabase>, database: SqliteDatabase, watch: CatalogWatch, clock: Clock, options: BatchedWritesOptions = {},
-): BatchedWrites {
-  const { observeWrite, reopen } = options;
-  const lockWaitMs = options.lockWaitMs ?? BUSY_TIMEOUT_MS;
-  // Prepared at each use through the connection's statement cache: a store opened without migrating
-  // (petstore migrate) may not have the tables yet, and a reopened connection has statements of its own.
-  const prepare = (text: string) => () => database.prepare(text);
-  const begin = prepare('begin immediate');
-  const commit = prepare('commit');
-  const rollback = prepare('rollback');
-  const savepoint = prepare('savepoint append');
-  const release = prepare('release append');
-  const rollbackTo = prepare('rollback to append');
-  const readLastId = prepare("select value from sequences where name = 'pet_id'");
-  const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
-  const streamVersion = prepare('select max(stream_version) as version from events where stream_id = ?');
-  const forgetExpired = prepare('delete from idempotency_keys where scope = ? and idempotency_key = ? and expires_at <= ?');
-  const remember = prepare('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values (?, ?, ?, ?, ?) on conflict do nothing');
-  const insertEvent = prepare('insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values (?, ?, ?, ?, ?, ?)');
-  const selectPet = prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id = ?');
-  const insertPet = prepare('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
-  const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
-  const touchHealth = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
-
-  /** The rows of the append plan, as prepared statements on the group's connection. */
-  const rows: AppendRows = {
-    streamVersion: (streamId) => (streamVersion().all([streamId])[0] as { version: number | null }).version ?? 0,
-    petRow: (id) => selectPet().all([id])[0] as PetRow | undefined,
-    remember(record, now) {
-      forgetExpired().run([record.scope, record.key, now]);
-      return Number(remember().run([record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]).changes) > 0;
-    },
-    writePet(row, isNew) {
-      if (isNew) insertPet().run([row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]);
-      else updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
-    },
-    insertEvents(events) {
-      let position = 0;
-      for (const event of events) {
-        position = Number(insertEvent().run([event.stream_id, event.stream_version, event.type, event.data, event.metadata, event.recorded_at]).lastInsertRowid);
-      }
-      return position;
-    },
-  };
-
+export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogWatch, clock: Clock, options: BatchedWritesOptions = {}): BatchedWrites {
+  const { observeWrite } = options;
   let appends: PendingAppend[] = [];
   let ids: PendingId[] = [];
   let checks: PendingId[] = [];
   let scheduled = false;
-  /** A group is waiting for the write lock: it takes what is asked for meanwhile. */
-  let waitingForLock = false;
-  const flushing = new Set<Promise<void>>();
+  /** The group under way, or the write beside groups: one at a time. */
+  let exclusive: Promise<unknown> = Promise.resolve();
+  let groups = 0;
   /** The fault the last group failed with, until a group commits. */
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
@@ -118,49 +70,26 @@ export function createBatchedWrites(
   let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
+  const asked = () => appends.length > 0 || ids.length > 0 || checks.length > 0;
+
+  function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const turn = exclusive.then(work);
+    exclusive = turn.catch(() => {});
+    return turn;
+  }
+
   function schedule(): void {
-    if (scheduled || waitingForLock) return;
+    if (scheduled) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      const flushed = flush();
-      flushing.add(flushed);
-      void flushed.then(() => flushing.delete(flushed));
+      groups += 1;
+      void oneAtATime(runGroup).finally(() => {
+        groups -= 1;
+        // What was asked for while this group was under way.
+        if (asked()) schedule();
+      });
     });
-  }
-
-  /**
-   * Commits what is asked for, as one group. SQLite waits for a lock by sleeping on the calling
-   * thread; here the connection is let go and the attempt repeated after a pause instead, so reads
-   * and probes go on meanwhile, until `lockWaitMs` have passed. Never rejects.
-   */
-  async function flush(): Promise<void> {
-    const began = performance.now();
-    let pause = 1;
-    try {
-      while ((await commitGroup()) === 'busy') {
-        if (performance.now() - began >= lockWaitMs) {
-          rejectEverythingAsked(sqliteSqlDialect.translateError(Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' })));
-          return;
-        }
-        waitingForLock = true;
-        await new Promise((resolve) => setTimeout(resolve, pause));
-        pause = Math.min(pause * 2, LOCK_RETRY_MAX_PAUSE_MS);
-      }
-    } finally {
-      waitingForLock = false;
-      // What was asked for while this group waited and did not join it.
-      if (appends.length > 0 || ids.length > 0 || checks.length > 0) schedule();
-    }
-  }
-
-  function rejectEverythingAsked(failure: unknown): void {
-    const everything = [...ids, ...appends, ...checks];
-    ids = [];
-    appends = [];
-    checks = [];
-    noteFailure(failure);
-    for (const waiting of everything) waiting.reject(failure);
   }
 
   function noteFailure(failure: unknown): void {
@@ -170,94 +99,71 @@ export function createBatchedWrites(
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
-  /** One attempt: 'busy' when another connection holds the write lock (nothing was taken). */
-  async function commitGroup(): Promise<'busy' | 'done'> {
-    let answers: (() => void)[] = [];
+  const translated = (reply: Extract<GroupReply, { kind: 'failed' }>) => sqliteSqlDialect.translateError(fromCrossing(reply.error));
+
+  /** One group, from taking the write lock to answering its writes. Never rejects. */
+  async function runGroup(): Promise<void> {
+    if (!asked()) return;
+    const waitingIds = ids;
+    const waitingChecks = checks;
+    ids = [];
+    checks = [];
     let taken: PendingAppend[] = [];
-    let waitingIds: PendingId[] = [];
-    let waitingChecks: PendingId[] = [];
-    let committed: CommittedGroup | undefined;
-    try {
-      const outcome = await db.connection().execute(async () => {
-        if (appends.length === 0 && ids.length === 0 && checks.length === 0) return 'done';
-        if (reopenWanted && reopen && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
-          lastReopen = Date.now();
-          reopenWanted = false;
-          await reopen();
-        }
-        try {
-          begin().run([]);
-        } catch (error) {
-          if (sqliteFault(error) === 'busy') return 'busy';
-          throw error;
-        }
-        waitingIds = ids;
-        ids = [];
-        waitingChecks = checks;
-        checks = [];
-        answers = await watch.around(async () => {
-          try {
-            await handOutIds(waitingIds);
-            taken = appends;
-            appends = [];
-            const began = performance.now();
-            const outcome = await appendAll(group, taken, clock.now());
-            if (waitingChecks.length > 0) touchHealth().run([clock.now().toISOString()]);
-            commit().run([]);
-            if (observeWrite) committed = { size: taken.length, began, committed: performance.now() };
-            return outcome;
-          } catch (error) {
-            try {
-              rollback().run([]);
-            } catch {
-              // SQLite may have rolled back already (e.g. after an I/O error).
-            }
-            throw error;
-          }
-        }, (outcome) => outcome.changes).then((outcome) => outcome.answers);
-        return 'done';
-      });
-      if (outcome === 'busy') return 'busy';
-    } catch (error) {
-      const failure = sqliteSqlDialect.translateError(error);
+    const reopen = reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS;
+    if (reopen) {
+      lastReopen = Date.now();
+      reopenWanted = false;
+    }
+    const commitRequest = (): CommitRequest => {
+      taken = appends;
+      appends = [];
+      return { kind: 'commit', appends: taken.map((write) => write.request), touchHealth: waitingChecks.length > 0, now: clock.now().toISOString() };
+    };
+    let reply: GroupReply;
+    if (waitingIds.length === 0) {
+      reply = await channel.send({ kind: 'begin', ids: 0, reopen, commit: commitRequest() });
+    } else {
+      reply = await channel.send({ kind: 'begin', ids: waitingIds.length, reopen });
+      if (reply.kind === 'begun') {
+        const first = reply.first;
+        waitingIds.forEach((id, index) => id.resolve(first + index));
+        // Their appends join this group: the use case appends as soon as it has its id.
+        await new Promise((resolve) => setImmediate(resolve));
+        reply = await channel.send(commitRequest());
+      }
+    }
+    if (reply.kind === 'busy') {
+      // The writer waited its busy timeout: what was asked meanwhile would wait as long again.
+      const failure = sqliteSqlDialect.translateError(Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' }));
+      const everything = [...waitingIds, ...taken, ...waitingChecks, ...ids, ...appends, ...checks];
+      ids = [];
+      appends = [];
+      checks = [];
+      noteFailure(failure);
+      for (const waiting of everything) waiting.reject(failure);
+      return;
+    }
+    if (reply.kind !== 'committed') {
+      const failure = reply.kind === 'failed' ? translated(reply) : new Error(`the group writer answered ${reply.kind}`);
       noteFailure(failure);
       // Ids already handed out stay with their callers (whose appends were in `taken`); rejecting them is a no-op.
       for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
-      return 'done';
+      return;
     }
     if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
-    if (committed) for (const write of taken) write.observed?.(committed);
-    for (const answer of answers) answer();
+    watch.committed(reply, reply.changes);
+    if (observeWrite) {
+      const group = { size: taken.length, began: reply.began - performance.timeOrigin, committed: reply.committed - performance.timeOrigin };
+      for (const write of taken) write.observed?.(group);
+    }
+    taken.forEach((write, index) => {
+      const outcome = reply.outcomes[index]!;
+      if ('result' in outcome) write.resolve(outcome.result);
+      else write.reject(sqliteSqlDialect.translateError(fromCrossing(outcome.error)));
+    });
     // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
-    return 'done';
   }
-
-  /** Draws the waiting ids under the write lock, then gives their appends one turn to join this group. */
-  async function handOutIds(waiting: readonly PendingId[]): Promise<void> {
-    if (waiting.length === 0) return;
-    let last = (readLastId().all([])[0] as { value: number }).value;
-    const first = last + 1;
-    last += waiting.length;
-    // Outside any savepoint: an id whose append fails stays taken, so it is never handed out again.
-    writeLastId().run([last]);
-    waiting.forEach((id, index) => id.resolve(first + index));
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-
-  /** The group's savepoints and rows on this connection: a fault of SQLite fails the group. */
-  const group: GroupTransaction = {
-    rows,
-    savepoints: {
-      savepoint: () => void savepoint().run([]),
-      release: () => void release().run([]),
-      rollbackTo() {
-        rollbackTo().run([]);
-        release().run([]);
-      },
-    },
-    failsGroup: (error) => sqliteFault(error) !== undefined,
-  };
 
   return {
     append(streamId, expected, events, metadata, options = {}) {
@@ -289,9 +195,10 @@ export function createBatchedWrites(
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },
+    besideGroups: (work) => oneAtATime(work),
     async drain() {
-      while (scheduled || flushing.size > 0 || appends.length > 0 || ids.length > 0 || checks.length > 0) {
-        if (flushing.size > 0) await Promise.all(flushing);
+      while (scheduled || groups > 0 || asked()) {
+        if (groups > 0) await exclusive;
         else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
         else schedule();
       }

@@ -9,11 +9,23 @@ export interface CatalogWatch extends CatalogChanges {
    * anything that was not the store's first, then runs the write, then reports the pets it changed.
    */
   around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T>;
+  /**
+   * A commit of the store's own made on another connection (the writer thread): `marks.before` read under
+   * its write lock before it wrote, `marks.after` right after it committed (empty when another connection
+   * may have committed between). Reports anything else seen since the last mark, then the pets it changed.
+   */
+  committed(marks: OwnCommitMarks, changes: readonly PetChange[]): void;
   close(): void;
 }
 
+/** The marks around one commit of the store's own. */
+export interface OwnCommitMarks {
+  readonly before: Uint8Array;
+  readonly after: Uint8Array;
+}
+
 /** Something that changes whenever a commit becomes visible on the file, compared as bytes. */
-interface CommitMark {
+export interface CommitMark {
   /** The current mark, valid until the next read (copy it to keep it). */
   read(): Buffer;
   close(): void;
@@ -23,6 +35,12 @@ interface CommitMark {
 // connection of every process rewrites it on each commit (a change counter, the last frame, salts and
 // checksums), and a commit is visible to readers only once it is rewritten.
 const WAL_INDEX_HEADER_BYTES = 48;
+
+/** The file's commit mark as seen from `database`: its WAL-index header, or statements without a -shm file. */
+export function openCommitMark(database: SqliteDatabase, file: string): CommitMark {
+  const journalMode = (database.prepare('pragma journal_mode').all([])[0] as { journal_mode: string }).journal_mode;
+  return (journalMode === 'wal' ? walIndexHeader(file) : undefined) ?? statementMark(database);
+}
 
 /** Reads the WAL-index header: one pread, no lock, a third of what `PRAGMA data_version` costs. */
 function walIndexHeader(file: string): CommitMark | undefined {
@@ -60,9 +78,8 @@ function statementMark(database: SqliteDatabase): CommitMark {
  * in any process, including writes that went around the store; the store's own writes are bracketed by
  * `around` and reported precisely, anything else as "anything may have changed".
  */
-export function createCatalogWatch(database: SqliteDatabase, file: string): CatalogWatch {
-  const journalMode = (database.prepare('pragma journal_mode').all([])[0] as { journal_mode: string }).journal_mode;
-  const mark = (journalMode === 'wal' ? walIndexHeader(file) : undefined) ?? statementMark(database);
+export function createCatalogWatch(database: SqliteDatabase, file: string, published?: PublishedMarks): CatalogWatch {
+  const mark = openCommitMark(database, file);
   // Prepared through the store's cache at each use: the store may reopen its connection after a fault.
   const readDataVersion = () => (database.prepare('pragma data_version').all([])[0] as { data_version: number }).data_version;
   const listeners: CatalogListener[] = [];
@@ -82,8 +99,11 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
       return;
     }
     if (now.equals(seen)) return;
+    // The writer thread's latest commit and nothing else: its answer, on its way, reports what it changed.
+    const own = published?.read();
+    const onlyOwn = own !== undefined && own.before.equals(seen) && own.after.equals(now);
     seen = Buffer.from(now);
-    tell(undefined);
+    if (!onlyOwn) tell(undefined);
   };
 
   /**
@@ -122,6 +142,55 @@ export function createCatalogWatch(database: SqliteDatabase, file: string): Cata
       if (changed.length > 0) tell(changed);
       return result;
     },
+    committed({ before, after }, changes) {
+      if (after.length === 0) {
+        seen = Buffer.alloc(0);
+        tell(undefined);
+      } else if (!seen.equals(after)) {
+        if (!seen.equals(before)) tell(undefined);
+        seen = Buffer.from(after);
+      }
+      if (changes.length > 0) tell(changes);
+    },
     close: () => mark.close(),
+  };
+}
+
+/** The longest mark `PublishedMarks` holds: the WAL-index header, or a statement mark's text. */
+const PUBLISHED_MARK_BYTES = 64;
+
+/**
+ * The marks of the writer thread's latest commit, shared with the main thread as soon as it has
+ * committed (before its answer arrives), so that a look at the file in between is not taken for
+ * someone else's commit. A sequence number, odd while they are being written, keeps a read whole.
+ */
+export interface PublishedMarks {
+  readonly buffer: SharedArrayBuffer;
+  publish(marks: OwnCommitMarks): void;
+  /** The latest marks, or undefined when none are published or they are being written this instant. */
+  read(): { before: Buffer; after: Buffer } | undefined;
+}
+
+export function publishedMarks(buffer = new SharedArrayBuffer(16 + 2 * PUBLISHED_MARK_BYTES)): PublishedMarks {
+  const words = new Int32Array(buffer, 0, 4);
+  const bytes = new Uint8Array(buffer, 16);
+  return {
+    buffer,
+    publish({ before, after }) {
+      if (before.length > PUBLISHED_MARK_BYTES || after.length > PUBLISHED_MARK_BYTES) return;
+      Atomics.add(words, 0, 1);
+      bytes.set(before, 0);
+      bytes.set(after, PUBLISHED_MARK_BYTES);
+      Atomics.store(words, 1, before.length);
+      Atomics.store(words, 2, after.length);
+      Atomics.add(words, 0, 1);
+    },
+    read() {
+      const sequence = Atomics.load(words, 0);
+      if (sequence === 0 || sequence % 2 === 1) return undefined;
+      const before = Buffer.from(bytes.subarray(0, Atomics.load(words, 1)));
+      const after = Buffer.from(bytes.subarray(PUBLISHED_MARK_BYTES, PUBLISHED_MARK_BYTES + Atomics.load(words, 2)));
+      return Atomics.load(words, 0) === sequence ? { before, after } : undefined;
+    },
   };
 }

@@ -138,7 +138,8 @@ async function openWhenFree(path: string, driver: SqliteDriverName): Promise<Sql
   }
 }
 
-async function openConfigured(path: string, driver: SqliteDriverName, busyTimeoutMs: number): Promise<SqliteConnection> {
+/** Opens a connection with the settings every connection needs: WAL, synchronous=FULL, foreign keys, the busy timeout. */
+export async function openConfigured(path: string, driver: SqliteDriverName, busyTimeoutMs: number): Promise<SqliteConnection> {
   const connection = await openSqliteConnection(path, driver);
   try {
     connection.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);

@@ -7,10 +7,12 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
 import { petFromRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
-import { createCatalogWatch } from './commit-watch.ts';
+import { createCatalogWatch, publishedMarks } from './commit-watch.ts';
 import { createBatchedWrites } from './batched-writes.ts';
+import { groupWriterInProcess, groupWriterThread } from './group-writer-channel.ts';
+import type { GroupWriterThreadData } from './group-writer-thread.ts';
 import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
-import { openSqlite } from './open-sqlite.ts';
+import { BUSY_TIMEOUT_MS, openSqlite } from './open-sqlite.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
 import type { WriteObserver } from '../write-observer.ts';
@@ -25,8 +27,10 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
   readonly busyTimeoutMs?: number;
-  /** See `BatchedWritesOptions.lockWaitMs` (default BUSY_TIMEOUT_MS). */
+  /** How long a group waits for the write lock another connection holds before its writes fail as busy (default BUSY_TIMEOUT_MS). */
   readonly lockWaitMs?: number;
+  /** See `GroupWriterThreadData.holdCommits`. */
+  readonly holdCommits?: GroupWriterThreadData['holdCommits'];
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
 }
@@ -37,16 +41,20 @@ export interface SqlitePetStoreOptions {
  * streams of one turn of the event loop), a precompiled listing, and a watch on the file that reports every commit.
  */
 export async function openSqlitePetStore(path: string, options: SqlitePetStoreOptions = {}): Promise<SqlitePetStore> {
-  const { db, database, reopen } = await openSqlite(path, {
+  const { db, database, driver } = await openSqlite(path, {
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.checkAtOpen === undefined ? {} : { checkAtOpen: options.checkAtOpen }),
   });
   const clock = options.clock ?? { now: () => new Date() };
-  const changes = createCatalogWatch(database, path);
-  const writes = createBatchedWrites(db, database, changes, clock, {
-    observeWrite: options.observeWrite, reopen, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+  const marks = publishedMarks();
+  const changes = createCatalogWatch(database, path, marks);
+  // The commits run on a thread of their own; only a memory database, which no other connection can open, writes here.
+  const writer = path === ':memory:' ? groupWriterInProcess(database) : groupWriterThread({
+    file: path, driver, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS, marks: marks.buffer,
+    ...(options.holdCommits ? { holdCommits: options.holdCommits } : {}),
   });
+  const writes = createBatchedWrites(writer, changes, clock, { observeWrite: options.observeWrite });
   const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
@@ -56,6 +64,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     list: precompiledListing(db),
     async close() {
       await writes.drain();
+      await writer.close();
       commits.close();
       changes.close();
       await db.destroy();
@@ -65,7 +74,8 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     ...store,
     changes,
     // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
-    writeAside: (work) => db.connection().execute((connection) => changes.around(() => work(connection), () => [])),
+    // Between groups, so that it never meets the writer thread's lock.
+    writeAside: (work) => writes.besideGroups(() => db.connection().execute((connection) => changes.around(() => work(connection), () => []))),
   };
 }
 

@@ -1,0 +1,57 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { openCommitMark, publishedMarks } from './commit-watch.ts';
+import { createGroupWriter } from './group-writer.ts';
+import type { GroupRequest } from './group-writer.ts';
+import { openConfigured } from './open-sqlite.ts';
+import type { SqliteDriverName } from './sqlite-connection.ts';
+import { withStatementCache } from './sqlite-kysely-dialect.ts';
+
+/** What the store gives its writer thread (see group-writer-channel.ts). */
+export interface GroupWriterThreadData {
+  readonly file: string;
+  readonly driver: SqliteDriverName;
+  /** SQLite's busy timeout on this thread: how long a group waits for a write lock another connection holds. */
+  readonly lockWaitMs: number;
+  /** See `PublishedMarks`. */
+  readonly marks: SharedArrayBuffer;
+  /** For tests: while its first word is 0, each COMMIT waits (at most `holdMs`), its second word 1 meanwhile. */
+  readonly holdCommits?: { readonly gate: SharedArrayBuffer; readonly holdMs: number };
+}
+
+// The store's group writer on a thread of its own: SQLite's waits (for the write lock, for the commit's
+// fsync) sleep here, never on the event loop.
+const data = workerData as GroupWriterThreadData;
+const marks = publishedMarks(data.marks);
+const gate = data.holdCommits ? new Int32Array(data.holdCommits.gate) : undefined;
+const writer = createGroupWriter({
+  async connect() {
+    const connection = await openConfigured(data.file, data.driver, data.lockWaitMs);
+    const database = withStatementCache(connection);
+    try {
+      const mark = openCommitMark(database, data.file);
+      return {
+        database,
+        mark,
+        close() {
+          mark.close();
+          database.close();
+        },
+      };
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  },
+  published: marks.publish,
+  ...(gate ? {
+    beforeCommit() {
+      Atomics.store(gate, 1, 1);
+      Atomics.wait(gate, 0, 0, data.holdCommits!.holdMs);
+      Atomics.store(gate, 1, 0);
+    },
+  } : {}),
+});
+
+parentPort!.on('message', (request: GroupRequest) => {
+  void writer.handle(request).then((reply) => parentPort!.postMessage(reply));
+});

@@ -1,0 +1,217 @@
+import type { SqliteDatabase } from 'kysely';
+import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
+import type { AppendResult } from '../../../application/index.ts';
+import { appendAll } from '../append-group.ts';
+import type { GroupTransaction, PendingAppend } from '../append-group.ts';
+import type { AppendRequest, AppendRows } from '../append-plan.ts';
+import type { PetChange } from '../catalog-changes.ts';
+import type { PetRow } from '../pet-rows.ts';
+import type { CommitMark, OwnCommitMarks } from './commit-watch.ts';
+import { sqliteFault } from './sqlite-sql-dialect.ts';
+
+/**
+ * The messages between the store and its group writer (a worker thread, see group-writer-thread.ts).
+ * A group is `begin` (takes the write lock, draws `ids` new pet ids) then `commit` (the appends, the
+ * health row, COMMIT); without ids, `begin` carries the `commit` and the group is one round trip.
+ */
+export type GroupRequest =
+  | { readonly kind: 'begin'; readonly ids: number; readonly reopen: boolean; readonly commit?: CommitRequest }
+  | CommitRequest;
+
+export interface CommitRequest {
+  readonly kind: 'commit';
+  readonly appends: readonly AppendRequest[];
+  /** Touches the store_health row: a write check (see BatchedWrites.checkWrites). */
+  readonly touchHealth: boolean;
+  /** The store's clock, read on the main thread. */
+  readonly now: string;
+}
+
+export type GroupReply =
+  /** The write lock stayed taken for the whole busy timeout: nothing was written. */
+  | { readonly kind: 'busy' }
+  /** The group failed and was rolled back. */
+  | { readonly kind: 'failed'; readonly error: CrossingError }
+  /** The write lock is held and the ids from `first` on are drawn; `commit` is awaited. */
+  | { readonly kind: 'begun'; readonly first: number }
+  | CommittedReply;
+
+export interface CommittedReply extends OwnCommitMarks {
+  readonly kind: 'committed';
+  /** Each append's outcome, in the order asked. */
+  readonly outcomes: readonly ({ readonly result: AppendResult } | { readonly error: CrossingError })[];
+  readonly changes: readonly PetChange[];
+  /** When the appends began to run and when COMMIT returned, as `performance.timeOrigin + performance.now()`. */
+  readonly began: number;
+  readonly committed: number;
+}
+
+/** An error as it crosses between threads: the application's errors of an append by their fields, others by message and code. */
+export type CrossingError =
+  | { readonly conflict: { readonly streamId: string; readonly expected: number | 'no_stream'; readonly actual: number } }
+  | { readonly keyTaken: { readonly scope: string; readonly key: string } }
+  | { readonly message: string; readonly code?: string };
+
+export function toCrossing(error: unknown): CrossingError {
+  if (error instanceof StreamVersionConflict) return { conflict: { streamId: error.streamId, expected: error.expected, actual: error.actual } };
+  if (error instanceof IdempotencyKeyTaken) return { keyTaken: { scope: error.scope, key: error.key } };
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  return { message: String(message ?? error), ...(typeof code === 'string' ? { code } : {}) };
+}
+
+/** The error again, as the driver or the application raised it (not yet translated). */
+export function fromCrossing(error: CrossingError): Error {
+  if ('conflict' in error) return new StreamVersionConflict(error.conflict.streamId, error.conflict.expected, error.conflict.actual);
+  if ('keyTaken' in error) return new IdempotencyKeyTaken(error.keyTaken.scope, error.keyTaken.key);
+  return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
+}
+
+/** A connection of the writer's own, with the file's commit mark as seen through it. */
+export interface WriterConnection {
+  /** Prepared through a statement cache at each use. */
+  readonly database: SqliteDatabase;
+  readonly mark: CommitMark;
+  close(): void;
+}
+
+export interface GroupWriterOptions {
+  /** Opens the writer's connection: at the first group, and again when a group asks for it (after the file was found unwritable). */
+  readonly connect: () => Promise<WriterConnection>;
+  /** Told the marks of each commit as soon as it returned (see `PublishedMarks`). */
+  readonly published?: (marks: OwnCommitMarks) => void;
+  /** For tests: runs just before each COMMIT, to hold a group there. */
+  readonly beforeCommit?: () => void;
+}
+
+/**
+ * Runs the store's group transactions on one connection: each `begin` and `commit` request of a
+ * group in turn, answering each. Every row of an append is `executeAppend`'s (through `appendAll`),
+ * as prepared statements here; faults come back untranslated, for the store to translate once.
+ */
+export function createGroupWriter(options: GroupWriterOptions): { handle(request: GroupRequest): Promise<GroupReply> } {
+  let connection: WriterConnection | undefined;
+  let before: Uint8Array = new Uint8Array();
+  let versionAtBegin = 0;
+  // Prepared at each use through the connection's statement cache: a reopened connection has statements of its own.
+  const prepare = (text: string) => () => connection!.database.prepare(text);
+  const begin = prepare('begin immediate');
+  const commit = prepare('commit');
+  const rollback = prepare('rollback');
+  const savepoint = prepare('savepoint append');
+  const release = prepare('release append');
+  const rollbackTo = prepare('rollback to append');
+  const dataVersion = prepare('pragma data_version');
+  const readLastId = prepare("select value from sequences where name = 'pet_id'");
+  const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
+  const streamVersion = prepare('select max(stream_version) as version from events where stream_id = ?');
+  const forgetExpired = prepare('delete from idempotency_keys where scope = ? and idempotency_key = ? and expires_at <= ?');
+  const remember = prepare('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values (?, ?, ?, ?, ?) on conflict do nothing');
+  const insertEvent = prepare('insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values (?, ?, ?, ?, ?, ?)');
+  const selectPet = prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id = ?');
+  const insertPet = prepare('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
+  const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
+  const touchHealth = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
+  const readDataVersion = () => (dataVersion().all([])[0] as { data_version: number }).data_version;
+
+  /** The rows of the append plan, as prepared statements on the writer's connection. */
+  const rows: AppendRows = {
+    streamVersion: (streamId) => (streamVersion().all([streamId])[0] as { version: number | null }).version ?? 0,
+    petRow: (id) => selectPet().all([id])[0] as PetRow | undefined,
+    remember(record, now) {
+      forgetExpired().run([record.scope, record.key, now]);
+      return Number(remember().run([record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]).changes) > 0;
+    },
+    writePet(row, isNew) {
+      if (isNew) insertPet().run([row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]);
+      else updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
+    },
+    insertEvents(events) {
+      let position = 0;
+      for (const event of events) {
+        position = Number(insertEvent().run([event.stream_id, event.stream_version, event.type, event.data, event.metadata, event.recorded_at]).lastInsertRowid);
+      }
+      return position;
+    },
+  };
+
+  /** The group's savepoints and rows on this connection: a fault of SQLite fails the group. */
+  const group: GroupTransaction = {
+    rows,
+    savepoints: {
+      savepoint: () => void savepoint().run([]),
+      release: () => void release().run([]),
+      rollbackTo() {
+        rollbackTo().run([]);
+        release().run([]);
+      },
+    },
+    failsGroup: (error) => sqliteFault(error) !== undefined,
+  };
+
+  function rollBack(): void {
+    try {
+      rollback().run([]);
+    } catch {
+      // SQLite may have rolled back already (e.g. after an I/O error), or nothing was begun.
+    }
+  }
+
+  async function beginGroup(ids: number, reopen: boolean): Promise<GroupReply> {
+    if (reopen || !connection) {
+      connection?.close();
+      connection = undefined;
+      connection = await options.connect();
+    }
+    try {
+      begin().run([]);
+    } catch (error) {
+      // The busy timeout has passed: SQLite waited for the lock by sleeping on this thread.
+      if (sqliteFault(error) === 'busy') return { kind: 'busy' };
+      throw error;
+    }
+    // Under the write lock no other connection commits: this is the mark the group's commit follows.
+    versionAtBegin = readDataVersion();
+    before = Uint8Array.from(connection.mark.read());
+    if (ids === 0) return { kind: 'begun', first: 0 };
+    const last = (readLastId().all([])[0] as { value: number }).value;
+    // Outside any savepoint: an id whose append fails stays taken, so it is never handed out again.
+    writeLastId().run([last + ids]);
+    return { kind: 'begun', first: last + 1 };
+  }
+
+  async function commitGroup({ appends, touchHealth: touch, now }: CommitRequest): Promise<GroupReply> {
+    const outcomes: ({ result: AppendResult } | { error: CrossingError })[] = new Array(appends.length);
+    const pending: PendingAppend[] = appends.map((request, index) => ({
+      request,
+      resolve: (result) => void (outcomes[index] = { result }),
+      reject: (error) => void (outcomes[index] = { error: toCrossing(error) }),
+      observed: undefined,
+    }));
+    const began = performance.timeOrigin + performance.now();
+    const outcome = await appendAll(group, pending, new Date(now));
+    if (touch) touchHealth().run([now]);
+    options.beforeCommit?.();
+    commit().run([]);
+    const committed = performance.timeOrigin + performance.now();
+    let after: Uint8Array = Uint8Array.from(connection!.mark.read());
+    // Read after the mark: had another connection committed since ours, data_version would have moved.
+    if (readDataVersion() !== versionAtBegin) after = new Uint8Array();
+    else options.published?.({ before, after });
+    for (const answer of outcome.answers) answer();
+    return { kind: 'committed', outcomes, changes: outcome.changes, before, after, began, committed };
+  }
+
+  return {
+    async handle(request) {
+      try {
+        if (request.kind === 'commit') return await commitGroup(request);
+        const begun = await beginGroup(request.ids, request.reopen);
+        if (begun.kind !== 'begun' || !request.commit) return begun;
+        return await commitGroup(request.commit);
+      } catch (error) {
+        if (connection) rollBack();
+        return { kind: 'failed', error: toCrossing(error) };
+      }
+    },
+  };
+}
