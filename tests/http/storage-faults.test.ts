@@ -7,7 +7,7 @@ import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connect
 import { capturedLog } from '../support/captured-log.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
-import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
+import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';
 
 const pet = (name: string) => ({ name, categoryId: 1, status: 'available' });
@@ -51,10 +51,10 @@ describe('storage faults on SQLite', () => {
     try {
       assert.equal((await api.createPet(pet('before'))).status, 201);
       // SQLite's own limit on the file's pages answers SQLITE_FULL exactly as a full filesystem does; the
-      // limit holds per connection, so it is set on the service's own.
-      const serviceDb = (api.service.store as SqlPetStore).db;
-      const { page_count: pages } = (await sql<{ page_count: number }>`pragma page_count`.execute(serviceDb)).rows[0]!;
-      await sql.raw(`pragma max_page_count = ${pages}`).execute(serviceDb);
+      // limit holds per connection, so it is set on the one the service's writes commit on.
+      const store = api.service.store as SqlitePetStore;
+      const { page_count: pages } = (await sql<{ page_count: number }>`pragma page_count`.execute(store.db)).rows[0]!;
+      await store.writerPragma(`max_page_count = ${pages}`);
       const big = 'x'.repeat(180);
       const statuses = new Map<number, number>();
       let readyDuringFault: Promise<Response> | undefined;
@@ -82,7 +82,7 @@ describe('storage faults on SQLite', () => {
       assert.equal(log.lines.filter((line) => /storage fault/.test(line.msg)).length, 1, 'the fault said once');
       assert.ok(!text.some((line) => line.includes('    at ')), 'no stack trace');
 
-      await sql.raw('pragma max_page_count = 1073741823').execute(serviceDb);
+      await store.writerPragma('max_page_count = 1073741823');
       assert.equal((await api.createPet(pet('after'))).status, 201, 'writes again without a restart');
       assert.equal((await readyzUntil(api, 200)).status, 200);
     } finally {

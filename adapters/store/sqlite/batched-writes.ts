@@ -22,6 +22,8 @@ export interface BatchedWrites {
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /** Runs `work` while no group is under way and none begins: a write of the store's own on another connection never meets a group's lock. */
   besideGroups<T>(work: () => Promise<T>): Promise<T>;
+  /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between groups. */
+  writerPragma(pragma: string): Promise<void>;
   /** Resolves when every write asked for so far has committed or failed. */
   drain(): Promise<void>;
 }
@@ -196,6 +198,10 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       return outcome;
     },
     besideGroups: (work) => oneAtATime(work),
+    writerPragma: (pragma) => oneAtATime(async () => {
+      const reply = await channel.send({ kind: 'pragma', pragma });
+      if (reply.kind === 'failed') throw translated(reply);
+    }),
     async drain() {
       while (scheduled || groups > 0 || asked()) {
         if (groups > 0) await exclusive;

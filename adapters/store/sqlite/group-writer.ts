@@ -16,7 +16,9 @@ import { sqliteFault } from './sqlite-sql-dialect.ts';
  */
 export type GroupRequest =
   | { readonly kind: 'begin'; readonly ids: number; readonly reopen: boolean; readonly commit?: CommitRequest }
-  | CommitRequest;
+  | CommitRequest
+  /** A setting that holds per connection (`max_page_count`), given outside any group; answered `done`. */
+  | { readonly kind: 'pragma'; readonly pragma: string };
 
 export interface CommitRequest {
   readonly kind: 'commit';
@@ -34,6 +36,7 @@ export type GroupReply =
   | { readonly kind: 'failed'; readonly error: CrossingError }
   /** The write lock is held and the ids from `first` on are drawn; `commit` is awaited. */
   | { readonly kind: 'begun'; readonly first: number }
+  | { readonly kind: 'done' }
   | CommittedReply;
 
 export interface CommittedReply extends OwnCommitMarks {
@@ -156,12 +159,17 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     }
   }
 
-  async function beginGroup(ids: number, reopen: boolean): Promise<GroupReply> {
+  async function connected(reopen: boolean): Promise<WriterConnection> {
     if (reopen || !connection) {
       connection?.close();
       connection = undefined;
       connection = await options.connect();
     }
+    return connection;
+  }
+
+  async function beginGroup(ids: number, reopen: boolean): Promise<GroupReply> {
+    const { mark } = await connected(reopen);
     try {
       begin().run([]);
     } catch (error) {
@@ -171,7 +179,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     }
     // Under the write lock no other connection commits: this is the mark the group's commit follows.
     versionAtBegin = readDataVersion();
-    before = Uint8Array.from(connection.mark.read());
+    before = Uint8Array.from(mark.read());
     if (ids === 0) return { kind: 'begun', first: 0 };
     const last = (readLastId().all([])[0] as { value: number }).value;
     // Outside any savepoint: an id whose append fails stays taken, so it is never handed out again.
@@ -205,6 +213,10 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     async handle(request) {
       try {
         if (request.kind === 'commit') return await commitGroup(request);
+        if (request.kind === 'pragma') {
+          (await connected(false)).database.prepare(`pragma ${request.pragma}`).all([]);
+          return { kind: 'done' };
+        }
         const begun = await beginGroup(request.ids, request.reopen);
         if (begun.kind !== 'begun' || !request.commit) return begun;
         return await commitGroup(request.commit);

@@ -19,6 +19,8 @@ import type { WriteObserver } from '../write-observer.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
+  /** See `BatchedWrites.writerPragma`: the connection the store's appends commit on is not `db`'s. */
+  writerPragma(pragma: string): Promise<void>;
 }
 
 export interface SqlitePetStoreOptions {
@@ -73,6 +75,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   return {
     ...store,
     changes,
+    writerPragma: writes.writerPragma,
     // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
     // Between groups, so that it never meets the writer thread's lock.
     writeAside: (work) => writes.besideGroups(() => db.connection().execute((connection) => changes.around(() => work(connection), () => []))),
