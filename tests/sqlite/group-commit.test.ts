@@ -141,3 +141,32 @@ describe('SQLite catalogue watch without a -shm file (an in-memory database)', (
     }
   });
 });
+
+describe('SQLite commits on the writer thread', () => {
+  it('leave the event loop free: while a commit is held on the thread, reads answer and timers run, and the write answers only once committed', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
+    const gate = new SharedArrayBuffer(8);
+    const words = new Int32Array(gate);
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000 } });
+    try {
+      let settled = false;
+      const writing = addPet(store, { name: 'held', categoryId: 1 }).finally(() => (settled = true));
+      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
+        assert.ok(look < 1000, 'the commit never waited on the writer thread');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.deepEqual(await store.catalog.list({ limit: 10 }), [], 'a read answers, and sees nothing not yet committed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(settled, false, 'the write waits for its commit');
+      Atomics.store(words, 0, 1);
+      Atomics.notify(words, 0);
+      const pet = await writing;
+      assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.id), [pet.id]);
+    } finally {
+      Atomics.store(words, 0, 1);
+      Atomics.notify(words, 0);
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});

@@ -66,9 +66,9 @@ function spawn(workerData: GroupWriterThreadData): Worker {
  * The group writer on the calling thread, on the store's own connection: for an in-memory database,
  * which no other connection can open. Its commits block the event loop, as a memory database's cost nothing.
  */
-export function groupWriterInProcess(database: SqliteDatabase): GroupWriterChannel {
+export function groupWriterInProcess(database: SqliteDatabase, file: string): GroupWriterChannel {
   const writer = createGroupWriter({
-    connect: async () => ({ database, mark: openCommitMark(database, ':memory:'), close() {} }),
+    connect: async () => ({ database, mark: openCommitMark(database, file), close() {} }),
   });
   return {
     send: (request) => writer.handle(request),

@@ -52,7 +52,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   const marks = publishedMarks();
   const changes = createCatalogWatch(database, path, marks);
   // The commits run on a thread of their own; only a memory database, which no other connection can open, writes here.
-  const writer = path === ':memory:' ? groupWriterInProcess(database) : groupWriterThread({
+  const writer = path === ':memory:' ? groupWriterInProcess(database, path) : groupWriterThread({
     file: path, driver, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS, marks: marks.buffer,
     ...(options.holdCommits ? { holdCommits: options.holdCommits } : {}),
   });
