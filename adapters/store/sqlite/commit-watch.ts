@@ -11,8 +11,9 @@ export interface CatalogWatch extends CatalogChanges {
   around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T>;
   /**
    * A commit of the store's own made on another connection (the writer thread): `marks.before` read under
-   * its write lock before it wrote, `marks.after` right after it committed (empty when another connection
-   * may have committed between). Reports anything else seen since the last mark, then the pets it changed.
+   * its write lock before it wrote, `marks.after` right after it committed (either empty when unknown: it
+   * could not be read, or another connection may have committed between). Reports anything else seen
+   * since the last mark, then the pets it changed.
    */
   committed(marks: OwnCommitMarks, changes: readonly PetChange[]): void;
   close(): void;
@@ -143,7 +144,7 @@ export function createCatalogWatch(database: SqliteDatabase, file: string, publi
       return result;
     },
     committed({ before, after }, changes) {
-      if (after.length === 0) {
+      if (before.length === 0 || after.length === 0) {
         seen = Buffer.alloc(0);
         tell(undefined);
       } else if (!seen.equals(after)) {

@@ -151,6 +151,15 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     failsGroup: (error) => sqliteFault(error) !== undefined,
   };
 
+  /** The file's commit mark now, or an empty one (unknown) when it cannot be read. */
+  function readMark(mark: CommitMark): Uint8Array {
+    try {
+      return Uint8Array.from(mark.read());
+    } catch {
+      return new Uint8Array();
+    }
+  }
+
   function rollBack(): void {
     try {
       rollback().run([]);
@@ -179,7 +188,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     }
     // Under the write lock no other connection commits: this is the mark the group's commit follows.
     versionAtBegin = readDataVersion();
-    before = Uint8Array.from(mark.read());
+    before = readMark(mark);
     if (ids === 0) return { kind: 'begun', first: 0 };
     const last = (readLastId().all([])[0] as { value: number }).value;
     // Outside any savepoint: an id whose append fails stays taken, so it is never handed out again.
@@ -201,10 +210,16 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     options.beforeCommit?.();
     commit().run([]);
     const committed = performance.timeOrigin + performance.now();
-    let after: Uint8Array = Uint8Array.from(connection!.mark.read());
-    // Read after the mark: had another connection committed since ours, data_version would have moved.
-    if (readDataVersion() !== versionAtBegin) after = new Uint8Array();
-    else options.published?.({ before, after });
+    // Committed: nothing from here on fails the group. An unreadable mark is an unknown one, and the
+    // store then takes the commit for "anything may have changed".
+    let after = readMark(connection!.mark);
+    try {
+      // Read after the mark: had another connection committed since ours, data_version would have moved.
+      if (readDataVersion() !== versionAtBegin) after = new Uint8Array();
+    } catch {
+      after = new Uint8Array();
+    }
+    if (before.length > 0 && after.length > 0) options.published?.({ before, after });
     for (const answer of outcome.answers) answer();
     return { kind: 'committed', outcomes, changes: outcome.changes, before, after, began, committed };
   }
