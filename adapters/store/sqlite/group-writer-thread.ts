@@ -52,6 +52,6 @@ const writer = createGroupWriter({
   } : {}),
 });
 
-parentPort!.on('message', (request: GroupRequest) => {
-  void writer.handle(request).then((reply) => parentPort!.postMessage(reply));
+parentPort!.on('message', (request: string) => {
+  void writer.handle(JSON.parse(request) as GroupRequest).then((reply) => parentPort!.postMessage(reply));
 });
