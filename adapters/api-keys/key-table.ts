@@ -4,6 +4,7 @@ import type { ApiKeyTable } from './key-verifier.ts';
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
 import type { PetStoreDatabase } from '../store/schema.ts';
+import type { SqlPetStore } from '../store/sql-pet-store.ts';
 
 export interface ApiKeyRecord {
   readonly id: number;
@@ -21,8 +22,12 @@ export interface ManagedApiKeys extends ApiKeyTable {
   count(): Promise<number>;
 }
 
-/** The key table: hashes only. */
-export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): ManagedApiKeys {
+/**
+ * The key table: hashes only. Writes go through `writeAside` where the store gives one (SQLite: on its
+ * writer, beside its groups, see `SqlPetStore.writeAside`).
+ */
+export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, writeAside?: SqlPetStore['writeAside']): ManagedApiKeys {
+  const write = writeAside ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const listener of listeners) listener();
@@ -38,11 +43,11 @@ export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
     },
     async create(label, now) {
       const key = generateApiKey();
-      const row = await db
+      const row = await write((on) => on
         .insertInto('api_keys')
         .values({ key_hash: sha256Hex(key), label, created_at: now.toISOString(), revoked_at: null })
         .returning('id')
-        .executeTakeFirstOrThrow();
+        .executeTakeFirstOrThrow());
       changed();
       return { id: row.id, key };
     },
@@ -51,12 +56,12 @@ export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
       return rows.map((row) => ({ id: row.id, label: row.label, createdAt: row.created_at, revokedAt: row.revoked_at }));
     },
     async revoke(id, now) {
-      const result = await db
+      const result = await write((on) => on
         .updateTable('api_keys')
         .set({ revoked_at: now.toISOString() })
         .where('id', '=', id)
         .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+        .executeTakeFirst());
       changed();
       return result.numUpdatedRows > 0n;
     },

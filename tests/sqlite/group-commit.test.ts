@@ -13,6 +13,7 @@ import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-stor
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import type { PetChange } from '../../adapters/store/catalog-changes.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
 const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));
@@ -143,6 +144,25 @@ describe('SQLite catalogue watch without a -shm file (an in-memory database)', (
 });
 
 describe('SQLite commits on the writer thread', () => {
+  it('write nothing on the store\'s own connection: opened to read only, it serves the writes of the store all the same', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-reads-only-'));
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { readsOnly: true });
+    try {
+      const pet = await addPet(store, { name: 'written elsewhere', categoryId: 1 });
+      await changePetStatus(store, { id: pet.id, status: 'sold' });
+      const subscriptions = createSqlWebhookSubscriptions(store);
+      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, new Date());
+      assert.equal(await subscriptions.lease(subscription.id, 'a', new Date(), new Date(Date.now() + 10_000)), true);
+      assert.equal(await store.checkWrites!(), undefined);
+      assert.equal((await store.catalog.get(pet.id))!.pet.status, 'sold');
+      await assert.rejects(sql`update pets set name = 'around'`.execute(store.db), /readonly|read-only/i, 'the connection itself refuses writes');
+    } finally {
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+
   it('leave the event loop free: while a commit is held on the thread, reads answer and timers run, and the write answers only once committed', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
     const gate = new SharedArrayBuffer(8);

@@ -1,11 +1,14 @@
+import { Kysely } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { AppendResult, Clock, EventStore, PetIds } from '../../../application/index.ts';
 import type { PendingAppend } from '../append-group.ts';
+import type { PetStoreDatabase } from '../schema.ts';
 import type { CatalogWatch } from './commit-watch.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 import { fromCrossing } from './group-writer.ts';
 import type { CommitRequest, GroupReply } from './group-writer.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
@@ -20,8 +23,12 @@ export interface BatchedWrites {
    * clears the fault.
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
-  /** Runs `work` while no group is under way and none begins: a write of the store's own on another connection never meets a group's lock. */
-  besideGroups<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * A write beside the groups that changes neither the log nor the catalogue (webhook delivery state):
+   * `work`'s statements run on the group writer, between two groups, in one transaction of their own,
+   * reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
+   */
+  writeAside<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between groups. */
   writerPragma(pragma: string): Promise<void>;
   /** Resolves when every write asked for so far has committed or failed. */
@@ -31,6 +38,8 @@ export interface BatchedWrites {
 export interface BatchedWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
 }
+
+const lockStayedTaken = () => Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' });
 
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
 /** How long after the last failed group a successful write check may call the store writable. */
@@ -72,6 +81,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
   let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
+  const aside = new Kysely<PetStoreDatabase>({ dialect: new WriterThreadDialect(channel) });
   const asked = () => appends.length > 0 || ids.length > 0 || checks.length > 0;
 
   function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -136,7 +146,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     }
     if (reply.kind === 'busy') {
       // The writer waited its busy timeout: what was asked meanwhile would wait as long again.
-      const failure = sqliteSqlDialect.translateError(Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' }));
+      const failure = sqliteSqlDialect.translateError(lockStayedTaken());
       const everything = [...waitingIds, ...taken, ...waitingChecks, ...ids, ...appends, ...checks];
       ids = [];
       appends = [];
@@ -197,7 +207,22 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },
-    besideGroups: (work) => oneAtATime(work),
+    writeAside: (work) => oneAtATime(async () => {
+      const begun = await channel.send({ kind: 'begin', ids: 0, reopen: false });
+      if (begun.kind === 'busy') throw lockStayedTaken();
+      if (begun.kind === 'failed') throw fromCrossing(begun.error);
+      let result: Awaited<ReturnType<typeof work>>;
+      try {
+        result = await work(aside);
+      } catch (error) {
+        await channel.send({ kind: 'rollback' });
+        throw error;
+      }
+      const committed = await channel.send({ kind: 'commit', appends: [], touchHealth: false, now: clock.now().toISOString() });
+      if (committed.kind === 'failed') throw fromCrossing(committed.error);
+      if (committed.kind === 'committed') watch.committed(committed, []);
+      return result;
+    }),
     writerPragma: (pragma) => oneAtATime(async () => {
       const reply = await channel.send({ kind: 'pragma', pragma });
       if (reply.kind === 'failed') throw translated(reply);

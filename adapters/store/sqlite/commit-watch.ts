@@ -5,11 +5,6 @@ import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-chan
 /** The store's side of `CatalogChanges`. */
 export interface CatalogWatch extends CatalogChanges {
   /**
-   * Brackets a write of the store's own, run while holding the connection: reports
-   * anything that was not the store's first, then runs the write, then reports the pets it changed.
-   */
-  around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T>;
-  /**
    * A commit of the store's own made on another connection (the writer thread): `marks.before` read under
    * its write lock before it wrote, `marks.after` right after it committed (either empty when unknown: it
    * could not be read, or another connection may have committed between). Reports anything else seen
@@ -76,13 +71,12 @@ function statementMark(database: SqliteDatabase): CommitMark {
 /**
  * Notices every commit that could change the read model, cheaply enough to ask before every cached
  * answer. In WAL mode it compares the WAL-index header, which moves with every commit of any connection
- * in any process, including writes that went around the store; the store's own writes are bracketed by
- * `around` and reported precisely, anything else as "anything may have changed".
+ * in any process, including writes that went around the store. The store's own commits (on its writer
+ * thread, see group-writer.ts) are reported precisely, from the marks read under their write lock;
+ * anything else as "anything may have changed".
  */
 export function createCatalogWatch(database: SqliteDatabase, file: string, published?: PublishedMarks): CatalogWatch {
   const mark = openCommitMark(database, file);
-  // Prepared through the store's cache at each use: the store may reopen its connection after a fault.
-  const readDataVersion = () => (database.prepare('pragma data_version').all([])[0] as { data_version: number }).data_version;
   const listeners: CatalogListener[] = [];
   let seen = Buffer.from(mark.read());
 
@@ -107,42 +101,11 @@ export function createCatalogWatch(database: SqliteDatabase, file: string, publi
     if (!onlyOwn) tell(undefined);
   };
 
-  /**
-   * After a write of the store's own: takes the new mark as seen, unless another process committed
-   * meanwhile (what it changed is unknown). The write may have committed, so this never throws: when
-   * the marks cannot be read, the listeners hear that anything may have changed.
-   */
-  const settle = (versionBefore: number) => {
-    try {
-      const after = Buffer.from(mark.read());
-      if (readDataVersion() !== versionBefore) tell(undefined);
-      seen = after;
-    } catch {
-      seen = Buffer.alloc(0);
-      tell(undefined);
-    }
-  };
-
   return {
     subscribe(listener) {
       listeners.push(listener);
     },
     refresh,
-    async around<T>(write: () => Promise<T>, changesOf: (result: T) => readonly PetChange[]): Promise<T> {
-      // data_version moves only for other connections' commits: read before the mark, so that a commit
-      // landing between the two is caught by one or the other.
-      const versionBefore = readDataVersion();
-      refresh();
-      let result: T;
-      try {
-        result = await write();
-      } finally {
-        settle(versionBefore);
-      }
-      const changed = changesOf(result);
-      if (changed.length > 0) tell(changed);
-      return result;
-    },
     committed({ before, after }, changes) {
       if (before.length === 0 || after.length === 0) {
         seen = Buffer.alloc(0);

@@ -18,7 +18,14 @@ export type GroupRequest =
   | { readonly kind: 'begin'; readonly ids: number; readonly reopen: boolean; readonly commit?: CommitRequest }
   | CommitRequest
   /** A setting that holds per connection (`max_page_count`), given outside any group; answered `done`. */
-  | { readonly kind: 'pragma'; readonly pragma: string };
+  | { readonly kind: 'pragma'; readonly pragma: string }
+  /**
+   * A statement of a write beside the groups (webhook delivery state), between a `begin` without ids and
+   * a `commit` without appends; answered `rows`, or `failed` leaving the transaction to the asker.
+   */
+  | { readonly kind: 'statement'; readonly sql: string; readonly parameters: readonly unknown[] }
+  /** Ends a write beside the groups without committing it; answered `done`. */
+  | { readonly kind: 'rollback' };
 
 export interface CommitRequest {
   readonly kind: 'commit';
@@ -37,6 +44,7 @@ export type GroupReply =
   /** The write lock is held and the ids from `first` on are drawn; `commit` is awaited. */
   | { readonly kind: 'begun'; readonly first: number }
   | { readonly kind: 'done' }
+  | { readonly kind: 'rows'; readonly rows: readonly unknown[]; readonly changes?: number; readonly lastInsertRowid?: number }
   | CommittedReply;
 
 export interface CommittedReply extends OwnCommitMarks {
@@ -224,10 +232,26 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     return { kind: 'committed', outcomes, changes: outcome.changes, before, after, began, committed };
   }
 
+  function runStatement(sql: string, parameters: readonly unknown[]): GroupReply {
+    try {
+      const statement = connection!.database.prepare(sql);
+      if (statement.reader) return { kind: 'rows', rows: statement.all(parameters) };
+      const { changes, lastInsertRowid } = statement.run(parameters);
+      return { kind: 'rows', rows: [], changes: Number(changes), lastInsertRowid: Number(lastInsertRowid) };
+    } catch (error) {
+      return { kind: 'failed', error: toCrossing(error) };
+    }
+  }
+
   return {
     async handle(request) {
       try {
         if (request.kind === 'commit') return await commitGroup(request);
+        if (request.kind === 'statement') return runStatement(request.sql, request.parameters);
+        if (request.kind === 'rollback') {
+          rollBack();
+          return { kind: 'done' };
+        }
         if (request.kind === 'pragma') {
           (await connected(false)).database.prepare(`pragma ${request.pragma}`).all([]);
           return { kind: 'done' };

@@ -45,6 +45,8 @@ export interface OpenSqliteOptions {
    * cross-checks of `integrity_check` (about 150 ms there), which `petstore check` runs.
    */
   readonly checkAtOpen?: boolean;
+  /** After migrating, the connection only reads (`PRAGMA query_only`): for a store whose writes commit on another connection. */
+  readonly readsOnly?: boolean;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     throw error;
   }
   if (busyTimeoutMs !== BUSY_TIMEOUT_MS) current.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  if (options.readsOnly) current.exec('PRAGMA query_only = true');
   return {
     db,
     raw,
@@ -98,6 +101,7 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     async reopen() {
       if (path === ':memory:') return;
       const next = await openConfigured(path, driver, busyTimeoutMs);
+      if (options.readsOnly) next.exec('PRAGMA query_only = true');
       database.forget();
       current.close();
       current = next;

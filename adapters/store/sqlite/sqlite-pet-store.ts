@@ -35,6 +35,11 @@ export interface SqlitePetStoreOptions {
   readonly holdCommits?: GroupWriterThreadData['holdCommits'];
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
+  /**
+   * The store's own connection only reads once migrated: every write goes through the store (its
+   * groups and `writeAside`, on the writer thread). A memory database writes on it all the same.
+   */
+  readonly readsOnly?: boolean;
 }
 
 /**
@@ -47,6 +52,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.checkAtOpen === undefined ? {} : { checkAtOpen: options.checkAtOpen }),
+    readsOnly: options.readsOnly === true && path !== ':memory:',
   });
   const clock = options.clock ?? { now: () => new Date() };
   const marks = publishedMarks();
@@ -77,8 +83,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     changes,
     writerPragma: writes.writerPragma,
     // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
-    // Between groups, so that it never meets the writer thread's lock.
-    writeAside: (work) => writes.besideGroups(() => db.connection().execute((connection) => changes.around(() => work(connection), () => []))),
+    writeAside: writes.writeAside,
   };
 }
 
