@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import { startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
+import type { PetChange } from '../../adapters/store/catalog-changes.ts';
+import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 
 interface Pet {
   id: number;
@@ -80,6 +82,18 @@ describe('the listing stays exact while answers are cached', () => {
     const withoutNext = await list(query);
     assert.deepEqual(withoutNext.pets.map((pet) => pet.id), [shown.id]);
     assert.equal(withoutNext.link, null);
+  });
+
+  it('keeps unrelated answers through this service\'s own creations: each commit is reported pet by pet', async () => {
+    const sold = await create('sold before', 'sold');
+    const before = await list(`status=sold&after=${sold.id - 1}`);
+    const heard: (readonly PetChange[] | undefined)[] = [];
+    (api.service.store as SqlitePetStore).changes.subscribe((changes) => heard.push(changes));
+    const created = await Promise.all(Array.from({ length: 10 }, (_, index) => create(`available ${index}`, 'available')));
+    assert.ok(heard.length > 0);
+    assert.ok(heard.every((changes) => changes !== undefined), 'never "anything may have changed", which drops every cached answer');
+    assert.deepEqual(heard.flatMap((changes) => changes!.map((change) => change.id)).sort((a, b) => a - b), created.map((pet) => pet.id).sort((a, b) => a - b));
+    assert.deepEqual(await list(`status=sold&after=${sold.id - 1}`), before);
   });
 
   it('shows a pet another process added to the same file in the next listing', async () => {

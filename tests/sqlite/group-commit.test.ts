@@ -167,7 +167,7 @@ describe('SQLite commits on the writer thread', () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
     const gate = new SharedArrayBuffer(8);
     const words = new Int32Array(gate);
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000 } });
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'commit' } });
     try {
       let settled = false;
       const writing = addPet(store, { name: 'held', categoryId: 1 }).finally(() => (settled = true));
@@ -182,6 +182,33 @@ describe('SQLite commits on the writer thread', () => {
       Atomics.notify(words, 0);
       const pet = await writing;
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.id), [pet.id]);
+    } finally {
+      Atomics.store(words, 0, 1);
+      Atomics.notify(words, 0);
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
+    const gate = new SharedArrayBuffer(8);
+    const words = new Int32Array(gate);
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'answer' } });
+    const reports: (readonly PetChange[] | undefined)[] = [];
+    store.changes.subscribe((changes) => reports.push(changes));
+    try {
+      const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
+      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
+        assert.ok(look < 1000, 'the group never waited on the writer thread');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      store.changes.refresh();
+      assert.deepEqual(reports, [], 'the commit on the file is known for the store\'s own: no "anything may have changed"');
+      Atomics.store(words, 0, 1);
+      Atomics.notify(words, 0);
+      const pet = await writing;
+      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
     } finally {
       Atomics.store(words, 0, 1);
       Atomics.notify(words, 0);

@@ -14,8 +14,11 @@ export interface GroupWriterThreadData {
   readonly lockWaitMs: number;
   /** See `PublishedMarks`. */
   readonly marks: SharedArrayBuffer;
-  /** For tests: while its first word is 0, each COMMIT waits (at most `holdMs`), its second word 1 meanwhile. */
-  readonly holdCommits?: { readonly gate: SharedArrayBuffer; readonly holdMs: number };
+  /**
+   * For tests: while the gate's first word is 0, each group waits (at most `holdMs`), its second word 1
+   * meanwhile: just before its COMMIT, or once committed, just before it answers.
+   */
+  readonly holdCommits?: { readonly gate: SharedArrayBuffer; readonly holdMs: number; readonly at: 'commit' | 'answer' };
 }
 
 // The store's group writer on a thread of its own: SQLite's waits (for the write lock, for the commit's
@@ -44,7 +47,7 @@ const writer = createGroupWriter({
   },
   published: marks.publish,
   ...(gate ? {
-    beforeCommit() {
+    [data.holdCommits!.at === 'commit' ? 'beforeCommit' : 'beforeAnswer']() {
       Atomics.store(gate, 1, 1);
       Atomics.wait(gate, 0, 0, data.holdCommits!.holdMs);
       Atomics.store(gate, 1, 0);

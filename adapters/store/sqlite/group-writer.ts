@@ -92,6 +92,8 @@ export interface GroupWriterOptions {
   readonly published?: (marks: OwnCommitMarks) => void;
   /** For tests: runs just before each COMMIT, to hold a group there. */
   readonly beforeCommit?: () => void;
+  /** For tests: runs once a group has committed and published its marks, just before it answers. */
+  readonly beforeAnswer?: () => void;
 }
 
 /**
@@ -229,6 +231,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     }
     if (before.length > 0 && after.length > 0) options.published?.({ before, after });
     for (const answer of outcome.answers) answer();
+    options.beforeAnswer?.();
     return { kind: 'committed', outcomes, changes: outcome.changes, before, after, began, committed };
   }
 
