@@ -19,15 +19,8 @@ export interface OpenedSqlite {
   /**
    * The same connection behind Kysely's narrow `SqliteDatabase` interface (with the statement cache), for
    * hot paths that run prepared statements synchronously; run them while holding Kysely's connection.
-   * Prepare through it at each use (the cache makes that a lookup): `reopen` replaces what lies behind it.
    */
   readonly database: SqliteDatabase;
-  /**
-   * Closes the file and opens it again with the same settings, forgetting every prepared statement. A
-   * connection that found its file read-only (or could not open it) stays so until reopened. Call it
-   * while holding Kysely's connection, outside any transaction.
-   */
-  reopen(): Promise<void>;
 }
 
 export interface OpenSqliteOptions {
@@ -59,7 +52,7 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
   const driver = options.driver ?? sqliteDriverForThisRuntime();
   const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   // busy_timeout first: switching to WAL on a new file takes a lock another starting process may hold.
-  let current = await openWhenFree(path, driver).catch((error: unknown) => {
+  const current = await openWhenFree(path, driver).catch((error: unknown) => {
     throw unusable(path, 'cannot be opened', error);
   });
   if (options.checkAtOpen) {
@@ -98,14 +91,6 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     raw,
     driver,
     database,
-    async reopen() {
-      if (path === ':memory:') return;
-      const next = await openConfigured(path, driver, busyTimeoutMs);
-      if (options.readsOnly) next.exec('PRAGMA query_only = true');
-      database.forget();
-      current.close();
-      current = next;
-    },
   };
 }
 
