@@ -39,7 +39,7 @@ export function groupWriterThread(data: GroupWriterThreadData): GroupWriterChann
     return started;
   }
 
-  return {
+  const channel: GroupWriterChannel = {
     send(request) {
       worker ??= start();
       // Keeps the process alive while a group is under way, and only then.
@@ -49,11 +49,15 @@ export function groupWriterThread(data: GroupWriterThreadData): GroupWriterChann
       return new Promise((resolve) => waiting.push(resolve));
     },
     async close() {
+      if (!worker) return;
+      // Its connection closed on the thread, as a connection should be, before the thread ends.
+      await channel.send({ kind: 'close' });
       const ending = worker;
       worker = undefined;
       await ending?.terminate();
     },
   };
+  return channel;
 }
 
 function spawn(workerData: GroupWriterThreadData): Worker {

@@ -25,7 +25,9 @@ export type GroupRequest =
    */
   | { readonly kind: 'statement'; readonly sql: string; readonly parameters: readonly unknown[] }
   /** Ends a write beside the groups without committing it; answered `done`. */
-  | { readonly kind: 'rollback' };
+  | { readonly kind: 'rollback' }
+  /** Closes the writer's connection (the store is closing); answered `done`. */
+  | { readonly kind: 'close' };
 
 export interface CommitRequest {
   readonly kind: 'commit';
@@ -251,6 +253,11 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
       try {
         if (request.kind === 'commit') return await commitGroup(request);
         if (request.kind === 'statement') return runStatement(request.sql, request.parameters);
+        if (request.kind === 'close') {
+          connection?.close();
+          connection = undefined;
+          return { kind: 'done' };
+        }
         if (request.kind === 'rollback') {
           rollBack();
           return { kind: 'done' };
