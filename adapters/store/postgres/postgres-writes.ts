@@ -176,11 +176,12 @@ const STREAM_VERSION = prepared('select max(stream_version) as version from even
 /**
  * Takes the append lock, then draws positions for every event of the group: a position is drawn only
  * once every smaller one is committed or rolled back. The lock is a one-time filter, evaluated before
- * the first position is drawn. Positions of appends the plan refuses stay unused.
+ * the first position is drawn. `events_position_seq` is the sequence of the identity `events.position`
+ * (named when migration 0001 created it); by name, it is looked up once, not for each position.
+ * Positions of appends the plan refuses stay unused.
  */
 const LOCK_AND_DRAW_POSITIONS = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
-  select nextval(pg_get_serial_sequence('events', 'position')) as position
-  from generate_series(1, $1::integer) where exists (select from locked)`);
+  select nextval('events_position_seq') as position from generate_series(1, $1::integer) where exists (select from locked)`);
 
 /** What the group's appends read, in one query after the lock (so it sees every group committed before). */
 interface GroupReads {
