@@ -40,6 +40,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let flushing: Promise<void> | undefined;
 
   let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
+  let drawingIds = false;
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -49,12 +50,14 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   const freshStreams = new Set<string>();
 
   /**
-   * The ids asked for during one turn, drawn in one query. A sequence is outside transactions anyway:
-   * drawn on any connection, never handed out twice.
+   * The ids asked for while the previous draw ran (or during one turn), drawn in one query: one draw in
+   * flight at a time, as one group commits at a time. A sequence is outside transactions anyway: drawn
+   * on any connection, never handed out twice.
    */
   async function drawIds(): Promise<void> {
     const wanted = idsWanted;
     idsWanted = [];
+    drawingIds = true;
     try {
       const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
       wanted.forEach((waiting, index) => {
@@ -68,6 +71,9 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       }
     } catch (error) {
       for (const waiting of wanted) waiting.reject(error);
+    } finally {
+      drawingIds = false;
+      if (idsWanted.length > 0) setImmediate(drawIds);
     }
   }
 
@@ -152,7 +158,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       next() {
         return new Promise<number>((resolve, reject) => {
           idsWanted.push({ resolve, reject });
-          if (idsWanted.length === 1) setImmediate(drawIds);
+          if (idsWanted.length === 1 && !drawingIds) setImmediate(drawIds);
         });
       },
     },
