@@ -146,6 +146,13 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
     // Asked for in one turn: one group.
     const manyCreations = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata))));
     assert.equal(manyCreations, oneCreation);
+    // Ids asked for while appends wait are drawn by their group, in no statement of their own.
+    const first = await petIds.next();
+    const withIds = await counted(() => Promise.all([
+      eventStore.append(`pet-${first}`, 'no_stream', [added(first)], metadata),
+      ...Array.from({ length: 10 }, () => petIds.next()),
+    ]));
+    assert.equal(withIds, oneCreation);
     const far = '2999-01-01T00:00:00.000Z';
     const oneChange = await counted(() => eventStore.append(`pet-${alone}`, 1, [sold(alone)], metadata, { remember: record(alone, `one ${alone}`, far) }));
     const manyChanges = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 1, [sold(id)], metadata, { remember: record(id, `one ${id}`, far) }))));

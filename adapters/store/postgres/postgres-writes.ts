@@ -29,7 +29,7 @@ export interface PostgresWrites extends SqlWrites {
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
  * group commits share one transaction and one flush (`synchronous_commit` stays on; nobody is answered
  * before the commit). A group costs the same few round trips however many appends it holds: it takes the
- * append lock and draws its positions, reads what its appends need in one query, executes the append
+ * append lock and draws its positions (and the pet ids asked for meanwhile), reads what its appends need in one query, executes the append
  * plan of each against those rows in memory (`GroupRows`), then writes everything in one statement.
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
@@ -40,7 +40,6 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let flushing: Promise<void> | undefined;
 
   let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
-  let drawingIds = false;
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -49,31 +48,25 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
    */
   const freshStreams = new Set<string>();
 
-  /**
-   * The ids asked for while the previous draw ran (or during one turn), drawn in one query: one draw in
-   * flight at a time, as one group commits at a time. A sequence is outside transactions anyway: drawn
-   * on any connection, never handed out twice.
-   */
-  async function drawIds(): Promise<void> {
-    const wanted = idsWanted;
-    idsWanted = [];
-    drawingIds = true;
+  /** Hands out ids drawn for the callers waiting, and remembers their streams as new. */
+  function handOut(wanted: typeof idsWanted, ids: readonly number[]): void {
+    wanted.forEach((waiting, index) => {
+      freshStreams.add(petStreamId(ids[index]!));
+      waiting.resolve(ids[index]!);
+    });
+    for (const stream of freshStreams) {
+      if (freshStreams.size <= MOST_FRESH_STREAMS) break;
+      freshStreams.delete(stream);
+    }
+  }
+
+  /** The ids asked for when no append is waiting: drawn in a query of their own. */
+  async function drawIds(wanted: typeof idsWanted): Promise<void> {
     try {
       const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
-      wanted.forEach((waiting, index) => {
-        const id = rows[index]!.id;
-        freshStreams.add(petStreamId(id));
-        waiting.resolve(id);
-      });
-      for (const stream of freshStreams) {
-        if (freshStreams.size <= MOST_FRESH_STREAMS) break;
-        freshStreams.delete(stream);
-      }
+      handOut(wanted, rows.map((row) => row.id));
     } catch (error) {
       for (const waiting of wanted) waiting.reject(error);
-    } finally {
-      drawingIds = false;
-      if (idsWanted.length > 0) setImmediate(drawIds);
     }
   }
 
@@ -84,7 +77,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       scheduled = false;
       flushing = commitGroup().finally(() => {
         flushing = undefined;
-        if (waiting.length > 0) schedule();
+        if (waiting.length > 0 || idsWanted.length > 0) schedule();
       });
     });
   }
@@ -97,8 +90,11 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   async function commitGroup(): Promise<void> {
     const batch = waiting.slice(0, GROUP_MOST_APPENDS);
     waiting = waiting.slice(batch.length);
+    const wanted = idsWanted;
+    idsWanted = [];
+    if (batch.length === 0) return drawIds(wanted);
     try {
-      answer(await committedGroup(batch));
+      answer(await committedGroup(batch, wanted));
     } catch (error) {
       if (batch.length === 1 || !isKeyRefusal(error)) {
         const failure = batch.length === 1 ? await explained(error, batch[0]!.request) : postgresSqlDialect.translateError(error);
@@ -121,19 +117,26 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
-  function committedGroup(batch: readonly PendingAppend[]): Promise<GroupOutcome> {
+  function committedGroup(batch: readonly PendingAppend[], wanted: typeof idsWanted = []): Promise<GroupOutcome> {
     const now = clock.now();
+    let owed = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
       const events = batch.reduce((count, write) => count + write.request.events.length, 0);
-      const { rows: drawn } = await trx.executeQuery<{ position: number }>(CompiledQuery.raw(LOCK_AND_DRAW_POSITIONS, [events]));
-      const group = new GroupRows(drawn.map((row) => row.position).sort((a, b) => a - b));
+      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_AND_DRAW, [events, owed.length]));
+      // A sequence is outside the transaction: the ids are handed out at once, whatever becomes of the group.
+      handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
+      owed = [];
+      const group = new GroupRows(drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b));
       const needed = group.streamsOf(batch, freshStreams);
       if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
       const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
       // The notification is delivered when (and only if) the group commits.
       if (outcome.last > 0) await trx.executeQuery(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
       return outcome;
-    }));
+    })).catch((error: unknown) => {
+      for (const waiting of owed) waiting.reject(error);
+      throw error;
+    });
   }
 
   /** A unique key refused the append alone: another writer appended between the group's read and its write. */
@@ -158,12 +161,12 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       next() {
         return new Promise<number>((resolve, reject) => {
           idsWanted.push({ resolve, reject });
-          if (idsWanted.length === 1 && !drawingIds) setImmediate(drawIds);
+          schedule();
         });
       },
     },
     async drain() {
-      while (scheduled || flushing || waiting.length > 0) {
+      while (scheduled || flushing || waiting.length > 0 || idsWanted.length > 0) {
         if (flushing) await flushing;
         else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
         else schedule();
@@ -184,10 +187,13 @@ const STREAM_VERSION = prepared('select max(stream_version) as version from even
  * once every smaller one is committed or rolled back. The lock is a one-time filter, evaluated before
  * the first position is drawn. `events_position_seq` is the sequence of the identity `events.position`
  * (named when migration 0001 created it); by name, it is looked up once, not for each position.
- * Positions of appends the plan refuses stay unused.
+ * Positions of appends the plan refuses stay unused. Then the pet ids asked for while the previous
+ * group committed: as on SQLite, a new pet's id comes with the next group, for no statement of its own.
  */
-const LOCK_AND_DRAW_POSITIONS = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
-  select nextval('events_position_seq') as position from generate_series(1, $1::integer) where exists (select from locked)`);
+const LOCK_AND_DRAW = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
+  select nextval('events_position_seq') as position, null::bigint as id from generate_series(1, $1::integer) where exists (select from locked)
+  union all
+  select null, nextval('pet_ids') from generate_series(1, $2::integer)`);
 
 /** What the group's appends read, in one query after the lock (so it sees every group committed before). */
 interface GroupReads {
