@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import { StreamVersionConflict } from '../../../application/index.ts';
+import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
 import type { AppendResult, Clock } from '../../../application/index.ts';
 import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
@@ -131,7 +131,10 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
       const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
       // The notification is delivered when (and only if) the group commits.
-      if (outcome.last > 0) await trx.executeQuery(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
+      if (outcome.last > 0) {
+        const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
+        if (rows[0]!.remembered !== group.rememberedCount) throw new RecordKeptElsewhere();
+      }
       return outcome;
     })).catch((error: unknown) => {
       for (const waiting of owed) waiting.reject(error);
@@ -140,7 +143,8 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   /** A unique key refused the append alone: another writer appended between the group's read and its write. */
-  async function explained(failure: unknown, { streamId, expected }: AppendRequest): Promise<unknown> {
+  async function explained(failure: unknown, { streamId, expected, options }: AppendRequest): Promise<unknown> {
+    if (failure instanceof RecordKeptElsewhere && options.remember) return new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
     if (!isKeyRefusal(failure)) return postgresSqlDialect.translateError(failure);
     try {
       const { rows } = await db.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
@@ -175,8 +179,20 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   };
 }
 
+/**
+ * The group's write found a live idempotency record that its read did not see (a writer outside the
+ * append lock): the record was not stored, so the group rolls back and its appends run again alone.
+ */
+class RecordKeptElsewhere extends Error {
+  constructor() {
+    super('a live idempotency record appeared between the group\'s read and its write');
+  }
+}
+
+/** The database refused the group's write for a row another writer holds: worth running each append alone. */
 function isKeyRefusal(error: unknown): boolean {
-  return postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') || postgresSqlDialect.isUniqueViolation(error, 'pets_pkey');
+  return error instanceof RecordKeptElsewhere
+    || postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') || postgresSqlDialect.isUniqueViolation(error, 'pets_pkey');
 }
 
 const DRAW_IDS = prepared("select nextval('pet_ids') as id from generate_series(1, $1::integer)");
@@ -212,6 +228,7 @@ const READ_GROUP = prepared(`select
 /**
  * The group's writes in one statement, one array a column: new rows of `pets`, changed ones, the events
  * at the positions drawn, the idempotency records (replacing expired ones), and the notification.
+ * Answers how many records it stored: fewer than the group's if a live one was in the way.
  */
 const WRITE_GROUP = prepared(`with new_pets as (
     insert into pets (id, name, category_id, status, version, created_at, updated_at)
@@ -229,8 +246,9 @@ const WRITE_GROUP = prepared(`with new_pets as (
     on conflict (scope, idempotency_key) do update
       set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= $26
+    returning 1
   )
-  select pg_notify($27, $28)`);
+  select pg_notify($27, $28), (select count(*) from remembered)::integer as remembered`);
 
 const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
 
@@ -259,14 +277,14 @@ class GroupRows implements AppendRows {
 
   /** Notes the streams known to be new; returns the parameters of what must be read, or undefined when nothing. */
   streamsOf(batch: readonly PendingAppend[], freshStreams: Set<string>): [string[], number[], string[], string[]] | undefined {
-    const streams: string[] = [];
+    const streams = new Set<string>();
     const petIds: number[] = [];
     const scopes: string[] = [];
     const keys: string[] = [];
     for (const { request } of batch) {
       if (freshStreams.delete(request.streamId)) this.versions.set(request.streamId, 0);
-      else if (!this.versions.has(request.streamId) && !streams.includes(request.streamId)) {
-        streams.push(request.streamId);
+      else if (!this.versions.has(request.streamId) && !streams.has(request.streamId)) {
+        streams.add(request.streamId);
         const petId = request.events[0]?.data.id;
         if (petId !== undefined) petIds.push(petId);
       }
@@ -276,7 +294,7 @@ class GroupRows implements AppendRows {
         keys.push(record.key);
       }
     }
-    return streams.length === 0 && keys.length === 0 ? undefined : [streams, petIds, scopes, keys];
+    return streams.size === 0 && keys.length === 0 ? undefined : [[...streams], petIds, scopes, keys];
   }
 
   load(reads: GroupReads): void {
@@ -323,6 +341,10 @@ class GroupRows implements AppendRows {
       this.versions.set(row.stream_id, row.stream_version);
     }
     return position;
+  }
+
+  get rememberedCount(): number {
+    return this.remembered[0]!.length;
   }
 
   /** The parameters of `WRITE_GROUP`. */
