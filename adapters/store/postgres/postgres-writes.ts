@@ -20,6 +20,12 @@ const MOST_FRESH_STREAMS = 10_000;
 /** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
 export const GROUP_MOST_APPENDS = 256;
 
+/** A caller waiting for a new pet's id. */
+interface IdWanted {
+  readonly resolve: (id: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
@@ -29,8 +35,9 @@ export interface PostgresWrites extends SqlWrites {
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
  * group commits share one transaction and one flush (`synchronous_commit` stays on; nobody is answered
  * before the commit). A group costs the same few round trips however many appends it holds: it takes the
- * append lock and draws its positions (and the pet ids asked for meanwhile), reads what its appends need in one query, executes the append
- * plan of each against those rows in memory (`GroupRows`), then writes everything in one statement.
+ * append lock and draws its positions (and the pet ids asked for meanwhile), reads what its appends need
+ * in one query, executes the append plan of each against those rows in memory (`GroupRows`), then
+ * writes everything in one statement.
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
  */
@@ -39,7 +46,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let scheduled = false;
   let flushing: Promise<void> | undefined;
 
-  let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
+  let idsWanted: IdWanted[] = [];
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -49,7 +56,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   const freshStreams = new Set<string>();
 
   /** Hands out ids drawn for the callers waiting, and remembers their streams as new. */
-  function handOut(wanted: typeof idsWanted, ids: readonly number[]): void {
+  function handOut(wanted: readonly IdWanted[], ids: readonly number[]): void {
     wanted.forEach((waiting, index) => {
       freshStreams.add(petStreamId(ids[index]!));
       waiting.resolve(ids[index]!);
@@ -61,7 +68,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   /** The ids asked for when no append is waiting: drawn in a query of their own. */
-  async function drawIds(wanted: typeof idsWanted): Promise<void> {
+  async function drawIds(wanted: readonly IdWanted[]): Promise<void> {
     try {
       const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
       handOut(wanted, rows.map((row) => row.id));
@@ -117,7 +124,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
-  function committedGroup(batch: readonly PendingAppend[], wanted: typeof idsWanted = []): Promise<GroupOutcome> {
+  function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<GroupOutcome> {
     const now = clock.now();
     let owed = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
@@ -127,7 +134,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
       owed = [];
       const group = new GroupRows(drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b));
-      const needed = group.streamsOf(batch, freshStreams);
+      const needed = group.toRead(batch, freshStreams);
       if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
       const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
       // The notification is delivered when (and only if) the group commits.
@@ -275,8 +282,8 @@ class GroupRows implements AppendRows {
 
   constructor(private readonly positions: readonly number[]) {}
 
-  /** Notes the streams known to be new; returns the parameters of what must be read, or undefined when nothing. */
-  streamsOf(batch: readonly PendingAppend[], freshStreams: Set<string>): [string[], number[], string[], string[]] | undefined {
+  /** Notes the streams known to be new; returns the parameters of `READ_GROUP` for the rest, or undefined when nothing is to be read. */
+  toRead(batch: readonly PendingAppend[], freshStreams: Set<string>): [string[], number[], string[], string[]] | undefined {
     const streams = new Set<string>();
     const petIds: number[] = [];
     const scopes: string[] = [];
