@@ -18,22 +18,13 @@ export interface PendingAppend {
 export interface GroupTransaction {
   readonly rows: AppendRows;
   /**
-   * A savepoint around each append, where they are cheap (SQLite). Without them, an append whose failure
-   * left the transaction unusable fails the group as `GroupAppendFailed`, and the backend runs the group
-   * again without it: a round trip an append saved, for a rare failure paid twice.
+   * A savepoint around each append, where the rows are the database's (SQLite). Without them, the rows
+   * must keep an append's writes aside until its last one (`insertEvents`), so that a refused append
+   * leaves nothing behind (PostgreSQL, which writes a whole group at once).
    */
   readonly savepoints?: { savepoint(): Awaitable<void>; release(): Awaitable<void>; rollbackTo(): Awaitable<void> };
-  /** Without savepoints: true when an append's failure wrote nothing and left the transaction usable (a rule of the plan refused it). */
-  leftUsable?(error: unknown): boolean;
   /** True for a fault of the machine or database: it fails the whole group, not one append. */
   failsGroup(error: unknown): boolean;
-}
-
-/** An append's failure that left the group's transaction unusable: the backend rolls back and runs the others again. */
-export class GroupAppendFailed extends Error {
-  constructor(readonly write: PendingAppend, readonly failure: unknown) {
-    super('one append of the group failed and took its transaction with it');
-  }
 }
 
 /** What a group did: each append's answer (to give once committed), the pets it changed, its last position. */
@@ -67,8 +58,6 @@ export async function appendAll(group: GroupTransaction, batch: readonly Pending
         } catch {
           throw error;
         }
-      } else if (!group.leftUsable?.(error)) {
-        throw new GroupAppendFailed(write, error);
       }
       answers.push(() => write.reject(error));
       continue;

@@ -1,12 +1,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
-import { addPet, getPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { PostgresPool } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { addPet, getPet, IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
-import { parseSafeInteger } from '../../adapters/store/postgres/postgres-pool.ts';
+import { createPostgresPetStore } from '../../adapters/store/postgres/postgres-pet-store.ts';
+import { createPostgresPool, parseSafeInteger } from '../../adapters/store/postgres/postgres-pool.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
+import type { PetStoreDatabase } from '../../adapters/store/schema.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { migrations } from '../../adapters/store/migrations.ts';
-import { testPostgresEngine } from '../support/postgres.ts';
+import { createTestDatabase, testPostgresEngine } from '../support/postgres.ts';
+import { pgliteAsPool } from '../support/pglite-pool.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 import type { TemporaryPostgresStore } from '../support/temporary-store.ts';
 
@@ -87,6 +93,97 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
 
   it('says it is ready while the database answers', async () => {
     assert.equal(await opened.store.ready(), true);
+  });
+});
+
+/** A store on a new database whose connections count the statements they send. */
+async function openCountingStore(): Promise<{ store: SqlPetStore; statements: () => number; close(): Promise<void> }> {
+  let statements = 0;
+  const wrapped = new WeakSet<object>();
+  const counting = (pool: PostgresPool): PostgresPool => ({
+    async connect() {
+      const client = await pool.connect();
+      if (wrapped.has(client)) return client;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      return Object.assign(client, { query: (...args: unknown[]) => (statements++, query(...args)) });
+    },
+    end: () => pool.end(),
+  });
+  if (testPostgresEngine() === 'pglite') {
+    const pool = pgliteAsPool(new PGlite({ parsers: { 20: parseSafeInteger } }));
+    const store = await createPostgresPetStore(new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: counting(pool) }) }));
+    return { store, statements: () => statements, close: () => store.close() };
+  }
+  const database = await createTestDatabase();
+  const pool = createPostgresPool({ url: database.url, poolSize: 4, statementTimeoutMs: 10_000 });
+  const store = await createPostgresPetStore(new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: counting(pool as unknown as PostgresPool) }) }));
+  return { store, statements: () => statements, close: async () => { await store.close(); await database.drop(); } };
+}
+
+describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
+  let opened: Awaited<ReturnType<typeof openCountingStore>>;
+  before(async () => {
+    opened = await openCountingStore();
+  });
+  after(() => opened.close());
+
+  const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
+  const sold = (id: number): PetEvent => ({ type: 'PetStatusChanged', data: { id, from: 'available', to: 'sold' } });
+  const record = (id: number, key: string, expiresAt: string) => ({ scope: 'k', key, fingerprint: '{}', pet: { id, name: `pet ${id}`, categoryId: 1 }, expiresAt });
+  /** The statements sent while `work` runs. */
+  const counted = async (work: () => Promise<unknown>) => {
+    const before = opened.statements();
+    await work();
+    return opened.statements() - before;
+  };
+
+  it('sends as many statements for forty appends as for one, creations and changes alike', async () => {
+    const { eventStore, petIds } = opened.store;
+    const ids = await Promise.all(Array.from({ length: 41 }, () => petIds.next()));
+    const [alone, ...many] = ids as [number, ...number[]];
+    const oneCreation = await counted(() => eventStore.append(`pet-${alone}`, 'no_stream', [added(alone)], metadata));
+    // Asked for in one turn: one group.
+    const manyCreations = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata))));
+    assert.equal(manyCreations, oneCreation);
+    // Ids asked for while appends wait are drawn by their group, in no statement of their own.
+    const first = await petIds.next();
+    const withIds = await counted(() => Promise.all([
+      eventStore.append(`pet-${first}`, 'no_stream', [added(first)], metadata),
+      ...Array.from({ length: 10 }, () => petIds.next()),
+    ]));
+    assert.equal(withIds, oneCreation);
+    const far = '2999-01-01T00:00:00.000Z';
+    const oneChange = await counted(() => eventStore.append(`pet-${alone}`, 1, [sold(alone)], metadata, { remember: record(alone, `one ${alone}`, far) }));
+    const manyChanges = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 1, [sold(id)], metadata, { remember: record(id, `one ${id}`, far) }))));
+    assert.equal(manyChanges, oneChange);
+    assert.ok(oneChange <= 5, `${oneChange} statements: begin, the lock and positions, the reads, the write, commit`);
+    for (const id of ids) assert.equal((await getPet(opened.store, id)).pet.status, 'sold');
+  });
+
+  it('shows a later append of a group what the earlier ones wrote', async () => {
+    const { eventStore, petIds, idempotencyKeys } = opened.store;
+    const [id, other, third] = await Promise.all([petIds.next(), petIds.next(), petIds.next()]);
+    const far = '2999-01-01T00:00:00.000Z';
+    // An expired record of a key: replaced by the group's.
+    await eventStore.append(`pet-${third}`, 'no_stream', [added(third)], metadata, { remember: record(third, 'expired', '2000-01-01T00:00:00.000Z') });
+    const outcomes = await Promise.allSettled([
+      eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata, { remember: record(id, 'shared', far) }),
+      eventStore.append(`pet-${id}`, 1, [sold(id)], metadata),
+      eventStore.append(`pet-${id}`, 1, [sold(id)], metadata),
+      eventStore.append(`pet-${other}`, 'no_stream', [added(other)], metadata, { remember: record(other, 'shared', far) }),
+      eventStore.append(`pet-${third}`, 1, [sold(third)], metadata, { remember: record(third, 'expired', far) }),
+    ]);
+    assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    const [, , conflict, taken] = outcomes as PromiseRejectedResult[];
+    assert.ok(conflict!.reason instanceof StreamVersionConflict && conflict!.reason.actual === 2, String(conflict!.reason));
+    assert.ok(taken!.reason instanceof IdempotencyKeyTaken, String(taken!.reason));
+    assert.deepEqual(await getPet(opened.store, id), { pet: { id, name: `pet ${id}`, categoryId: 1, status: 'sold' }, version: 2 });
+    assert.deepEqual((await eventStore.readStream(`pet-${other}`)).version, 0, 'the refused append wrote nothing');
+    assert.equal(await opened.store.catalog.get(other), undefined);
+    assert.deepEqual(await idempotencyKeys.find('k', 'expired', new Date()), record(third, 'expired', far));
+    const positions = (await eventStore.readAll(0, 100)).map((stored) => stored.position);
+    assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
   });
 });
 

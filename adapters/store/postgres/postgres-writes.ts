@@ -1,12 +1,11 @@
-import { CompiledQuery, sql } from 'kysely';
-import type { Kysely, Transaction } from 'kysely';
+import { CompiledQuery } from 'kysely';
+import type { Kysely } from 'kysely';
 import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
 import type { AppendResult, Clock } from '../../../application/index.ts';
-import type { AppendRequest, AppendRows } from '../append-plan.ts';
+import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
 import { appendAll } from '../append-group.ts';
-import { GroupAppendFailed } from '../append-group.ts';
-import type { GroupOutcome, GroupTransaction, PendingAppend } from '../append-group.ts';
+import type { GroupOutcome, PendingAppend } from '../append-group.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
@@ -21,6 +20,12 @@ const MOST_FRESH_STREAMS = 10_000;
 /** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
 export const GROUP_MOST_APPENDS = 256;
 
+/** A caller waiting for a new pet's id. */
+interface IdWanted {
+  readonly resolve: (id: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
@@ -29,16 +34,19 @@ export interface PostgresWrites extends SqlWrites {
 /**
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
  * group commits share one transaction and one flush (`synchronous_commit` stays on; nobody is answered
- * before the commit). A group takes the append lock first, so groups of
- * all instances commit one after the other in the order of their positions, and a reader of
- * `position > n` never skips an event still in flight; none of them waits for the lock while holding rows.
+ * before the commit). A group costs the same few round trips however many appends it holds: it takes the
+ * append lock and draws its positions (and the pet ids asked for meanwhile), reads what its appends need
+ * in one query, executes the append plan of each against those rows in memory (`GroupRows`), then
+ * writes everything in one statement.
+ * Groups of all instances commit one after the other in the order of their positions, so a reader of
+ * `position > n` never skips an event still in flight.
  */
 export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (position: number) => void): PostgresWrites {
   let waiting: PendingAppend[] = [];
   let scheduled = false;
   let flushing: Promise<void> | undefined;
 
-  let idsWanted: { resolve: (id: number) => void; reject: (error: unknown) => void }[] = [];
+  let idsWanted: IdWanted[] = [];
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -47,25 +55,23 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
    */
   const freshStreams = new Set<string>();
 
-  /**
-   * The ids asked for during one turn, drawn in one query. A sequence is outside transactions anyway:
-   * drawn on any connection, never handed out twice.
-   */
-  async function drawIds(): Promise<void> {
-    const wanted = idsWanted;
-    idsWanted = [];
+  /** Hands out ids drawn for the callers waiting, and remembers their streams as new. */
+  function handOut(wanted: readonly IdWanted[], ids: readonly number[]): void {
+    wanted.forEach((waiting, index) => {
+      freshStreams.add(petStreamId(ids[index]!));
+      waiting.resolve(ids[index]!);
+    });
+    for (const stream of freshStreams) {
+      if (freshStreams.size <= MOST_FRESH_STREAMS) break;
+      freshStreams.delete(stream);
+    }
+  }
+
+  /** The ids asked for when no append is waiting: drawn in a query of their own. */
+  async function drawIds(wanted: readonly IdWanted[]): Promise<void> {
     try {
-      const { rows } = await translated(postgresSqlDialect, () =>
-        sql<{ id: number }>`select nextval('pet_ids') as id from generate_series(1, ${wanted.length}::integer)`.execute(db));
-      wanted.forEach((waiting, index) => {
-        const id = rows[index]!.id;
-        freshStreams.add(petStreamId(id));
-        waiting.resolve(id);
-      });
-      for (const stream of freshStreams) {
-        if (freshStreams.size <= MOST_FRESH_STREAMS) break;
-        freshStreams.delete(stream);
-      }
+      const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
+      handOut(wanted, rows.map((row) => row.id));
     } catch (error) {
       for (const waiting of wanted) waiting.reject(error);
     }
@@ -78,54 +84,81 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       scheduled = false;
       flushing = commitGroup().finally(() => {
         flushing = undefined;
-        if (waiting.length > 0) schedule();
+        if (waiting.length > 0 || idsWanted.length > 0) schedule();
       });
     });
   }
 
   /**
-   * Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. An append whose failure
-   * aborted the transaction (a unique constraint: another writer got there first) is answered alone,
-   * and the group runs again without it. Never rejects.
+   * Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. When the database refuses
+   * the group's write (a unique key: a writer outside the append lock got there first), each append runs
+   * again as a group of its own, so only the one refused is answered with the failure. Never rejects.
    */
   async function commitGroup(): Promise<void> {
-    let batch = waiting.slice(0, GROUP_MOST_APPENDS);
+    const batch = waiting.slice(0, GROUP_MOST_APPENDS);
     waiting = waiting.slice(batch.length);
-    const refused: (() => void)[] = [];
-    let outcome: GroupOutcome | undefined;
-    while (outcome === undefined) {
-      try {
-        outcome = await translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
-          await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(trx);
-          const appended = await appendAll(groupOn(trx, freshStreams), batch, clock.now());
-          // Delivered when (and only if) the group commits.
-          if (appended.last > 0) await sql`select pg_notify(${LOG_CHANNEL}, ${String(appended.last)})`.execute(trx);
-          return appended;
-        }));
-      } catch (error) {
-        if (error instanceof GroupAppendFailed) {
-          const { write, failure } = error;
-          batch = batch.filter((each) => each !== write);
-          const heard = await explained(failure, write.request).catch((explaining: unknown) => postgresSqlDialect.translateError(explaining));
-          refused.push(() => write.reject(heard));
-          continue;
-        }
-        for (const write of batch) write.reject(error);
-        for (const answer of refused) answer();
+    const wanted = idsWanted;
+    idsWanted = [];
+    if (batch.length === 0) return drawIds(wanted);
+    try {
+      answer(await committedGroup(batch, wanted));
+    } catch (error) {
+      if (batch.length === 1 || !isKeyRefusal(error)) {
+        const failure = batch.length === 1 ? await explained(error, batch[0]!.request) : postgresSqlDialect.translateError(error);
+        for (const write of batch) write.reject(failure);
         return;
       }
+      for (const write of batch) {
+        try {
+          answer(await committedGroup([write]));
+        } catch (alone) {
+          write.reject(await explained(alone, write.request));
+        }
+      }
     }
-    if (outcome.last > 0) committed?.(outcome.last);
-    for (const answer of [...refused, ...outcome.answers]) answer();
   }
 
-  /** A unique constraint refused the append: another writer appended between its read and its writes. */
-  async function explained(failure: unknown, { streamId, expected }: AppendRequest): Promise<unknown> {
-    if (!postgresSqlDialect.isUniqueViolation(failure, 'events_stream_version_unique') && !postgresSqlDialect.isUniqueViolation(failure, 'pets_pkey')) {
-      return postgresSqlDialect.translateError(failure);
+  function answer(outcome: GroupOutcome): void {
+    if (outcome.last > 0) committed?.(outcome.last);
+    for (const each of outcome.answers) each();
+  }
+
+  /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
+  function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<GroupOutcome> {
+    const now = clock.now();
+    let owed = wanted;
+    return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
+      const events = batch.reduce((count, write) => count + write.request.events.length, 0);
+      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_AND_DRAW, [events, owed.length]));
+      // A sequence is outside the transaction: the ids are handed out at once, whatever becomes of the group.
+      handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
+      owed = [];
+      const group = new GroupRows(drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b));
+      const needed = group.toRead(batch, freshStreams);
+      if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
+      const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
+      // The notification is delivered when (and only if) the group commits.
+      if (outcome.last > 0) {
+        const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
+        if (rows[0]!.remembered !== group.rememberedCount) throw new RecordKeptElsewhere();
+      }
+      return outcome;
+    })).catch((error: unknown) => {
+      for (const waiting of owed) waiting.reject(error);
+      throw error;
+    });
+  }
+
+  /** A unique key refused the append alone: another writer appended between the group's read and its write. */
+  async function explained(failure: unknown, { streamId, expected, options }: AppendRequest): Promise<unknown> {
+    if (failure instanceof RecordKeptElsewhere && options.remember) return new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
+    if (!isKeyRefusal(failure)) return postgresSqlDialect.translateError(failure);
+    try {
+      const { rows } = await db.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
+      return new StreamVersionConflict(streamId, expected, rows[0]?.version ?? 0);
+    } catch (explaining) {
+      return postgresSqlDialect.translateError(explaining);
     }
-    const { rows } = await db.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
-    return new StreamVersionConflict(streamId, expected, rows[0]?.version ?? 0);
   }
 
   return {
@@ -139,12 +172,12 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       next() {
         return new Promise<number>((resolve, reject) => {
           idsWanted.push({ resolve, reject });
-          if (idsWanted.length === 1) setImmediate(drawIds);
+          schedule();
         });
       },
     },
     async drain() {
-      while (scheduled || flushing || waiting.length > 0) {
+      while (scheduled || flushing || waiting.length > 0 || idsWanted.length > 0) {
         if (flushing) await flushing;
         else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
         else schedule();
@@ -154,74 +187,182 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
 }
 
 /**
- * A group on its transaction, without savepoints: each would cost a round trip, and (past 64) slow every
- * session's snapshots. An append refused by a rule of the plan wrote nothing (but perhaps deleted an
- * expired idempotency record); one refused by the database aborts the transaction.
+ * The group's write found a live idempotency record that its read did not see (a writer outside the
+ * append lock): the record was not stored, so the group rolls back and its appends run again alone.
  */
-function groupOn(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string>): GroupTransaction {
-  return {
-    rows: appendRows(trx, freshStreams),
-    // The plan's own refusals, decided before it writes anything.
-    leftUsable: (error) => error instanceof StreamVersionConflict || error instanceof IdempotencyKeyTaken,
-    failsGroup: isUnavailability,
-  };
+class RecordKeptElsewhere extends Error {
+  constructor() {
+    super('a live idempotency record appeared between the group\'s read and its write');
+  }
 }
 
-// Precompiled: run for every append, where building the query costs more than its round trip.
+/** The database refused the group's write for a row another writer holds: worth running each append alone. */
+function isKeyRefusal(error: unknown): boolean {
+  return error instanceof RecordKeptElsewhere
+    || postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') || postgresSqlDialect.isUniqueViolation(error, 'pets_pkey');
+}
+
+const DRAW_IDS = prepared("select nextval('pet_ids') as id from generate_series(1, $1::integer)");
 const STREAM_VERSION = prepared('select max(stream_version) as version from events where stream_id = $1');
-const PET_ROW = prepared('select id, name, category_id, status, version, created_at, updated_at from pets where id = $1');
 
-/** The statement that writes an append's row of `pets` along with its events (see `insertEvents`). */
-function petWrite(row: PetRow, isNew: boolean) {
-  return isNew
-    ? sql`insert into pets (id, name, category_id, status, version, created_at, updated_at)
-        values (${row.id}, ${row.name}, ${row.category_id}, ${row.status}, ${row.version}, ${row.created_at}, ${row.updated_at})`
-    : sql`update pets set name = ${row.name}, category_id = ${row.category_id}, status = ${row.status}, version = ${row.version}, updated_at = ${row.updated_at}
-        where id = ${row.id}`;
+/**
+ * Takes the append lock, then draws positions for every event of the group: a position is drawn only
+ * once every smaller one is committed or rolled back. The lock is a one-time filter, evaluated before
+ * the first position is drawn. `events_position_seq` is the sequence of the identity `events.position`
+ * (named when migration 0001 created it); by name, it is looked up once, not for each position.
+ * Positions of appends the plan refuses stay unused. Then the pet ids asked for while the previous
+ * group committed: as on SQLite, a new pet's id comes with the next group, for no statement of its own.
+ */
+const LOCK_AND_DRAW = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
+  select nextval('events_position_seq') as position, null::bigint as id from generate_series(1, $1::integer) where exists (select from locked)
+  union all
+  select null, nextval('pet_ids') from generate_series(1, $2::integer)`);
+
+/** What the group's appends read, in one query after the lock (so it sees every group committed before). */
+interface GroupReads {
+  readonly versions: [string, number][];
+  readonly pets: PetRow[];
+  readonly remembered: [string, string][];
 }
 
-function appendRows(trx: Transaction<PetStoreDatabase>, freshStreams: Set<string>): AppendRows {
-  /**
-   * The append's row of `pets`, written in the statement that inserts its events: one round trip for
-   * both, and an append refused by a rule of the plan has written nothing (see `leftUsable`).
-   */
-  let petToWrite: ReturnType<typeof petWrite> | undefined;
-  return {
-    async streamVersion(streamId) {
-      if (freshStreams.delete(streamId)) return 0;
-      const { rows } = await trx.executeQuery<{ version: number | null }>(CompiledQuery.raw(STREAM_VERSION, [streamId]));
-      return rows[0]?.version ?? 0;
-    },
-    petRow: async (id) => (await trx.executeQuery<PetRow>(CompiledQuery.raw(PET_ROW, [id]))).rows[0],
-    async remember(record, now) {
-      await trx.deleteFrom('idempotency_keys')
-        .where('scope', '=', record.scope).where('idempotency_key', '=', record.key).where('expires_at', '<=', now)
-        .execute();
-      const inserted = await trx.insertInto('idempotency_keys')
-        .values({ scope: record.scope, idempotency_key: record.key, fingerprint: record.fingerprint, pet: JSON.stringify(record.pet), expires_at: record.expiresAt })
-        .onConflict((conflict) => conflict.doNothing())
-        .executeTakeFirst();
-      return inserted.numInsertedOrUpdatedRows !== 0n;
-    },
-    writePet(row, isNew) {
-      petToWrite = petWrite(row, isNew);
-    },
-    async insertEvents(rows) {
-      // The group holds the append lock: positions drawn now commit in their order.
-      const pet = petToWrite;
-      petToWrite = undefined;
-      const values = sql.join(rows.map((row) =>
-        sql`(${row.stream_id}, ${row.stream_version}::integer, ${row.type}, ${row.data}, ${row.metadata}, ${row.recorded_at})`));
-      const statement = sql<{ position: number }>`
-        with ${pet === undefined ? sql`` : sql`pet as (${pet}), `}inserted as (
-          insert into events (stream_id, stream_version, type, data, metadata, recorded_at)
-          select * from (values ${values}) as appended (stream_id, stream_version, type, data, metadata, recorded_at)
-          returning position
-        )
-        select max(position) as position from inserted`.compile(trx);
-      // One text for each shape (a new pet or a change, so many events): prepared.
-      const { rows: inserted } = await trx.executeQuery<{ position: number }>(CompiledQuery.raw(prepared(statement.sql), [...statement.parameters]));
-      return Number(inserted[0]!.position);
-    },
-  };
+const READ_GROUP = prepared(`select
+  (select coalesce(json_agg(json_build_array(stream_id, version)), '[]') from (
+    select stream_id, max(stream_version) as version from events where stream_id = any($1::text[]) group by stream_id) as streams) as versions,
+  (select coalesce(json_agg(pets), '[]') from pets where id = any($2::bigint[])) as pets,
+  (select coalesce(json_agg(json_build_array(scope, idempotency_key)), '[]') from idempotency_keys
+    where (scope, idempotency_key) in (select * from unnest($3::text[], $4::text[])) and expires_at > $5) as remembered`);
+
+/**
+ * The group's writes in one statement, one array a column: new rows of `pets`, changed ones, the events
+ * at the positions drawn, the idempotency records (replacing expired ones), and the notification.
+ * Answers how many records it stored: fewer than the group's if a live one was in the way.
+ */
+const WRITE_GROUP = prepared(`with new_pets as (
+    insert into pets (id, name, category_id, status, version, created_at, updated_at)
+    select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::integer[], $6::text[], $7::text[])
+  ), changed_pets as (
+    update pets set name = changed.name, category_id = changed.category_id, status = changed.status, version = changed.version, updated_at = changed.updated_at
+    from unnest($8::bigint[], $9::text[], $10::bigint[], $11::text[], $12::integer[], $13::text[]) as changed (id, name, category_id, status, version, updated_at)
+    where pets.id = changed.id
+  ), appended as (
+    insert into events (position, stream_id, stream_version, type, data, metadata, recorded_at) overriding system value
+    select * from unnest($14::bigint[], $15::text[], $16::integer[], $17::text[], $18::text[], $19::text[], $20::text[])
+  ), remembered as (
+    insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at)
+    select * from unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+    on conflict (scope, idempotency_key) do update
+      set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at
+      where idempotency_keys.expires_at <= $26
+    returning 1
+  )
+  select pg_notify($27, $28), (select count(*) from remembered)::integer as remembered`);
+
+const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
+
+/** What one append wrote, kept aside until its last write so that an append refused midway leaves nothing. */
+interface AppendWrites {
+  pet?: { row: PetRow; isNew: boolean };
+  remembered?: unknown[];
 }
+
+/**
+ * The rows a group's appends see: what the group read under the lock, overlaid with what its earlier
+ * appends wrote (a later append to the same stream sees the earlier one). Writes are only collected,
+ * into one array a column, for the group's one statement.
+ */
+class GroupRows implements AppendRows {
+  private readonly versions = new Map<string, number>();
+  private readonly pets = new Map<number, PetRow>();
+  private readonly written = new Map<number, { row: PetRow; isNew: boolean }>();
+  private readonly live = new Set<string>();
+  private readonly events: unknown[][] = [[], [], [], [], [], [], []];
+  private readonly remembered: unknown[][] = [[], [], [], [], []];
+  private pending: AppendWrites = {};
+  private drawn = 0;
+
+  constructor(private readonly positions: readonly number[]) {}
+
+  /** Notes the streams known to be new; returns the parameters of `READ_GROUP` for the rest, or undefined when nothing is to be read. */
+  toRead(batch: readonly PendingAppend[], freshStreams: Set<string>): [string[], number[], string[], string[]] | undefined {
+    const streams = new Set<string>();
+    const petIds: number[] = [];
+    const scopes: string[] = [];
+    const keys: string[] = [];
+    for (const { request } of batch) {
+      if (freshStreams.delete(request.streamId)) this.versions.set(request.streamId, 0);
+      else if (!this.versions.has(request.streamId) && !streams.has(request.streamId)) {
+        streams.add(request.streamId);
+        const petId = request.events[0]?.data.id;
+        if (petId !== undefined) petIds.push(petId);
+      }
+      const record = request.options.remember;
+      if (record) {
+        scopes.push(record.scope);
+        keys.push(record.key);
+      }
+    }
+    return streams.size === 0 && keys.length === 0 ? undefined : [[...streams], petIds, scopes, keys];
+  }
+
+  load(reads: GroupReads): void {
+    for (const [stream, version] of reads.versions) this.versions.set(stream, version);
+    for (const row of reads.pets) this.pets.set(row.id, row);
+    for (const [scope, key] of reads.remembered) this.live.add(rememberKey(scope, key));
+  }
+
+  streamVersion(streamId: string): number {
+    // The first call of each append: whatever a refused append before it set aside is dropped.
+    this.pending = {};
+    return this.versions.get(streamId) ?? 0;
+  }
+
+  petRow(id: number): PetRow | undefined {
+    const row = this.written.get(id)?.row ?? this.pets.get(id);
+    // A copy: the plan folds events into the row it is given.
+    return row && { ...row };
+  }
+
+  remember(record: Parameters<AppendRows['remember']>[0]): boolean {
+    // Live records were read under the lock; expired ones are replaced by the write.
+    if (this.live.has(rememberKey(record.scope, record.key))) return false;
+    this.pending.remembered = [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt];
+    return true;
+  }
+
+  writePet(row: PetRow, isNew: boolean): void {
+    this.pending.pet = { row, isNew };
+  }
+
+  insertEvents(rows: readonly NewEventRow[]): number {
+    const { pet, remembered } = this.pending;
+    this.pending = {};
+    if (pet) this.written.set(pet.row.id, { row: pet.row, isNew: this.written.get(pet.row.id)?.isNew ?? pet.isNew });
+    if (remembered) {
+      this.live.add(rememberKey(remembered[0] as string, remembered[1] as string));
+      remembered.forEach((value, column) => this.remembered[column]!.push(value));
+    }
+    let position = 0;
+    for (const row of rows) {
+      position = this.positions[this.drawn++]!;
+      [position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at].forEach((value, column) => this.events[column]!.push(value));
+      this.versions.set(row.stream_id, row.stream_version);
+    }
+    return position;
+  }
+
+  get rememberedCount(): number {
+    return this.remembered[0]!.length;
+  }
+
+  /** The parameters of `WRITE_GROUP`. */
+  writeParameters(now: string, last: string): unknown[] {
+    const created: unknown[][] = [[], [], [], [], [], [], []];
+    const changed: unknown[][] = [[], [], [], [], [], []];
+    for (const { row, isNew } of this.written.values()) {
+      if (isNew) [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at].forEach((value, column) => created[column]!.push(value));
+      else [row.id, row.name, row.category_id, row.status, row.version, row.updated_at].forEach((value, column) => changed[column]!.push(value));
+    }
+    return [...created, ...changed, ...this.events, ...this.remembered, now, LOG_CHANNEL, last];
+  }
+}
+
