@@ -44,6 +44,8 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** This process's number among the workers sharing the port (PETSTORE_WORKERS): on every log line and metric. */
   readonly worker?: number | undefined;
+  /** A worker's way to every worker's metrics, asked of the primary (see `createServiceMetrics`). */
+  readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
 }
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
@@ -65,7 +67,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker }) : undefined;
+    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker, everyWorker: options.everyWorkersMetrics }) : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = tracing ? tracing.tracePorts(counted) : counted;
     // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.

@@ -49,6 +49,15 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: Fee
     value: `${scenario.ratio.toFixed(2)}×`,
     met: scenario.ratio >= scenario.goal,
   }));
+  for (const scenario of http.scenarios) {
+    if (scenario.p99GoalMs === undefined) continue;
+    goals.push({
+      name: `${scenario.label} p99 at ${http.connections} connections`,
+      target: `< ${scenario.p99GoalMs} ms`,
+      value: `${scenario.service.latencyP99Ms} ms`,
+      met: scenario.service.latencyP99Ms < scenario.p99GoalMs,
+    });
+  }
   for (const scenario of backends?.scenarios ?? []) {
     goals.push({
       name: `${scenario.label} on PostgreSQL vs SQLite`,
@@ -134,6 +143,7 @@ export function count(value: number): string {
 }
 
 const rps = (value: number) => Math.round(value).toLocaleString('en-US');
+const us = (value: number) => `${value.toFixed(0)} µs`;
 const micro = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
 
 /** The tables as Markdown: printed after a run and shown in docs/performance.md. */
@@ -143,10 +153,11 @@ export function markdownTables(results: BenchResults): string {
     `Run \`${results.mode}\` of ${results.finishedAt.slice(0, 10)}, commit \`${results.commit}\`, ${String(results.machine.cpuModel)} (${String(results.machine.cores)} cores), Node ${String(results.machine.node)}; ` +
       `${count(http.pets)} pets, ${http.connections} connections, ${http.rounds} rounds of ${http.seconds} s, ${http.pinned ? 'servers on core 0 and the load generator on core 1' : 'not pinned'}.`,
     '',
-    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | body |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | p99 service / ceiling | CPU a request service / ceiling | body |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...http.scenarios.map((scenario) =>
-      `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ${scenario.bodyBytes} B |`),
+      `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ` +
+      `${scenario.service.latencyP99Ms} / ${scenario.ceiling.latencyP99Ms} ms | ${us(scenario.service.cpuPerRequestUs)} / ${us(scenario.ceiling.cpuPerRequestUs)} | ${scenario.bodyBytes} B |`),
     '',
     ...backendTables(results.backends),
     '| goal | target | measured | met |',
@@ -169,7 +180,6 @@ export function markdownTables(results: BenchResults): string {
 /** The service on PostgreSQL beside SQLite: req/s, p99 and CPU time a request on each side. */
 function backendTables(backends: BackendComparison | undefined): string[] {
   if (backends === undefined) return [];
-  const us = (value: number) => `${value.toFixed(0)} µs`;
   return [
     `The same service on PostgreSQL (a throwaway cluster, fsync and \`synchronous_commit\` on, ${backends.pinned ? 'on core 0 with the service' : 'not pinned'}) beside SQLite: ` +
       `${count(backends.pets)} pets, ${backends.connections} connections, ${backends.rounds} rounds of ${backends.seconds} s alternating which goes first; CPU a request: the service's, and PostgreSQL's server processes' after the +.`,

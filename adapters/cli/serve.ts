@@ -2,7 +2,7 @@ import { ConfigError, loadConfig, localBaseUrl } from '../config/config.ts';
 import type { Config } from '../config/config.ts';
 import { createLogger } from '../observability/logger.ts';
 import { startService } from '../service.ts';
-import { runWorkers, WORKER_VARIABLE } from './workers.ts';
+import { askPrimaryForMetrics, runWorkers, WORKER_VARIABLE } from './workers.ts';
 import type { WorkerListening } from './workers.ts';
 
 export interface ServeOptions {
@@ -38,7 +38,9 @@ export async function serve(environment: Record<string, string | undefined>, opt
       listening: (port, baseUrl) => `${listeningLine(config, port, baseUrl)} with ${config.workers} workers`,
     });
   }
-  const service = await startService(config, { logger, worker });
+  const service = await startService(config, {
+    logger, worker, ...(worker !== undefined && config.metrics ? { everyWorkersMetrics: askPrimaryForMetrics() } : {}),
+  });
   if (service.createdDevelopmentKey) {
     const { key, file } = service.createdDevelopmentKey;
     if (isTerminal) process.stdout.write(`\nCreated a development API key (also saved to ${file}):\n\n  ${key}\n\n`);

@@ -12,6 +12,40 @@ export interface WorkerListening {
   readonly baseUrl: string;
 }
 
+/** A worker asks the primary for every worker's metrics; the primary answers with the text, or why not. */
+interface MetricsRequest {
+  readonly type: 'petstore:metrics-request';
+  readonly id: number;
+}
+interface MetricsAnswer {
+  readonly type: 'petstore:metrics';
+  readonly id: number;
+  readonly text?: string;
+  readonly error?: string;
+}
+
+/**
+ * In a worker: a function giving every worker's series, which the primary gathers with prom-client's
+ * cluster aggregation (each worker's series keep their `worker` label). It fails when a worker does not
+ * answer within prom-client's 5 s (one starting again).
+ */
+export function askPrimaryForMetrics(): () => Promise<string> {
+  const waiting = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
+  let next = 0;
+  process.on('message', (message: MetricsAnswer) => {
+    if (message?.type !== 'petstore:metrics') return;
+    const asked = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (message.text === undefined) asked?.reject(new Error(message.error ?? 'no metrics'));
+    else asked?.resolve(message.text);
+  });
+  return () => new Promise<string>((resolve, reject) => {
+    const id = next++;
+    waiting.set(id, { resolve, reject });
+    process.send!({ type: 'petstore:metrics-request', id } satisfies MetricsRequest);
+  });
+}
+
 // Beyond the workers' own grace period: time for them to close the database and exit.
 const EXIT_MARGIN_MS = 5000;
 
@@ -37,6 +71,18 @@ export async function runWorkers(config: Config, { notices, listening: listening
   cluster.setupPrimary({ exec: entry, args: [] });
   const workers = new Map<number, Worker>();
   let stopping = false;
+  if (config.metrics) {
+    // prom-client is loaded only when metrics are on, as in the workers.
+    const { AggregatorRegistry } = await import('prom-client');
+    const aggregator = new AggregatorRegistry();
+    cluster.on('message', (worker, message: MetricsRequest) => {
+      if (message?.type !== 'petstore:metrics-request') return;
+      const answer = (reply: Omit<MetricsAnswer, 'type' | 'id'>) => {
+        if (worker.isConnected()) worker.send({ type: 'petstore:metrics', id: message.id, ...reply } satisfies MetricsAnswer);
+      };
+      aggregator.clusterMetrics().then((text) => answer({ text }), (error: Error) => answer({ error: error.message }));
+    });
+  }
 
   const fork = (number: number): Promise<WorkerListening> => {
     const worker = cluster.fork({ [WORKER_VARIABLE]: String(number) });

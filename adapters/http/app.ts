@@ -42,7 +42,7 @@ export interface HttpAppOptions {
   readonly document: () => OpenApiDocument;
   readonly readiness: ReadinessCheck;
   /** Served at /metrics when given; request durations are recorded through `observeRequest`. */
-  readonly metrics?: { readonly registry: Registry; readonly observeRequest: ObserveRequest };
+  readonly metrics?: { readonly registry: Pick<Registry, 'contentType'>; exposition(): Promise<string>; readonly observeRequest: ObserveRequest };
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
@@ -87,7 +87,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
-    createProbeRouter({ readiness: options.readiness, metrics: options.metrics?.registry }),
+    createProbeRouter({
+      readiness: options.readiness,
+      metrics: options.metrics && { contentType: options.metrics.registry.contentType, exposition: options.metrics.exposition },
+    }),
   ];
   const layersAt = (path: string) => routers.flatMap((router) => router.match(path, 'GET').path);
   const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];

@@ -1,12 +1,16 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Registry } from 'prom-client';
 import { HttpProblem } from './errors.ts';
 
 export type ReadinessCheck = () => Promise<{ readonly ready: true } | { readonly ready: false; readonly reason: string }>;
 
+export interface MetricsExposition {
+  readonly contentType: string;
+  exposition(): Promise<string>;
+}
+
 /** Liveness, readiness and (when enabled) Prometheus metrics, outside /v1 and without a key. */
-export function createProbeRouter(options: { readiness: ReadinessCheck; metrics: Registry | undefined }): Router {
+export function createProbeRouter(options: { readiness: ReadinessCheck; metrics: MetricsExposition | undefined }): Router {
   const router = new Router({ strict: true, sensitive: true });
 
   // Alive: the process answers HTTP. Nothing else is checked, so a slow database never gets it restarted.
@@ -25,12 +29,19 @@ export function createProbeRouter(options: { readiness: ReadinessCheck; metrics:
     ctx.body = { status: 'ready' };
   });
 
-  const registry = options.metrics;
-  if (registry) {
+  const metrics = options.metrics;
+  if (metrics) {
     router.get('metrics', '/metrics', async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
-      ctx.type = registry.contentType;
-      ctx.body = await registry.metrics();
+      let text: string;
+      try {
+        text = await metrics.exposition();
+      } catch {
+        // Only workers gather: a worker that is starting again answers no one for a moment.
+        throw new HttpProblem('unavailable', 'the metrics of every worker could not be gathered; try again', { 'Retry-After': '1' });
+      }
+      ctx.type = metrics.contentType;
+      ctx.body = text;
     });
   }
 

@@ -1,9 +1,11 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PetStatus } from '../../domain/index.ts';
 
 /** What the service measures, in one registry of its own (several services can share a process, as tests do). */
 export interface ServiceMetrics {
   readonly registry: Registry;
+  /** The Prometheus text `/metrics` answers: this process's series, or every worker's (see `everyWorker`). */
+  exposition(): Promise<string>;
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   countAppended(eventTypes: readonly string[]): void;
 }
@@ -11,10 +13,25 @@ export interface ServiceMetrics {
 /** Pets in the read model per status (`null`: pets without a status). */
 export type PetCounts = ReadonlyMap<PetStatus | null, number>;
 
-export function createServiceMetrics(options: { petCounts: () => Promise<PetCounts>; worker?: number | undefined }): ServiceMetrics {
+export interface ServiceMetricsOptions {
+  readonly petCounts: () => Promise<PetCounts>;
+  readonly worker?: number | undefined;
+  /**
+   * A worker's way to every worker's series (asked of the primary), so that one scrape of the shared
+   * port sees them all, whichever worker takes the connection.
+   */
+  readonly everyWorker?: (() => Promise<string>) | undefined;
+}
+
+export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMetrics {
   const registry = new Registry();
-  // Each worker process measures itself: its series carry its number, so those of two workers never mix.
-  if (options.worker !== undefined) registry.setDefaultLabels({ worker: String(options.worker) });
+  if (options.worker !== undefined) {
+    // Each worker process measures itself: its series carry its number, so those of two workers never mix.
+    registry.setDefaultLabels({ worker: String(options.worker) });
+    // prom-client's cluster support: this worker answers the primary's requests with this registry.
+    AggregatorRegistry.setRegistries([registry]);
+    new AggregatorRegistry();
+  }
   collectDefaultMetrics({ register: registry });
   const requestDuration = new Histogram({
     name: 'petstore_http_request_duration_seconds',
@@ -41,6 +58,7 @@ export function createServiceMetrics(options: { petCounts: () => Promise<PetCoun
   });
   return {
     registry,
+    exposition: options.everyWorker ?? (() => registry.metrics()),
     observeRequest(method, route, status, seconds) {
       requestDuration.observe({ method, route, status: String(status) }, seconds);
     },
