@@ -20,6 +20,10 @@ export interface BackendOptions {
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
+  /** Just these scenarios (by name); all when absent. */
+  readonly only?: readonly string[] | undefined;
+  /** Write a V8 CPU profile of each service into `sqlite/` and `postgres/` under this folder. */
+  readonly profileDirectory?: string | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -151,9 +155,10 @@ export async function runBackends(options: BackendOptions): Promise<BackendCompa
     await seedPostgres(options.pets, url);
     options.log(`PostgreSQL (${bin}, fsync and synchronous_commit on${pin ? ', core 0' : ''}) seeded with ${options.pets} pets in ${Date.now() - seeding} ms`);
     const postgresDirectory = mkdtempSync(join(directory, 'postgres-'));
+    const profileOf = (name: string) => options.profileDirectory && join(options.profileDirectory, name);
     const [sqlite, postgres] = await Promise.all([
-      seededCopy(options.pets, join(directory, 'petstore.db')).then((file) => startService(file, directory, pin)),
-      startService(url, postgresDirectory, pin),
+      seededCopy(options.pets, join(directory, 'petstore.db')).then((file) => startService(file, directory, pin, profileOf('sqlite'))),
+      startService(url, postgresDirectory, pin, profileOf('postgres')),
     ]);
     started.push(sqlite, postgres);
     const targets = { sqlite, postgres } as const;
@@ -162,12 +167,13 @@ export async function runBackends(options: BackendOptions): Promise<BackendCompa
       const { path, ...job } = scenario.job(options.pets);
       return client.run({ url: target.origin + path, headers, connections: options.connections, seconds, ...job });
     };
-    if (options.warmupSeconds > 0) for (const scenario of BACKEND_SCENARIOS) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
+    const chosen = BACKEND_SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
+    if (options.warmupSeconds > 0) for (const scenario of chosen) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
 
     type Run = { requestsPerSecond: number; latencyP99Ms: number; cpuPerRequestUs: number; databaseCpuPerRequestUs: number };
     const runs = new Map<string, Run[]>();
     for (let round = 0; round < options.rounds; round++) {
-      for (const scenario of BACKEND_SCENARIOS) {
+      for (const scenario of chosen) {
         const order = round % 2 === 0 ? (['sqlite', 'postgres'] as const) : (['postgres', 'sqlite'] as const);
         for (const name of order) {
           const cpuBefore = cpuMicroseconds(targets[name].child.pid!);
@@ -192,7 +198,7 @@ export async function runBackends(options: BackendOptions): Promise<BackendCompa
         databaseCpuPerRequestUs: median(each.map((run) => run.databaseCpuPerRequestUs)),
       };
     };
-    const scenarios = BACKEND_SCENARIOS.map(({ name, label, goal }): BackendFigures => {
+    const scenarios = chosen.map(({ name, label, goal }): BackendFigures => {
       const { databaseCpuPerRequestUs: _, ...onSqlite } = figures(`${name}/sqlite`);
       const onPostgres = figures(`${name}/postgres`);
       return { name, label, goal, sqlite: onSqlite, postgres: onPostgres, ratio: onPostgres.median / onSqlite.median };

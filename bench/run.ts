@@ -5,8 +5,9 @@
 // `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
-//   node --import tsx bench/run.ts <mode> --backends-only
-// --backends-only: just the service on PostgreSQL beside SQLite, printed and not written;
+//   node --import tsx bench/run.ts <mode> --backends-only [--only list-20[,mix]] [--profile <folder>]
+// --backends-only: just the service on PostgreSQL beside SQLite, printed and not written (--only: just
+// those of its scenarios: list-20, list-100-available, mix, create);
 // --only: just those HTTP scenarios, service against ceiling, printed and not written (for working on
 // one path); --profile: also a V8 CPU profile of the service, written into that folder.
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
@@ -130,7 +131,10 @@ async function main(): Promise<void> {
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const only = optionValue(argv, '--only');
   if (argv.includes('--backends-only')) {
-    const backends = await runBackends({ ...(MODES[argv[0] ?? 'quick'] ?? MODES.quick!).backends, log });
+    const profileDirectory = optionValue(argv, '--profile');
+    const backends = await runBackends({
+      ...(MODES[argv[0] ?? 'quick'] ?? MODES.quick!).backends, only: only?.split(','), profileDirectory: profileDirectory && resolve(profileDirectory), log,
+    });
     for (const scenario of backends.scenarios) {
       log(`${scenario.label}: SQLite ${Math.round(scenario.sqlite.median)} req/s, PostgreSQL ${Math.round(scenario.postgres.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); ` +
         `CPU a request ${scenario.sqlite.cpuPerRequestUs.toFixed(0)} µs against ${scenario.postgres.cpuPerRequestUs.toFixed(0)} + ${scenario.postgres.databaseCpuPerRequestUs.toFixed(0)} µs`);

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { CommitSignal } from '../../../application/index.ts';
 import { createCommitSignal } from '../commit-signal.ts';
+import { SAFE_INTEGER_TYPES } from './postgres-pool.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
@@ -20,6 +21,8 @@ const RELISTEN_MS = 1000;
 export interface PostgresCommitSignalOptions {
   /** Where to LISTEN; without it (PGlite in tests) only the head is polled. */
   readonly url?: string | undefined;
+  /** The server cancels a statement on the listening connection that runs longer (milliseconds, 0: never). */
+  readonly statementTimeoutMs?: number | undefined;
   readonly pollMs?: number;
   readonly logger?: Logger | undefined;
 }
@@ -30,16 +33,35 @@ export async function readLogHead(db: Kysely<PetStoreDatabase>): Promise<number>
   return Number(rows[0]?.head ?? 0);
 }
 
+export interface PostgresCommitSignal extends CommitSignal {
+  /** This instance's own commit: told at once, without waiting for its notification to come back. */
+  committed(position: number): void;
+  /**
+   * Runs a statement on the listening connection while it listens (undefined otherwise): a connection
+   * that nothing else queues on, so the listing cache's look at the log waits behind no request's query.
+   */
+  queryWhileListening<Row>(statement: ListeningStatement, values: readonly unknown[]): Promise<Row[]> | undefined;
+  close(): Promise<void>;
+}
+
+/** A statement the listening connection prepares once and then only binds and runs. */
+export interface ListeningStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
 /**
  * The log may have grown: told by LISTEN on one connection of its own (every instance's appends notify
  * `LOG_CHANNEL` on commit), and by reading the log's head every `pollMs` as a fallback. Both run only
  * while anyone listens.
  */
-export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: PostgresCommitSignalOptions = {}): CommitSignal & { committed(position: number): void; close(): Promise<void> } {
+export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: PostgresCommitSignalOptions = {}): PostgresCommitSignal {
   const pollMs = options.pollMs ?? HEAD_POLL_MS;
   let head = 0;
   let poll: ReturnType<typeof setInterval> | undefined;
   let client: pg.Client | undefined;
+  /** `client` once its LISTEN took effect. */
+  let listening: pg.Client | undefined;
   let relisten: ReturnType<typeof setTimeout> | undefined;
   let active = false;
 
@@ -61,11 +83,15 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
 
   const listen = async () => {
     if (!options.url || !active || client) return;
-    const connection = new pg.Client({ connectionString: options.url, application_name: 'petstore-log-listener', keepAlive: true });
+    const connection = new pg.Client({
+      connectionString: options.url, application_name: 'petstore-log-listener', keepAlive: true, types: SAFE_INTEGER_TYPES,
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    });
     client = connection;
     const lost = (error?: Error) => {
       if (client !== connection) return;
       client = undefined;
+      listening = undefined;
       connection.removeAllListeners('notification');
       void connection.end().catch(() => {});
       if (error) options.logger?.warn({ err: error }, 'the connection listening for commits failed; listening again');
@@ -83,6 +109,7 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
     try {
       await connection.connect();
       await connection.query(`LISTEN ${LOG_CHANNEL}`);
+      if (client === connection) listening = connection;
       // Commits between the last look and LISTEN taking effect were not notified to this connection.
       void readHead();
     } catch (error) {
@@ -97,6 +124,7 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
     poll = undefined;
     const connection = client;
     client = undefined;
+    listening = undefined;
     await connection?.end().catch(() => {});
   };
 
@@ -110,6 +138,12 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
     },
     onLastListener: () => void stop(),
   });
-  // This instance's own commits are told at once, without waiting for their notification to come back.
-  return { onCommitted: signal.onCommitted, committed: grewTo, close: stop };
+  return {
+    onCommitted: signal.onCommitted,
+    committed: grewTo,
+    queryWhileListening<Row>(statement: ListeningStatement, values: readonly unknown[]) {
+      return listening?.query<Row & pg.QueryResultRow>({ name: statement.name, text: statement.text, values: values as unknown[] }).then(({ rows }) => rows);
+    },
+    close: stop,
+  };
 }

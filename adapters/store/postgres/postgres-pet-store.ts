@@ -12,6 +12,7 @@ import type { SqlPetStore } from '../sql-pet-store.ts';
 import { postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { createPostgresWrites } from './postgres-writes.ts';
 import { postgresCommitSignal, readLogHead } from './postgres-commit-signal.ts';
+import type { ListeningStatement, PostgresCommitSignal } from './postgres-commit-signal.ts';
 import { postgresCatalogChanges } from './postgres-catalog-changes.ts';
 import type { PostgresCatalogChanges } from './postgres-catalog-changes.ts';
 import { createPostgresPool, prepared } from './postgres-pool.ts';
@@ -24,6 +25,8 @@ export interface PostgresStoreOptions {
   readonly logger?: Logger;
   /** Where to LISTEN for other instances' commits; without it they are noticed by polling the log's head. */
   readonly listenUrl?: string;
+  /** The statement timeout of the listening connection (milliseconds, 0: none), as the pool's. */
+  readonly listenStatementTimeoutMs?: number;
 }
 
 /**
@@ -42,14 +45,14 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
     }
   }
   const db = postgresKysely(settings, options.logger);
-  return createPostgresPetStore(db, { ...options, migrate: false, listenUrl: settings.url });
+  return createPostgresPetStore(db, { ...options, migrate: false, listenUrl: settings.url, listenStatementTimeoutMs: settings.statementTimeoutMs });
 }
 
 /** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
 export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
-  const commits = postgresCommitSignal(db, { url: options.listenUrl, logger: options.logger });
+  const commits = postgresCommitSignal(db, { url: options.listenUrl, statementTimeoutMs: options.listenStatementTimeoutMs, logger: options.logger });
   let changes: PostgresCatalogChanges | undefined;
   const writes = createPostgresWrites(db, clock, commits.committed);
   const store = createSqlPetStore(db, postgresSqlDialect, {
@@ -63,7 +66,7 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
       await db.destroy();
     },
   });
-  changes = postgresCatalogChanges({ readAll: precompiledLogRead(db), head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
+  changes = postgresCatalogChanges({ readAll: logLook(db, commits), head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
   return { ...store, changes };
 }
 
@@ -72,12 +75,19 @@ function postgresKysely(settings: PostgresSettings, logger: Logger | undefined):
 }
 
 // Precompiled: asked before every batch of cached listings, mostly to learn that nothing is new.
-const READ_LOG = prepared('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2');
+const READ_LOG: ListeningStatement = {
+  name: 'petstore_log_look',
+  text: prepared('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2'),
+};
 
-/** `EventStore.readAll` as precompiled SQL. */
-function precompiledLogRead(db: Kysely<PetStoreDatabase>): EventStore['readAll'] {
+/**
+ * `EventStore.readAll` for the listing cache's look: on the listening connection while it listens (no
+ * pool to wait in, no query builder: the look runs before every batch of cached listings), else through the pool.
+ */
+function logLook(db: Kysely<PetStoreDatabase>, commits: PostgresCommitSignal): EventStore['readAll'] {
   return async (afterPosition, limit) => {
-    const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<EventRow>(CompiledQuery.raw(READ_LOG, [afterPosition, limit])));
+    const rows = await translated(postgresSqlDialect, async () => await commits.queryWhileListening<EventRow>(READ_LOG, [afterPosition, limit])
+      ?? (await db.executeQuery<EventRow>(CompiledQuery.raw(READ_LOG.text, [afterPosition, limit]))).rows);
     return rows.map(storedEventFromRow);
   };
 }

@@ -27,7 +27,8 @@ export function parseSafeInteger(text: string): number {
   return value;
 }
 
-const types: pg.CustomTypesConfig = {
+/** bigint columns as JavaScript numbers (`parseSafeInteger`), on every connection of the store. */
+export const SAFE_INTEGER_TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8 && format !== 'binary' ? parseSafeInteger : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
@@ -66,7 +67,7 @@ export function createPostgresPool(settings: PostgresSettings, logger?: Logger):
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: 'petstore',
-    types,
+    types: SAFE_INTEGER_TYPES,
   });
   // An idle connection that dies (server restart, network) is reported here; without a listener the
   // process would crash. The pool has already discarded it and connects afresh when next needed.

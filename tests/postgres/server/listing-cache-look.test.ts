@@ -1,0 +1,49 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { addPet } from '../../../application/index.ts';
+import type { PetChange } from '../../../adapters/store/catalog-changes.ts';
+import { openTestPostgresStore } from '../../support/postgres.ts';
+
+/** What the instance's listening connection last ran, once it listens. */
+async function listenerQuery(client: pg.Client): Promise<string | undefined> {
+  const { rows } = await client.query<{ query: string }>(
+    "select query from pg_stat_activity where datname = current_database() and application_name = 'petstore-log-listener'",
+  );
+  return rows[0]?.query;
+}
+
+describe("the listing cache's look at the log on PostgreSQL", () => {
+  it('runs on the listening connection, so it waits behind no query of the pool', async () => {
+    const opened = await openTestPostgresStore({ poolSize: 1 });
+    const observer = new pg.Client({ connectionString: opened.url });
+    await observer.connect();
+    try {
+      const changes = opened.store.changes!;
+      const heard: (readonly PetChange[] | undefined)[] = [];
+      changes.subscribe((changed) => heard.push(changed));
+      for (let tries = 0; !(await listenerQuery(observer))?.startsWith('LISTEN'); tries++) {
+        assert.ok(tries < 200, 'the store listens for commits');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await changes.refresh();
+      const pet = await addPet(opened.store, { name: 'looked for', categoryId: 1, status: 'available' });
+
+      // The pool's only connection is busy until this statement ends; the look must not need it.
+      const finished: string[] = [];
+      const holding = sql`select pg_sleep(1)`.execute(opened.store.db).then(() => finished.push('pool'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await changes.refresh();
+      finished.push('look');
+      await holding;
+
+      assert.deepEqual(finished, ['look', 'pool']);
+      assert.ok(heard.some((changed) => changed?.some((change) => change.id === pet.id)), 'the look told the new pet');
+      assert.match((await listenerQuery(observer)) ?? '', /^select position, .* from events where position > \$1/);
+    } finally {
+      await observer.end();
+      await opened.close();
+    }
+  });
+});
