@@ -50,12 +50,15 @@ export async function addPetWithPosition(
   }
   const fields = checkNewPet(newPet); // before an id is taken, so refused requests leave no gaps
   const id = await ports.petIds.next();
-  const expiresAt = new Date(ports.clock.now().getTime() + IDEMPOTENCY_WINDOW_MS).toISOString();
   try {
     const outcome = await handleCommand(ports, petStreamId(id), (state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
       context,
       newStream: true,
-      ...(idempotencyKey === undefined ? {} : { remember: (after) => ({ scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt }) }),
+      ...(idempotencyKey === undefined ? {} : {
+        remember: (after) => ({
+          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt: new Date(ports.clock.now().getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+        }),
+      }),
     });
     return { pet: presentPet(outcome.state), position: outcome.position };
   } catch (error) {

@@ -1,6 +1,7 @@
 import { evolve, initialState } from '../domain/index.ts';
 import type { PetEvent, PetState } from '../domain/index.ts';
 import { StreamVersionConflict, TooMuchContention } from './errors.ts';
+import { isoTime } from './iso-time.ts';
 import type { ExpectedVersion, IdempotencyRecord, PetStorePorts, RequestContext } from './ports.ts';
 
 /** Attempts when no version is named and concurrent writers keep moving the stream. */
@@ -46,7 +47,7 @@ export async function handleCommand(
     const expected: ExpectedVersion = version === 0 ? 'no_stream' : version;
     const after = events.reduce(evolve, state);
     try {
-      const metadata = { recordedAt: ports.clock.now().toISOString(), ...options.context };
+      const metadata = { recordedAt: isoTime(ports.clock.now()), ...options.context };
       const remember = options.remember?.(after);
       const appended = await ports.eventStore.append(streamId, expected, events, metadata, remember ? { remember } : {});
       return { state: after, version: appended.version, events, position: appended.position };

@@ -1,61 +1,78 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
+import getRawBody from 'raw-body';
+import inflate from 'inflation';
 import { parse as parseContentType } from 'content-type';
 import { HttpProblem } from './errors.ts';
 import { decodeUtf8Strictly } from './strict-utf8.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-// koa-body reads the body (its size limit, Content-Encoding and Content-Length) as latin1, one character
-// per byte, so that the bytes reach the strict UTF-8 check unchanged; the JSON is parsed here.
-const readBody = koaBody({
-  json: false,
-  text: true,
-  textTypes: ['application/json', 'application/merge-patch+json'],
-  textLimit: BODY_LIMIT_BYTES,
-  encoding: 'latin1',
-  urlencoded: false,
-  multipart: false,
-  onError(error) {
-    throw bodyReadProblem(error);
-  },
-});
+/**
+ * The body's bytes as sent, after its Content-Encoding, within the size limit and the Content-Length:
+ * read as bytes, so that they reach the strict UTF-8 check unchanged and are decoded once.
+ */
+function readBodyBytes(request: IncomingMessage): Promise<Buffer> {
+  const length = request.headers['content-length'];
+  const identity = (request.headers['content-encoding'] || 'identity') === 'identity';
+  try {
+    return getRawBody(inflate(request), { limit: BODY_LIMIT_BYTES, length: identity && length ? Number(length) : null });
+  } catch (error) {
+    // An unknown Content-Encoding is refused before anything is read.
+    return Promise.reject(error as Error);
+  }
+}
 
-/** Refuses bodies that are not JSON in UTF-8 before reading them (koa-body alone would take text/plain). */
+/** Refuses bodies that are not JSON in UTF-8 before reading them; as middleware, before the next one. */
 export function requireJsonBody(mediaTypes: readonly string[]) {
   return function requireJsonBodyMiddleware(ctx: Context, next: Next): Promise<void> {
-    const header = ctx.get('content-type');
-    if (!header) {
-      if (!ctx.request.length && !ctx.get('transfer-encoding')) throw new HttpProblem('invalid_body', 'a JSON body is required');
-      throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}`);
-    }
-    let type: string;
-    let charset: string | undefined;
-    try {
-      const parsed = parseContentType(header);
-      type = parsed.type;
-      charset = parsed.parameters.charset;
-    } catch {
-      throw new HttpProblem('unsupported_media_type', `Content-Type ${JSON.stringify(header)} is not a valid media type`);
-    }
-    if (!mediaTypes.includes(type)) throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}, got ${type}`);
-    if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
-      throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
-    }
-    return readBody(ctx, () => {
-      parseJsonBody(ctx);
-      return next();
-    });
+    return readJsonBody(ctx, mediaTypes).then(next);
   };
+}
+
+/**
+ * Checks the media type and charset (a body that is not JSON in UTF-8 is refused before it is read),
+ * then reads the body and parses it onto `ctx.request.body` (its text on `rawBody`).
+ */
+export function readJsonBody(ctx: Context, mediaTypes: readonly string[]): Promise<void> {
+  const header = ctx.get('content-type');
+  if (!header) {
+    if (!ctx.request.length && !ctx.get('transfer-encoding')) throw new HttpProblem('invalid_body', 'a JSON body is required');
+    throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}`);
+  }
+  let type: string;
+  let charset: string | undefined;
+  try {
+    const parsed = parseContentType(header);
+    type = parsed.type;
+    charset = parsed.parameters.charset;
+  } catch {
+    throw new HttpProblem('unsupported_media_type', `Content-Type ${JSON.stringify(header)} is not a valid media type`);
+  }
+  if (!mediaTypes.includes(type)) throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}, got ${type}`);
+  if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
+    throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
+  }
+  return readBodyBytes(ctx.req).then(
+    (bytes) => parseJsonBody(ctx, bytes),
+    (error: Error) => {
+      throw bodyReadProblem(error);
+    },
+  );
+}
+
+/** Where a read body is kept on Koa's request: the parsed value, and the text it was parsed from. */
+interface ParsedRequest {
+  body?: unknown;
+  rawBody?: string;
 }
 
 /**
  * Decodes the bytes read as UTF-8, refusing (never replacing) an ill-formed sequence, and parses the
  * text as JSON. JSON text is UTF-8 (RFC 8259 §8.1), so bytes that are not are malformed JSON.
  */
-function parseJsonBody(ctx: Context): void {
-  const request = ctx.request as { body?: unknown; rawBody?: string };
-  const bytes = Buffer.from(typeof request.body === 'string' ? request.body : '', 'latin1');
+function parseJsonBody(ctx: Context, bytes: Buffer): void {
+  const request = ctx.request as ParsedRequest;
   const decoded = decodeUtf8Strictly(bytes);
   if ('invalidAt' in decoded) {
     const byte = bytes[decoded.invalidAt]!.toString(16).toUpperCase().padStart(2, '0');
@@ -102,8 +119,7 @@ function bodyReadProblem(error: Error & { status?: number; type?: string }): Htt
  * Also returns the raw text, for checks that need the number as written.
  */
 export function readJsonObject(ctx: Context, what: string, allowed: readonly string[]): { body: Record<string, unknown>; raw: string } {
-  const body: unknown = ctx.request.body;
-  const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+  const { body, rawBody: raw = '' } = ctx.request as ParsedRequest;
   if (raw.trim() === '') throw new HttpProblem('invalid_body', 'a JSON body is required');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpProblem('invalid_body', `the body must be a JSON object (${what}), got ${describe(body)}`);

@@ -14,7 +14,7 @@ import { NewPetSchema, StatusPatchCheck, StatusPatchSchema } from '../../contrac
  * missing; the rules on their values are the domain's (`checkNewPet`), checked once by the use case.
  */
 export function readNewPet(ctx: Context): NewPet {
-  const { body, raw } = readJsonObject(ctx, 'a NewPet', Object.keys(NewPetSchema.properties));
+  const { body, raw } = readJsonObject(ctx, 'a NewPet', NEW_PET_FIELDS);
   for (const field of NewPetSchema.required) {
     if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
   }
@@ -22,9 +22,12 @@ export function readNewPet(ctx: Context): NewPet {
   return body as unknown as NewPet;
 }
 
+const NEW_PET_FIELDS = Object.keys(NewPetSchema.properties);
+const STATUS_PATCH_FIELDS = Object.keys(StatusPatchSchema.properties);
+
 /** PATCH /pets/{petId}: `{ "status": … }` and nothing else. */
 export function readStatusPatch(ctx: Context): { status: PetStatus } {
-  const { body } = readJsonObject(ctx, 'a status change', Object.keys(StatusPatchSchema.properties));
+  const { body } = readJsonObject(ctx, 'a status change', STATUS_PATCH_FIELDS);
   return checked(StatusPatchCheck, body, ['status']);
 }
 
@@ -39,8 +42,13 @@ function checked<T extends TSchema>(check: TypeCheck<T>, body: Record<string, un
   return body;
 }
 
+// A number with a fraction or an exponent has a digit before its "." or "e"; one of 16 digits or more may not fit a double.
+const MAYBE_INEXACT_NUMBER = /[0-9][.eE]|[0-9]{16}/;
+
 /** JSON.parse may round a number (9007199254740993, 1.0000000000000001): refuse one it did not read exactly. */
 function assertSentExactly(raw: string, parsed: number): void {
+  // Without such a number anywhere in the text, every number in it is an integer of at most 15 digits, read exactly.
+  if (!MAYBE_INEXACT_NUMBER.test(raw)) return;
   const text = topLevelNumberText(raw, 'categoryId');
   const value = text === undefined ? undefined : exactInteger(text);
   if (value === undefined || !Number.isInteger(parsed) || value !== BigInt(parsed)) {

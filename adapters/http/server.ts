@@ -41,8 +41,13 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   let closing: Promise<void> | undefined;
 
   const answer = (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
     inFlight.add(response);
-    response.once('close', () => inFlight.delete(response));
+    clients.requestBegan(socket);
+    response.once('close', () => {
+      inFlight.delete(response);
+      clients.requestEnded(socket);
+    });
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
     const answered = fastPath(request, response, beginRequest(request, response));
@@ -64,7 +69,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     answer,
   );
   server.maxConnections = limits.maxConnections;
-  limitClients(server, limits);
+  const clients = limitClients(server, limits);
   // A client may half-close its side once its request is sent. By default Node then drops the
   // connection, and with it an answer still being prepared (a create waits for its group's commit).
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { requestLine } from '../../adapters/observability/request-log.ts';
+import { jsonString, requestLine } from '../../adapters/observability/request-log.ts';
 import type { RequestFields } from '../../adapters/observability/request-log.ts';
 
 function capturingLogger(level: string, bindings: Record<string, unknown> = {}) {
@@ -36,6 +36,14 @@ describe('request log line', () => {
       assert.equal(mine!.service, 'petstore', 'with the logger\'s bindings');
     });
   }
+
+  it('quotes each string exactly as JSON.stringify does: every UTF-16 code unit, paired and lone surrogates', () => {
+    for (let unit = 0; unit <= 0xffff; unit++) {
+      const text = `a${String.fromCharCode(unit)}b`;
+      assert.equal(jsonString(text), JSON.stringify(text), `U+${unit.toString(16)}`);
+    }
+    for (const text of ['', '"', '\\', '\ud83d\ude00', '\ud83d', '\ude00x', '/v1/pets/%22x%22', 'c0ffee-0123']) assert.equal(jsonString(text), JSON.stringify(text));
+  });
 
   it('writes nothing when info is not enabled', () => {
     const { logger, lines } = capturingLogger('warn');
