@@ -7,7 +7,7 @@ import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { addPet, changePetStatus, StreamVersionConflict } from '../../application/index.ts';
+import { addPet, changePetStatus, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
@@ -182,6 +182,33 @@ describe('SQLite commits on the writer thread', () => {
       Atomics.notify(words, 0);
       const pet = await writing;
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.id), [pet.id]);
+    } finally {
+      Atomics.store(words, 0, 1);
+      Atomics.notify(words, 0);
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('answer 503-worthy when the writer thread ends mid-group, and the next write runs on a new thread with nothing of the lost group kept', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
+    const gate = new SharedArrayBuffer(8);
+    const words = new Int32Array(gate);
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'commit' } });
+    try {
+      const lost = addPet(store, { name: 'never committed', categoryId: 1 });
+      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
+        assert.ok(look < 1000, 'the group never waited on the writer thread');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      Atomics.store(words, 0, 2);
+      Atomics.notify(words, 0);
+      const failure = await lost.then(() => undefined, (error: unknown) => error);
+      assert.ok(failure instanceof StoreUnavailable, `a store fault, not ${String(failure)}`);
+      assert.equal(failure.retryAfterSeconds, 1);
+      assert.match(failure.message, /writer stopped/);
+      const pet = await addPet(store, { name: 'after the writer came back', categoryId: 1 });
+      assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.name), [pet.name]);
     } finally {
       Atomics.store(words, 0, 1);
       Atomics.notify(words, 0);

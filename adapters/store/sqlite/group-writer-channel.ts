@@ -23,7 +23,7 @@ export function groupWriterThread(data: GroupWriterThreadData): GroupWriterChann
 
   const stopped = (why: string) => {
     worker = undefined;
-    for (const answer of waiting.splice(0)) answer({ kind: 'failed', error: { message: `the writer thread stopped: ${why}` } });
+    for (const answer of waiting.splice(0)) answer({ kind: 'failed', error: { unavailable: `the store's writer stopped (${why}); try again` } });
   };
 
   function start(): Worker {

@@ -16,7 +16,8 @@ export interface GroupWriterThreadData {
   readonly marks: SharedArrayBuffer;
   /**
    * For tests: while the gate's first word is 0, each group waits (at most `holdMs`), its second word 1
-   * meanwhile: just before its COMMIT, or once committed, just before it answers.
+   * meanwhile: just before its COMMIT, or once committed, just before it answers. A first word of 2
+   * ends the thread where it waited, as a crash of the writer would.
    */
   readonly holdCommits?: { readonly gate: SharedArrayBuffer; readonly holdMs: number; readonly at: 'commit' | 'answer' };
 }
@@ -49,8 +50,9 @@ const writer = createGroupWriter({
   ...(gate ? {
     [data.holdCommits!.at === 'commit' ? 'beforeCommit' : 'beforeAnswer']() {
       Atomics.store(gate, 1, 1);
-      Atomics.wait(gate, 0, 0, data.holdCommits!.holdMs);
+      const waited = Atomics.wait(gate, 0, 0, data.holdCommits!.holdMs) !== 'not-equal';
       Atomics.store(gate, 1, 0);
+      if (waited && Atomics.load(gate, 0) === 2) process.exit(1);
     },
   } : {}),
 });

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from 'kysely';
-import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
+import { IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../../application/index.ts';
 import type { AppendResult } from '../../../application/index.ts';
 import { appendAll } from '../append-group.ts';
 import type { GroupTransaction, PendingAppend } from '../append-group.ts';
@@ -63,6 +63,8 @@ export interface CommittedReply extends OwnCommitMarks {
 export type CrossingError =
   | { readonly conflict: { readonly streamId: string; readonly expected: number | 'no_stream'; readonly actual: number } }
   | { readonly keyTaken: { readonly scope: string; readonly key: string } }
+  /** The writer could not answer at all (its thread ended): a fault of the machine, worth a retry. */
+  | { readonly unavailable: string }
   | { readonly message: string; readonly code?: string };
 
 export function toCrossing(error: unknown): CrossingError {
@@ -76,6 +78,7 @@ export function toCrossing(error: unknown): CrossingError {
 export function fromCrossing(error: CrossingError): Error {
   if ('conflict' in error) return new StreamVersionConflict(error.conflict.streamId, error.conflict.expected, error.conflict.actual);
   if ('keyTaken' in error) return new IdempotencyKeyTaken(error.keyTaken.scope, error.keyTaken.key);
+  if ('unavailable' in error) return new StoreUnavailable(error.unavailable, { retryAfterSeconds: 1 });
   return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
 }
 
