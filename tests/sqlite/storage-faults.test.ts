@@ -123,3 +123,41 @@ describe('SQLite group commit when rolling back one append fails too', () => {
     }
   });
 });
+
+describe('SQLite group commit when ending a failed group fails too', () => {
+  it('opens another connection after a COMMIT and its ROLLBACK both failed, so the next group commits once the disk is back', async () => {
+    const directory = temporaryDirectory('stuck-transaction');
+    const file = directory.file('store.db');
+    const { db } = await openSqlite(file);
+    // The first connection fails its COMMIT and then its ROLLBACK, as a disk failing every write would.
+    let connections = 0;
+    const connect = async () => {
+      connections += 1;
+      const connection = await openSqliteConnection(file);
+      const failing = connections === 1;
+      const database: SqliteDatabase = {
+        prepare: (text) => (failing && (text === 'commit' || text === 'rollback')
+          ? { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => { throw driverError('SQLITE_IOERR_WRITE'); } }
+          : connection.prepare(text)),
+        close: () => connection.close(),
+      };
+      const mark = openCommitMark(connection, file);
+      return { database, mark, close() { mark.close(); connection.close(); } };
+    };
+    const writer = createGroupWriter({ connect });
+    const group = () => writer.handle({ kind: 'begin', ids: 1, reopen: false, commit: { kind: 'commit', appends: [], touchHealth: true, now: '2026-11-24T12:00:00.000Z' } });
+    try {
+      const failed = await group();
+      assert.equal(failed.kind, 'failed');
+      assert.ok(sqliteSqlDialect.translateError(fromCrossing((failed as Extract<GroupReply, { kind: 'failed' }>).error)) instanceof StoreUnavailable);
+      const next = await group();
+      assert.equal(next.kind, 'committed', `the next group: ${JSON.stringify(next)}`);
+      assert.equal(connections, 2, 'the failed connection was given up for another');
+      assert.equal((await db.selectFrom('store_health').select('checked_at').execute()).length, 1);
+    } finally {
+      await writer.handle({ kind: 'close' });
+      await db.destroy();
+      directory.remove();
+    }
+  });
+});

@@ -175,12 +175,25 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     }
   }
 
+  /**
+   * Ends a failed group or write. A connection whose ROLLBACK failed (an I/O error) may still hold its
+   * transaction: it is closed, which rolls back, and the next request opens another, rather than
+   * every later BEGIN failing on it. A connection that rolled back is kept, with its settings.
+   */
   function rollBack(): void {
     try {
       rollback().run([]);
-    } catch {
+      return;
+    } catch (rollbackError) {
       // SQLite may have rolled back already (e.g. after an I/O error), or nothing was begun.
+      if (/no transaction is active/.test(String((rollbackError as { message?: unknown } | null)?.message))) return;
     }
+    try {
+      connection?.close();
+    } catch {
+      // Closing is best effort: the connection is not used again either way.
+    }
+    connection = undefined;
   }
 
   async function connected(reopen: boolean): Promise<WriterConnection> {
