@@ -165,26 +165,20 @@ describe('SQLite commits on the writer thread', () => {
 
   it('leave the event loop free: while a commit is held on the thread, reads answer and timers run, and the write answers only once committed', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const gate = new SharedArrayBuffer(8);
-    const words = new Int32Array(gate);
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'commit' } });
+    const held = commitGate();
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'commit' } });
     try {
       let settled = false;
       const writing = addPet(store, { name: 'held', categoryId: 1 }).finally(() => (settled = true));
-      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
-        assert.ok(look < 1000, 'the commit never waited on the writer thread');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await held.reached('the commit');
       assert.deepEqual(await store.catalog.list({ limit: 10 }), [], 'a read answers, and sees nothing not yet committed');
       await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(settled, false, 'the write waits for its commit');
-      Atomics.store(words, 0, 1);
-      Atomics.notify(words, 0);
+      held.open();
       const pet = await writing;
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.id), [pet.id]);
     } finally {
-      Atomics.store(words, 0, 1);
-      Atomics.notify(words, 0);
+      held.open();
       await store.close();
       rmSync(directory, { recursive: true, force: true });
     }
@@ -192,17 +186,12 @@ describe('SQLite commits on the writer thread', () => {
 
   it('answer 503-worthy when the writer thread ends mid-group, and the next write runs on a new thread with nothing of the lost group kept', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const gate = new SharedArrayBuffer(8);
-    const words = new Int32Array(gate);
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'commit' } });
+    const held = commitGate();
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'commit' } });
     try {
       const lost = addPet(store, { name: 'never committed', categoryId: 1 });
-      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
-        assert.ok(look < 1000, 'the group never waited on the writer thread');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      Atomics.store(words, 0, 2);
-      Atomics.notify(words, 0);
+      await held.reached('the group');
+      held.open(2);
       const failure = await lost.then(() => undefined, (error: unknown) => error);
       assert.ok(failure instanceof StoreUnavailable, `a store fault, not ${String(failure)}`);
       assert.equal(failure.retryAfterSeconds, 1);
@@ -210,8 +199,7 @@ describe('SQLite commits on the writer thread', () => {
       const pet = await addPet(store, { name: 'after the writer came back', categoryId: 1 });
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.name), [pet.name]);
     } finally {
-      Atomics.store(words, 0, 1);
-      Atomics.notify(words, 0);
+      held.open();
       await store.close();
       rmSync(directory, { recursive: true, force: true });
     }
@@ -219,28 +207,43 @@ describe('SQLite commits on the writer thread', () => {
 
   it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const gate = new SharedArrayBuffer(8);
-    const words = new Int32Array(gate);
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate, holdMs: 10_000, at: 'answer' } });
+    const held = commitGate();
+    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'answer' } });
     const reports: (readonly PetChange[] | undefined)[] = [];
     store.changes.subscribe((changes) => reports.push(changes));
     try {
       const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
-      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
-        assert.ok(look < 1000, 'the group never waited on the writer thread');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await held.reached('the group');
       store.changes.refresh();
       assert.deepEqual(reports, [], 'the commit on the file is known for the store\'s own: no "anything may have changed"');
-      Atomics.store(words, 0, 1);
-      Atomics.notify(words, 0);
+      held.open();
       const pet = await writing;
       assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
     } finally {
-      Atomics.store(words, 0, 1);
-      Atomics.notify(words, 0);
+      held.open();
       await store.close();
       rmSync(directory, { recursive: true, force: true });
     }
   });
 });
+
+/** The gate of the writer thread's held commits (see `GroupWriterThreadData.holdCommits`). */
+function commitGate() {
+  const gate = new SharedArrayBuffer(8);
+  const words = new Int32Array(gate);
+  return {
+    gate,
+    /** Resolves once a group waits at the gate. */
+    async reached(what: string): Promise<void> {
+      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
+        assert.ok(look < 1000, `${what} never waited on the writer thread`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    /** Lets the waiting group go on (1), or ends the thread where it waits (2). */
+    open(word: 1 | 2 = 1): void {
+      Atomics.store(words, 0, word);
+      Atomics.notify(words, 0);
+    },
+  };
+}
