@@ -189,17 +189,22 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
       if (/no transaction is active/.test(String((rollbackError as { message?: unknown } | null)?.message))) return;
     }
     try {
-      connection?.close();
+      closeConnection();
     } catch {
       // Closing is best effort: the connection is not used again either way.
     }
+  }
+
+  /** Closes the connection; forgotten first, so that the next request opens another even if closing throws. */
+  function closeConnection(): void {
+    const closing = connection;
     connection = undefined;
+    closing?.close();
   }
 
   async function connected(reopen: boolean): Promise<WriterConnection> {
     if (reopen || !connection) {
-      connection?.close();
-      connection = undefined;
+      closeConnection();
       connection = await options.connect();
     }
     return connection;
@@ -270,8 +275,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
         if (request.kind === 'commit') return await commitGroup(request);
         if (request.kind === 'statement') return runStatement(request.sql, request.parameters);
         if (request.kind === 'close') {
-          connection?.close();
-          connection = undefined;
+          closeConnection();
           return { kind: 'done' };
         }
         if (request.kind === 'rollback') {
