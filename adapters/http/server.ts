@@ -9,6 +9,7 @@ import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
 import type { FastPath } from './cached-listing-fast-path.ts';
 import { beginRequest } from './request-pipeline.ts';
+import { ResponsesInFlight } from './responses-in-flight.ts';
 import type { RecordAnswer } from './request-pipeline.ts';
 
 export interface HttpServerOptions {
@@ -37,15 +38,15 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
   const fastPath = options.fastPath ?? (() => false);
   const handle = app.callback();
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new ResponsesInFlight();
   let closing: Promise<void> | undefined;
 
   const answer = (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
-    inFlight.add(response);
+    const entry = inFlight.add(response);
     clients.requestBegan(socket);
     response.once('close', () => {
-      inFlight.delete(response);
+      inFlight.delete(entry);
       clients.requestEnded(socket);
     });
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
