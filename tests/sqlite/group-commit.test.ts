@@ -164,10 +164,7 @@ describe('SQLite commits on the writer thread', () => {
 
 
   it('leave the event loop free: while a commit is held on the thread, reads answer and timers run, and the write answers only once committed', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const held = commitGate();
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'commit' } });
-    try {
+    await withHeldCommits('commit', async (store, held) => {
       let settled = false;
       const writing = addPet(store, { name: 'held', categoryId: 1 }).finally(() => (settled = true));
       await held.reached('the commit');
@@ -177,18 +174,11 @@ describe('SQLite commits on the writer thread', () => {
       held.open();
       const pet = await writing;
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.id), [pet.id]);
-    } finally {
-      held.open();
-      await store.close();
-      rmSync(directory, { recursive: true, force: true });
-    }
+    });
   });
 
   it('answer 503-worthy when the writer thread ends mid-group, and the next write runs on a new thread with nothing of the lost group kept', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const held = commitGate();
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'commit' } });
-    try {
+    await withHeldCommits('commit', async (store, held) => {
       const lost = addPet(store, { name: 'never committed', categoryId: 1 });
       await held.reached('the group');
       held.open(2);
@@ -198,20 +188,13 @@ describe('SQLite commits on the writer thread', () => {
       assert.match(failure.message, /writer stopped/);
       const pet = await addPet(store, { name: 'after the writer came back', categoryId: 1 });
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.name), [pet.name]);
-    } finally {
-      held.open();
-      await store.close();
-      rmSync(directory, { recursive: true, force: true });
-    }
+    });
   });
 
   it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-    const held = commitGate();
-    const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at: 'answer' } });
-    const reports: (readonly PetChange[] | undefined)[] = [];
-    store.changes.subscribe((changes) => reports.push(changes));
-    try {
+    await withHeldCommits('answer', async (store, held) => {
+      const reports: (readonly PetChange[] | undefined)[] = [];
+      store.changes.subscribe((changes) => reports.push(changes));
       const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
       await held.reached('the group');
       store.changes.refresh();
@@ -219,13 +202,25 @@ describe('SQLite commits on the writer thread', () => {
       held.open();
       const pet = await writing;
       assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
-    } finally {
-      held.open();
-      await store.close();
-      rmSync(directory, { recursive: true, force: true });
-    }
+    });
   });
 });
+
+/** A store on a fresh file whose writer thread holds each group at `at` until `held` opens; removed afterwards. */
+async function withHeldCommits(at: 'commit' | 'answer', work: (store: SqlitePetStore, held: CommitGate) => Promise<void>): Promise<void> {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
+  const held = commitGate();
+  const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at } });
+  try {
+    await work(store, held);
+  } finally {
+    held.open();
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+type CommitGate = ReturnType<typeof commitGate>;
 
 /** The gate of the writer thread's held commits (see `GroupWriterThreadData.holdCommits`). */
 function commitGate() {
