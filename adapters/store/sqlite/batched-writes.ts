@@ -6,7 +6,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import type { CatalogWatch } from './commit-watch.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 import { fromCrossing } from './group-writer.ts';
-import type { CommitRequest, GroupReply } from './group-writer.ts';
+import type { CommitRequest, CrossingError, GroupReply } from './group-writer.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
@@ -111,7 +111,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
-  const translated = (reply: Extract<GroupReply, { kind: 'failed' }>) => sqliteSqlDialect.translateError(fromCrossing(reply.error));
+  const translated = (error: CrossingError) => sqliteSqlDialect.translateError(fromCrossing(error));
 
   /** One group, from taking the write lock to answering its writes. Never rejects. */
   async function runGroup(): Promise<void> {
@@ -156,7 +156,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       return;
     }
     if (reply.kind !== 'committed') {
-      const failure = reply.kind === 'failed' ? translated(reply) : new Error(`the group writer answered ${reply.kind}`);
+      const failure = reply.kind === 'failed' ? translated(reply.error) : new Error(`the group writer answered ${reply.kind}`);
       noteFailure(failure);
       // Ids already handed out stay with their callers (whose appends were in `taken`); rejecting them is a no-op.
       for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
@@ -171,7 +171,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     taken.forEach((write, index) => {
       const outcome = reply.outcomes[index]!;
       if ('result' in outcome) write.resolve(outcome.result);
-      else write.reject(sqliteSqlDialect.translateError(fromCrossing(outcome.error)));
+      else write.reject(translated(outcome.error));
     });
     // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
@@ -225,7 +225,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     }),
     writerPragma: (pragma) => oneAtATime(async () => {
       const reply = await channel.send({ kind: 'pragma', pragma });
-      if (reply.kind === 'failed') throw translated(reply);
+      if (reply.kind === 'failed') throw translated(reply.error);
     }),
     async drain() {
       while (scheduled || groups > 0 || asked()) {
