@@ -8,9 +8,6 @@ import type { PetChange } from '../../adapters/store/catalog-changes.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';
 
-/** A signal that never tells: as if another instance's notification had not arrived yet. */
-const silent: CommitSignal = { onCommitted: () => () => {} };
-
 describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgresEngine()})`, () => {
   let opened: TestStore;
 
@@ -19,23 +16,38 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
   });
   after(() => opened.close());
 
-  /** The changes over the test store, counting its looks at the log; `hold` keeps each look waiting until released. */
+  /**
+   * The changes over the test store, counting what its looks ask: `looks` where the log ends, `reads`
+   * its events; `hold` keeps each question waiting until released; `announce` is a notification of a commit.
+   */
   function watched() {
     const { store } = opened;
     const looks: number[] = [];
+    const reads: number[] = [];
     let hold: Promise<void> | undefined;
+    let notify: ((position: number) => void) | undefined;
     const log = {
       async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-        looks.push(afterPosition);
+        reads.push(afterPosition);
         await hold;
         return store.eventStore.readAll(afterPosition, limit);
       },
-      head: () => readLogHead(store.db),
+      async head(): Promise<number> {
+        looks.push(looks.length);
+        await hold;
+        return readLogHead(store.db);
+      },
     };
-    const changes = postgresCatalogChanges(log, silent);
+    const announcing: CommitSignal = {
+      onCommitted(listener) {
+        notify = listener;
+        return () => (notify = undefined);
+      },
+    };
+    const changes = postgresCatalogChanges(log, announcing);
     const heard: (readonly PetChange[] | undefined)[] = [];
     changes.subscribe((changed) => heard.push(changed));
-    return { changes, heard, looks, holdLooks: () => {
+    return { changes, heard, looks, reads, announce: (position: number) => notify?.(position), holdLooks: () => {
       let release!: () => void;
       hold = new Promise((resolve) => (release = resolve));
       return () => {
@@ -61,8 +73,32 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     assert.equal(heard.length, told, 'nothing new: nothing told');
   });
 
+  it('asks only where the log ends when nothing is new, and reads the events only when it ends further', async () => {
+    const { changes, heard, looks, reads } = watched();
+    await changes.refresh();
+    const [looked, read] = [looks.length, reads.length];
+    await changes.refresh();
+    await changes.refresh();
+    assert.deepEqual([looks.length - looked, reads.length - read], [2, 0], 'two looks, no read of the events');
+    const pet = await addPet(opened.store, { name: 'found by the head', categoryId: 1, status: 'sold' });
+    await changes.refresh();
+    assert.deepEqual([looks.length - looked, reads.length - read], [3, 1], 'the head moved on: the events are read');
+    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['sold'] }]);
+  });
+
+  it('reads the events at once, without asking where the log ends, when a notification announced a commit', async () => {
+    const { changes, heard, looks, reads, announce } = watched();
+    await changes.refresh();
+    const [looked, read] = [looks.length, reads.length];
+    const pet = await addPet(opened.store, { name: 'announced', categoryId: 1, status: 'pending' });
+    announce((await readLogHead(opened.store.db)));
+    await changes.refresh();
+    assert.deepEqual([looks.length - looked, reads.length - read], [0, 1]);
+    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['pending'] }]);
+  });
+
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {
-    const { changes, looks, holdLooks } = watched();
+    const { changes, looks, reads, holdLooks } = watched();
     await changes.refresh();
     const before = looks.length;
     const release = holdLooks();
@@ -79,6 +115,7 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     release();
     await Promise.all([...first, ...second]);
     assert.equal(looks.length, before + 2, 'one more look for the callers that came during the first');
+    assert.equal(reads.length, 1, 'the first look, asked after the commit, read it; the second found nothing new');
     assert.ok(heardLate, 'the later callers were answered after the commit was told');
   });
 });

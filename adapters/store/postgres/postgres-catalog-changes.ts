@@ -16,8 +16,10 @@ export interface PostgresCatalogChanges extends CatalogChanges {
  *
  * A notification of a commit (`commits`) starts a look at once; but a notification may come late, so
  * `refresh` looks too, and resolves only after a look that began after it was called. One look answers
- * every caller that arrived while the previous one was in flight (as a group commit does for writes),
- * and it is one query: the events after the position already told, none when nothing is new.
+ * every caller that arrived while the previous one was in flight (as a group commit does for writes).
+ * Most looks find nothing new, so a look that no notification announced first asks only where the log
+ * ends (a far cheaper statement than reading events), and reads the events after the position already
+ * told only when the log ends beyond it.
  */
 export function postgresCatalogChanges(
   log: Pick<EventStore, 'readAll'> & { head(): Promise<number> }, commits: CommitSignal,
@@ -37,14 +39,15 @@ export function postgresCatalogChanges(
     for (const listener of listeners) listener(changes);
   };
 
-  /** Reads what was committed after `told`, tells it, and moves `told` on. */
-  async function look(): Promise<void> {
+  /** Reads what was committed after `told`, tells it, and moves `told` on; `announced`: a notification said something is new. */
+  async function look(announced: boolean): Promise<void> {
     if (told === undefined) {
       // The first look only learns where the log ends: whatever is cached before it is dropped.
       told = await log.head();
       tell(undefined);
       return;
     }
+    if (!announced && (await log.head()) <= told) return;
     const events = await log.readAll(told, CATCH_UP_EVENTS);
     if (events.length === 0) return;
     told = events.at(-1)!.position;
@@ -52,7 +55,7 @@ export function postgresCatalogChanges(
       // Far behind: dropping everything is cheaper than reading on, and the log's end is found afresh.
       told = undefined;
       tell(undefined);
-      return look();
+      return look(false);
     }
     const changes = events.map(changeOf);
     tell(changes.includes(undefined) ? undefined : changes as PetChange[]);
@@ -70,10 +73,11 @@ export function postgresCatalogChanges(
       while (waiting !== undefined || (told !== undefined && notified > told)) {
         const callers = waiting;
         waiting = undefined;
+        const announced = told !== undefined && notified > told;
         // A notification during this look asks for another; a failed look waits for the next one or a caller.
         notified = 0;
         try {
-          await look();
+          await look(announced);
           callers?.resolve();
         } catch (error) {
           callers?.reject(error);

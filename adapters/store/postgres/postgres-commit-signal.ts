@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { CommitSignal } from '../../../application/index.ts';
 import { createCommitSignal } from '../commit-signal.ts';
-import { SAFE_INTEGER_TYPES } from './postgres-pool.ts';
+import { prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
@@ -27,10 +27,18 @@ export interface PostgresCommitSignalOptions {
   readonly logger?: Logger | undefined;
 }
 
+/**
+ * Where the log ends: the position of its last committed event. Appends commit in the order of their
+ * positions, so every position up to it is committed too.
+ */
+export const LOG_HEAD: ListeningStatement = { name: 'petstore_log_head', text: prepared('select max(position) as head from events') };
+
+/** The head from `LOG_HEAD`'s rows, 0 when the log has no event. */
+export const headOf = (rows: readonly { head: number | null }[]): number => Number(rows[0]?.head ?? 0);
+
 /** The position of the log's last committed event, 0 when it has none. */
 export async function readLogHead(db: Kysely<PetStoreDatabase>): Promise<number> {
-  const { rows } = await sql<{ head: number | null }>`select max(position) as head from events`.execute(db);
-  return Number(rows[0]?.head ?? 0);
+  return headOf((await db.executeQuery<{ head: number | null }>(CompiledQuery.raw(LOG_HEAD.text, []))).rows);
 }
 
 export interface PostgresCommitSignal extends CommitSignal {

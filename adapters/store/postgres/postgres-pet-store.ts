@@ -11,7 +11,7 @@ import { createSqlPetStore } from '../sql-pet-store.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { createPostgresWrites } from './postgres-writes.ts';
-import { postgresCommitSignal, readLogHead } from './postgres-commit-signal.ts';
+import { headOf, LOG_HEAD, postgresCommitSignal } from './postgres-commit-signal.ts';
 import type { ListeningStatement, PostgresCommitSignal } from './postgres-commit-signal.ts';
 import { postgresCatalogChanges } from './postgres-catalog-changes.ts';
 import type { PostgresCatalogChanges } from './postgres-catalog-changes.ts';
@@ -66,7 +66,7 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
       await db.destroy();
     },
   });
-  changes = postgresCatalogChanges({ readAll: logLook(db, commits), head: () => translated(postgresSqlDialect, () => readLogHead(db)) }, commits);
+  changes = postgresCatalogChanges(logLooks(db, commits), commits);
   return { ...store, changes };
 }
 
@@ -74,20 +74,22 @@ function postgresKysely(settings: PostgresSettings, logger: Logger | undefined):
   return new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: createPostgresPool(settings, logger) }) });
 }
 
-// Precompiled: asked before every batch of cached listings, mostly to learn that nothing is new.
+// Precompiled: read whenever a look knows something was committed since the last.
 const READ_LOG: ListeningStatement = {
   name: 'petstore_log_look',
   text: prepared('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2'),
 };
 
 /**
- * `EventStore.readAll` for the listing cache's look: on the listening connection while it listens (no
- * pool to wait in, no query builder: the look runs before every batch of cached listings), else through the pool.
+ * What the listing cache's looks ask: where the log ends (before every batch of cached listings,
+ * mostly to learn that nothing is new) and the events after a position. On the listening connection
+ * while it listens (no pool to wait in, no query builder), else through the pool.
  */
-function logLook(db: Kysely<PetStoreDatabase>, commits: PostgresCommitSignal): EventStore['readAll'] {
-  return async (afterPosition, limit) => {
-    const rows = await translated(postgresSqlDialect, async () => await commits.queryWhileListening<EventRow>(READ_LOG, [afterPosition, limit])
-      ?? (await db.executeQuery<EventRow>(CompiledQuery.raw(READ_LOG.text, [afterPosition, limit]))).rows);
-    return rows.map(storedEventFromRow);
+function logLooks(db: Kysely<PetStoreDatabase>, commits: PostgresCommitSignal): Pick<EventStore, 'readAll'> & { head(): Promise<number> } {
+  const rowsOf = <Row>(statement: ListeningStatement, values: unknown[]) => translated(postgresSqlDialect, async () =>
+    await commits.queryWhileListening<Row>(statement, values) ?? (await db.executeQuery<Row>(CompiledQuery.raw(statement.text, values))).rows);
+  return {
+    readAll: async (afterPosition, limit) => (await rowsOf<EventRow>(READ_LOG, [afterPosition, limit])).map(storedEventFromRow),
+    head: async () => headOf(await rowsOf<{ head: number | null }>(LOG_HEAD, [])),
   };
 }
