@@ -97,6 +97,22 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['pending'] }]);
   });
 
+  it("tells this instance's own group at once when it follows what was told, and leaves one past a gap to a look", async () => {
+    const { changes, heard, looks, reads, announce } = watched();
+    await changes.refresh();
+    const head = await readLogHead(opened.store.db);
+    const [looked, read, told] = [looks.length, reads.length, heard.length];
+    changes.committedHere({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] });
+    assert.deepEqual(heard.slice(told), [[{ id: 7, statuses: ['sold'] }]]);
+    // Its own notification, when it comes, finds it told already.
+    announce(head + 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual([looks.length - looked, reads.length - read], [0, 0], 'no look');
+    // Positions past a gap: another instance's commit may lie between, so only a look may tell it.
+    changes.committedHere({ drawnFrom: head + 10, last: head + 11, changes: [{ id: 8, statuses: ['available'] }] });
+    assert.equal(heard.length, told + 1, 'not told');
+  });
+
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {
     const { changes, looks, reads, holdLooks } = watched();
     await changes.refresh();

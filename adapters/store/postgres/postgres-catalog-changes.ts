@@ -1,11 +1,14 @@
 import type { CommitSignal, EventStore, StoredEvent } from '../../../application/index.ts';
 import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
+import type { CommittedGroup } from './postgres-writes.ts';
 
 /** How many events one look reads; a cache further behind than this drops every answer instead of reading on. */
 export const CATCH_UP_EVENTS = 1000;
 
 export interface PostgresCatalogChanges extends CatalogChanges {
   refresh(): Promise<void>;
+  /** A group this instance committed, told before its commit is signalled. */
+  committedHere(group: CommittedGroup): void;
   close(): void;
 }
 
@@ -19,7 +22,8 @@ export interface PostgresCatalogChanges extends CatalogChanges {
  * every caller that arrived while the previous one was in flight (as a group commit does for writes).
  * Most looks find nothing new, so a look that no notification announced first asks only where the log
  * ends (a far cheaper statement than reading events), and reads the events after the position already
- * told only when the log ends beyond it.
+ * told only when the log ends beyond it. This instance's own groups need no look when they directly
+ * follow what was told: their positions were drawn under the append lock, so no other commit lies between.
  */
 export function postgresCatalogChanges(
   log: Pick<EventStore, 'readAll'> & { head(): Promise<number> }, commits: CommitSignal,
@@ -49,7 +53,8 @@ export function postgresCatalogChanges(
     }
     if (!announced && (await log.head()) <= told) return;
     const events = await log.readAll(told, CATCH_UP_EVENTS);
-    if (events.length === 0) return;
+    // This instance's own group may have been told meanwhile, and with it what the read found.
+    if (events.length === 0 || events.at(-1)!.position <= told) return;
     told = events.at(-1)!.position;
     if (events.length === CATCH_UP_EVENTS) {
       // Far behind: dropping everything is cheaper than reading on, and the log's end is found afresh.
@@ -98,6 +103,11 @@ export function postgresCatalogChanges(
         notified = position ?? Number.MAX_SAFE_INTEGER;
         startLooking();
       });
+    },
+    committedHere({ drawnFrom, last, changes }) {
+      if (told === undefined || told < drawnFrom - 1 || told >= last) return;
+      told = last;
+      tell(changes);
     },
     refresh() {
       if (waiting === undefined) {

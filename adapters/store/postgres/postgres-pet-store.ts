@@ -54,7 +54,10 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
   const clock = options.clock ?? { now: () => new Date() };
   const commits = postgresCommitSignal(db, { url: options.listenUrl, statementTimeoutMs: options.listenStatementTimeoutMs, logger: options.logger });
   let changes: PostgresCatalogChanges | undefined;
-  const writes = createPostgresWrites(db, clock, commits.committed);
+  const writes = createPostgresWrites(db, clock, (group) => {
+    changes?.committedHere(group);
+    commits.committed(group.last);
+  });
   const store = createSqlPetStore(db, postgresSqlDialect, {
     clock,
     writes,

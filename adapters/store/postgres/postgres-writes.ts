@@ -6,6 +6,7 @@ import type { AppendResult, Clock } from '../../../application/index.ts';
 import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
 import { appendAll } from '../append-group.ts';
 import type { GroupOutcome, PendingAppend } from '../append-group.ts';
+import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
@@ -26,6 +27,17 @@ interface IdWanted {
   readonly reject: (error: unknown) => void;
 }
 
+/**
+ * A group this instance committed: its events lie in `[drawnFrom, last]`, positions drawn under the
+ * append lock and so no other instance's; `changes` are the pets they changed (positions of appends
+ * refused in the group stay unused).
+ */
+export interface CommittedGroup {
+  readonly drawnFrom: number;
+  readonly last: number;
+  readonly changes: readonly PetChange[];
+}
+
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
@@ -41,7 +53,7 @@ export interface PostgresWrites extends SqlWrites {
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
  */
-export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (position: number) => void): PostgresWrites {
+export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (group: CommittedGroup) => void): PostgresWrites {
   let waiting: PendingAppend[] = [];
   let scheduled = false;
   let flushing: Promise<void> | undefined;
@@ -118,13 +130,13 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     }
   }
 
-  function answer(outcome: GroupOutcome): void {
-    if (outcome.last > 0) committed?.(outcome.last);
+  function answer({ outcome, drawnFrom }: { outcome: GroupOutcome; drawnFrom: number }): void {
+    if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes });
     for (const each of outcome.answers) each();
   }
 
   /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
-  function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<GroupOutcome> {
+  function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
     const now = clock.now();
     let owed = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
@@ -133,7 +145,8 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       // A sequence is outside the transaction: the ids are handed out at once, whatever becomes of the group.
       handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
       owed = [];
-      const group = new GroupRows(drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b));
+      const positions = drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b);
+      const group = new GroupRows(positions);
       const needed = group.toRead(batch, freshStreams);
       if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
       const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
@@ -142,7 +155,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
         const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
         if (rows[0]!.remembered !== group.rememberedCount) throw new RecordKeptElsewhere();
       }
-      return outcome;
+      return { outcome, drawnFrom: positions[0] ?? 0 };
     })).catch((error: unknown) => {
       for (const waiting of owed) waiting.reject(error);
       throw error;
