@@ -73,16 +73,19 @@ export function postgresCatalogChanges(
     setImmediate(() => void lookWhileWanted());
   }
 
+  /** A notification told of a commit beyond what was told. */
+  const announced = () => told !== undefined && notified > told;
+
   async function lookWhileWanted(): Promise<void> {
     try {
-      while (waiting !== undefined || (told !== undefined && notified > told)) {
+      while (waiting !== undefined || announced()) {
         const callers = waiting;
         waiting = undefined;
-        const announced = told !== undefined && notified > told;
+        const lookAnnounced = announced();
         // A notification during this look asks for another; a failed look waits for the next one or a caller.
         notified = 0;
         try {
-          await look(announced);
+          await look(lookAnnounced);
           callers?.resolve();
         } catch (error) {
           callers?.reject(error);
