@@ -14,7 +14,6 @@ import { createPostgresWrites } from './postgres-writes.ts';
 import { headOf, LOG_HEAD, postgresCommitSignal } from './postgres-commit-signal.ts';
 import type { ListeningStatement, PostgresCommitSignal } from './postgres-commit-signal.ts';
 import { postgresCatalogChanges } from './postgres-catalog-changes.ts';
-import type { PostgresCatalogChanges } from './postgres-catalog-changes.ts';
 import { createPostgresPool, prepared } from './postgres-pool.ts';
 import type { PostgresSettings } from './postgres-pool.ts';
 
@@ -53,9 +52,9 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
   const commits = postgresCommitSignal(db, { url: options.listenUrl, statementTimeoutMs: options.listenStatementTimeoutMs, logger: options.logger });
-  let changes: PostgresCatalogChanges | undefined;
+  const changes = postgresCatalogChanges(logLooks(db, commits), commits);
   const writes = createPostgresWrites(db, clock, (group) => {
-    changes?.committedHere(group);
+    changes.committedHere(group);
     commits.committed(group.last);
   });
   const store = createSqlPetStore(db, postgresSqlDialect, {
@@ -64,12 +63,11 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
     commits,
     async close() {
       await writes.drain();
-      changes?.close();
+      changes.close();
       await commits.close();
       await db.destroy();
     },
   });
-  changes = postgresCatalogChanges(logLooks(db, commits), commits);
   return { ...store, changes };
 }
 
