@@ -4,8 +4,6 @@ import type { AppendRequest, AppendRows, Appended } from './append-plan.ts';
 import type { PetChange } from './catalog-changes.ts';
 import type { CommittedGroup } from './write-observer.ts';
 
-type Awaitable<T> = T | Promise<T>;
-
 /** An append waiting for its group: answered only once the group has committed (or failed). */
 export interface PendingAppend {
   readonly request: AppendRequest;
@@ -14,15 +12,13 @@ export interface PendingAppend {
   readonly observed: ((group: CommittedGroup) => void) | undefined;
 }
 
-/** What a backend does for a group of appends inside its transaction, besides the rows of each append. */
+/** A group of appends inside its transaction. */
 export interface GroupTransaction {
-  readonly rows: AppendRows;
   /**
-   * A savepoint around each append, where the rows are the database's (SQLite). Without them, the rows
-   * must keep an append's writes aside until its last one (`insertEvents`), so that a refused append
-   * leaves nothing behind (PostgreSQL, which writes a whole group at once).
+   * The rows the appends read and write. They keep an append's writes aside until its last one
+   * (`insertEvents`), so that an append the plan refuses leaves nothing behind (see `GroupRows`).
    */
-  readonly savepoints?: { savepoint(): Awaitable<void>; release(): Awaitable<void>; rollbackTo(): Awaitable<void> };
+  readonly rows: AppendRows;
   /** True for a fault of the machine or database: it fails the whole group, not one append. */
   failsGroup(error: unknown): boolean;
 }
@@ -37,32 +33,22 @@ export interface GroupOutcome {
 
 /**
  * Group commit's core, for every backend that batches: the appends of one group, each executing the
- * append plan in the group's transaction, so that a failed append (a version conflict, an idempotency
- * key taken) is rejected alone (rolled back to its savepoint, or see `GroupTransaction.savepoints`). A
- * fault of the machine (or one that leaves no savepoint to roll back to) is thrown, to fail the group.
+ * append plan in the group's transaction, so that a refused append (a version conflict, an idempotency
+ * key taken) is rejected alone, having written nothing. A fault of the machine is thrown, to fail the group.
  */
 export async function appendAll(group: GroupTransaction, batch: readonly PendingAppend[], now: Date): Promise<GroupOutcome> {
   const answers: (() => void)[] = [];
   const changes: PetChange[] = [];
   let last = 0;
   for (const write of batch) {
-    await group.savepoints?.savepoint();
     let appended: Appended;
     try {
       appended = await executeAppend(group.rows, write.request, now);
     } catch (error) {
       if (group.failsGroup(error)) throw error;
-      if (group.savepoints) {
-        try {
-          await group.savepoints.rollbackTo();
-        } catch {
-          throw error;
-        }
-      }
       answers.push(() => write.reject(error));
       continue;
     }
-    await group.savepoints?.release();
     if (appended.change) changes.push(appended.change);
     last = Math.max(last, appended.position);
     answers.push(() => write.resolve({ version: appended.version, position: appended.position }));

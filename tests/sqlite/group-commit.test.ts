@@ -11,6 +11,11 @@ import { addPet, changePetStatus, StoreUnavailable, StreamVersionConflict } from
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
+import type { SqliteDatabase } from 'kysely';
+import { openCommitMark } from '../../adapters/store/sqlite/commit-watch.ts';
+import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
+import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
+import type { AppendRequest } from '../../adapters/store/append-plan.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import type { PetChange } from '../../adapters/store/catalog-changes.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
@@ -242,3 +247,64 @@ function commitGate() {
     },
   };
 }
+
+describe('SQLite group writer', () => {
+  const now = '2026-11-25T12:00:00.000Z';
+  const created = (id: number, name: string): AppendRequest => ({
+    streamId: `pet-${id}`, expected: 'no_stream' as const, options: {}, metadata: { recordedAt: now },
+    events: [{ type: 'PetAdded' as const, data: { id, name, categoryId: 1, status: 'available' as const } }],
+  });
+
+  /** A writer on a fresh file whose statements are counted (each use of one goes through `prepare`). */
+  async function countedWriter() {
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-group-writer-'));
+    const file = join(directory, 'store.db');
+    const { db, database } = await openSqlite(file);
+    const statements: string[] = [];
+    const counted: SqliteDatabase = { prepare: (text) => (statements.push(text), database.prepare(text)), close: () => {} };
+    const writer = createGroupWriter({ connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }) });
+    const group = async (appends: AppendRequest[]) => {
+      statements.length = 0;
+      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends, touchHealth: false, now } });
+      assert.equal(reply.kind, 'committed', JSON.stringify(reply));
+      return { reply: reply as Extract<GroupReply, { kind: 'committed' }>, statements: [...statements] };
+    };
+    return { db, group, async close() { await db.destroy(); rmSync(directory, { recursive: true, force: true }); } };
+  }
+
+  it('reads and writes a group in a few statements however many appends it holds', async () => {
+    const writer = await countedWriter();
+    try {
+      const one = await writer.group([created(1, 'alone')]);
+      const many = await writer.group(Array.from({ length: 40 }, (_, index) => created(100 + index, `many ${index}`)));
+      // 40 rows go in statements of 32 and 8: one more for the pets and one more for the events than a single append's.
+      assert.ok(many.statements.length <= one.statements.length + 2, `${one.statements.length} statements for one append, ${many.statements.length} for 40`);
+      assert.deepEqual(many.reply.outcomes.map((outcome) => 'result' in outcome && outcome.result.version), Array(40).fill(1));
+      const positions = many.reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.position : 0));
+      assert.deepEqual(positions, Array.from({ length: 40 }, (_, index) => 2 + index), 'positions follow the log in the order asked');
+      assert.equal((await writer.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n, 41);
+      assert.equal((await writer.db.selectFrom('pets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n, 41);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('runs a later append against what an earlier one of its group wrote, and replaces an expired idempotency record', async () => {
+    const writer = await countedWriter();
+    try {
+      const record = (fingerprint: string, expiresAt: string) => ({ scope: 'key-1', key: 'k', fingerprint, pet: { id: 7, name: 'Rex', categoryId: 1 }, expiresAt });
+      await writer.group([{ ...created(6, 'earlier'), options: { remember: record('old', '2026-11-25T11:00:00.000Z') } }]);
+      const { reply } = await writer.group([
+        { ...created(7, 'Rex'), options: { remember: record('new', '2026-11-26T12:00:00.000Z') } },
+        { streamId: 'pet-7', expected: 1, options: {}, metadata: { recordedAt: now }, events: [{ type: 'PetStatusChanged' as const, data: { id: 7, from: 'available' as const, to: 'sold' as const } }] },
+        { ...created(8, 'same key'), options: { remember: record('other', '2026-11-26T12:00:00.000Z') } },
+      ]);
+      assert.deepEqual(reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : Object.keys(outcome.error)[0])), [1, 2, 'keyTaken']);
+      assert.deepEqual(reply.changes, [{ id: 7, statuses: ['available'] }, { id: 7, statuses: ['available', 'sold'] }]);
+      assert.deepEqual(await writer.db.selectFrom('pets').select(['id', 'status', 'version']).where('id', 'in', [7, 8]).execute(), [{ id: 7, status: 'sold', version: 2 }]);
+      assert.deepEqual(await writer.db.selectFrom('idempotency_keys').select(['fingerprint', 'expires_at']).execute(), [{ fingerprint: 'new', expires_at: '2026-11-26T12:00:00.000Z' }]);
+    } finally {
+      await writer.close();
+    }
+  });
+});

@@ -97,33 +97,6 @@ describe('SQLite writes while another connection holds the write lock', () => {
   });
 });
 
-describe('SQLite group commit when rolling back one append fails too', () => {
-  it('rejects the group with the append\'s own error, not the failed ROLLBACK TO\'s', async () => {
-    const directory = temporaryDirectory('rollback-to');
-    const file = directory.file('store.db');
-    const { db, database } = await openSqlite(file);
-    // The connection as it is, except that rolling back to an append's savepoint fails (as after an I/O error).
-    const failingRollbackTo: SqliteDatabase = {
-      prepare: (text) => (text === 'rollback to append'
-        ? { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => { throw Object.assign(new Error('no such savepoint: append'), { code: 'SQLITE_ERROR' }); } }
-        : database.prepare(text)),
-      close: () => database.close(),
-    };
-    const writer = createGroupWriter({ connect: async () => ({ database: failingRollbackTo, mark: openCommitMark(database, file), close() {} }) });
-    const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 1, name, categoryId: 1, status: null } }];
-    const append = (name: string) => ({ streamId: 'pet-1', expected: 'no_stream' as const, events: event(name), metadata: { recordedAt: '2026-11-24T12:00:00.000Z' }, options: {} });
-    try {
-      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends: [append('first'), append('second')], touchHealth: false, now: '2026-11-24T12:00:00.000Z' } });
-      assert.equal(reply.kind, 'failed');
-      assert.ok(fromCrossing((reply as Extract<GroupReply, { kind: 'failed' }>).error) instanceof StreamVersionConflict, JSON.stringify(reply));
-      assert.deepEqual(await db.selectFrom('events').select('stream_id').execute(), [], 'the group as a whole was rolled back');
-    } finally {
-      await db.destroy();
-      directory.remove();
-    }
-  });
-});
-
 describe('SQLite group commit when ending a failed group fails too', () => {
   it('opens another connection after a COMMIT and its ROLLBACK both failed, so the next group commits once the disk is back', async () => {
     const directory = temporaryDirectory('stuck-transaction');

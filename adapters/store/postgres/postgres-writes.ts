@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely';
 import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
 import type { AppendResult, Clock } from '../../../application/index.ts';
-import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
+import type { AppendRequest } from '../append-plan.ts';
+import { GroupRows } from '../group-rows.ts';
+import type { GroupReads, GroupWrites } from '../group-rows.ts';
 import { appendAll } from '../append-group.ts';
 import type { GroupOutcome, PendingAppend } from '../append-group.ts';
 import type { PetChange } from '../catalog-changes.ts';
-import type { PetRow } from '../pet-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
@@ -146,14 +147,18 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
       owed = [];
       const positions = drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b);
-      const group = new GroupRows(positions);
+      const group = new GroupRows((index) => positions[index]!);
       const needed = group.toRead(batch, freshStreams);
-      if (needed) group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, [...needed, now.toISOString()]))).rows[0]!);
+      if (needed) {
+        const parameters = [needed.streams, needed.petIds, needed.scopes, needed.keys, now.toISOString()];
+        group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, parameters))).rows[0]!);
+      }
       const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
       // The notification is delivered when (and only if) the group commits.
       if (outcome.last > 0) {
-        const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, group.writeParameters(now.toISOString(), String(outcome.last))));
-        if (rows[0]!.remembered !== group.rememberedCount) throw new RecordKeptElsewhere();
+        const writes = group.writes();
+        const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, writeGroupParameters(writes, now.toISOString(), String(outcome.last))));
+        if (rows[0]!.remembered !== writes.remembered.length) throw new RecordKeptElsewhere();
       }
       return { outcome, drawnFrom: positions[0] ?? 0 };
     })).catch((error: unknown) => {
@@ -231,13 +236,7 @@ const LOCK_AND_DRAW = prepared(`with locked as materialized (select pg_advisory_
   union all
   select null, nextval('pet_ids') from generate_series(1, $2::integer)`);
 
-/** What the group's appends read, in one query after the lock (so it sees every group committed before). */
-interface GroupReads {
-  readonly versions: [string, number][];
-  readonly pets: PetRow[];
-  readonly remembered: [string, string][];
-}
-
+/** What the group's appends read (`GroupReads`), in one query after the lock. */
 const READ_GROUP = prepared(`select
   (select coalesce(json_agg(json_build_array(stream_id, version)), '[]') from (
     select stream_id, max(stream_version) as version from events where stream_id = any($1::text[]) group by stream_id) as streams) as versions,
@@ -270,112 +269,17 @@ const WRITE_GROUP = prepared(`with new_pets as (
   )
   select pg_notify($27, $28), (select count(*) from remembered)::integer as remembered`);
 
-const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
-
-/** What one append wrote, kept aside until its last write so that an append refused midway leaves nothing. */
-interface AppendWrites {
-  pet?: { row: PetRow; isNew: boolean };
-  remembered?: unknown[];
+/** The parameters of `WRITE_GROUP`: one array a column. */
+function writeGroupParameters({ createdPets, changedPets, events, remembered }: GroupWrites, now: string, last: string): unknown[] {
+  const columns = (count: number) => Array.from({ length: count }, (): unknown[] => []);
+  const created = columns(7);
+  const changed = columns(6);
+  const appended = columns(7);
+  const records = columns(5);
+  const add = (into: unknown[][], values: readonly unknown[]) => values.forEach((value, column) => into[column]!.push(value));
+  for (const row of createdPets) add(created, [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]);
+  for (const row of changedPets) add(changed, [row.id, row.name, row.category_id, row.status, row.version, row.updated_at]);
+  for (const row of events) add(appended, [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]);
+  for (const record of remembered) add(records, [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]);
+  return [...created, ...changed, ...appended, ...records, now, LOG_CHANNEL, last];
 }
-
-/**
- * The rows a group's appends see: what the group read under the lock, overlaid with what its earlier
- * appends wrote (a later append to the same stream sees the earlier one). Writes are only collected,
- * into one array a column, for the group's one statement.
- */
-class GroupRows implements AppendRows {
-  private readonly versions = new Map<string, number>();
-  private readonly pets = new Map<number, PetRow>();
-  private readonly written = new Map<number, { row: PetRow; isNew: boolean }>();
-  private readonly live = new Set<string>();
-  private readonly events: unknown[][] = [[], [], [], [], [], [], []];
-  private readonly remembered: unknown[][] = [[], [], [], [], []];
-  private pending: AppendWrites = {};
-  private drawn = 0;
-
-  constructor(private readonly positions: readonly number[]) {}
-
-  /** Notes the streams known to be new; returns the parameters of `READ_GROUP` for the rest, or undefined when nothing is to be read. */
-  toRead(batch: readonly PendingAppend[], freshStreams: Set<string>): [string[], number[], string[], string[]] | undefined {
-    const streams = new Set<string>();
-    const petIds: number[] = [];
-    const scopes: string[] = [];
-    const keys: string[] = [];
-    for (const { request } of batch) {
-      if (freshStreams.delete(request.streamId)) this.versions.set(request.streamId, 0);
-      else if (!this.versions.has(request.streamId) && !streams.has(request.streamId)) {
-        streams.add(request.streamId);
-        const petId = request.events[0]?.data.id;
-        if (petId !== undefined) petIds.push(petId);
-      }
-      const record = request.options.remember;
-      if (record) {
-        scopes.push(record.scope);
-        keys.push(record.key);
-      }
-    }
-    return streams.size === 0 && keys.length === 0 ? undefined : [[...streams], petIds, scopes, keys];
-  }
-
-  load(reads: GroupReads): void {
-    for (const [stream, version] of reads.versions) this.versions.set(stream, version);
-    for (const row of reads.pets) this.pets.set(row.id, row);
-    for (const [scope, key] of reads.remembered) this.live.add(rememberKey(scope, key));
-  }
-
-  streamVersion(streamId: string): number {
-    // The first call of each append: whatever a refused append before it set aside is dropped.
-    this.pending = {};
-    return this.versions.get(streamId) ?? 0;
-  }
-
-  petRow(id: number): PetRow | undefined {
-    const row = this.written.get(id)?.row ?? this.pets.get(id);
-    // A copy: the plan folds events into the row it is given.
-    return row && { ...row };
-  }
-
-  remember(record: Parameters<AppendRows['remember']>[0]): boolean {
-    // Live records were read under the lock; expired ones are replaced by the write.
-    if (this.live.has(rememberKey(record.scope, record.key))) return false;
-    this.pending.remembered = [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt];
-    return true;
-  }
-
-  writePet(row: PetRow, isNew: boolean): void {
-    this.pending.pet = { row, isNew };
-  }
-
-  insertEvents(rows: readonly NewEventRow[]): number {
-    const { pet, remembered } = this.pending;
-    this.pending = {};
-    if (pet) this.written.set(pet.row.id, { row: pet.row, isNew: this.written.get(pet.row.id)?.isNew ?? pet.isNew });
-    if (remembered) {
-      this.live.add(rememberKey(remembered[0] as string, remembered[1] as string));
-      remembered.forEach((value, column) => this.remembered[column]!.push(value));
-    }
-    let position = 0;
-    for (const row of rows) {
-      position = this.positions[this.drawn++]!;
-      [position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at].forEach((value, column) => this.events[column]!.push(value));
-      this.versions.set(row.stream_id, row.stream_version);
-    }
-    return position;
-  }
-
-  get rememberedCount(): number {
-    return this.remembered[0]!.length;
-  }
-
-  /** The parameters of `WRITE_GROUP`. */
-  writeParameters(now: string, last: string): unknown[] {
-    const created: unknown[][] = [[], [], [], [], [], [], []];
-    const changed: unknown[][] = [[], [], [], [], [], []];
-    for (const { row, isNew } of this.written.values()) {
-      if (isNew) [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at].forEach((value, column) => created[column]!.push(value));
-      else [row.id, row.name, row.category_id, row.status, row.version, row.updated_at].forEach((value, column) => changed[column]!.push(value));
-    }
-    return [...created, ...changed, ...this.events, ...this.remembered, now, LOG_CHANNEL, last];
-  }
-}
-

@@ -54,8 +54,8 @@ interface PendingId {
 
 /**
  * Group commit: the writes asked for during one turn of the event loop share one `BEGIN IMMEDIATE`
- * transaction and one fsync, each append in its own savepoint (a failed one is rolled back and
- * rejected alone), and nobody is answered before the commit. The transaction runs on the group
+ * transaction and one fsync (each append's plan runs against the group's rows, so a refused one is
+ * rejected alone, having written nothing), and nobody is answered before the commit. The transaction runs on the group
  * writer (`channel`, a thread with its own connection): SQLite's waits for the write lock and for the
  * commit's fsync sleep there while the event loop serves reads; a group that waited the writer's
  * busy timeout for the lock fails as busy, with everything asked meanwhile.

@@ -2,8 +2,10 @@ import type { SqliteDatabase } from 'kysely';
 import { IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../../application/index.ts';
 import type { AppendResult } from '../../../application/index.ts';
 import { appendAll } from '../append-group.ts';
-import type { GroupTransaction, PendingAppend } from '../append-group.ts';
-import type { AppendRequest, AppendRows } from '../append-plan.ts';
+import type { PendingAppend } from '../append-group.ts';
+import type { AppendRequest } from '../append-plan.ts';
+import { GroupRows } from '../group-rows.ts';
+import type { GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
 import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { CommitMark, OwnCommitMarks } from './commit-watch.ts';
@@ -82,6 +84,30 @@ export function fromCrossing(error: CrossingError): Error {
   return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
 }
 
+/** The text of a statement writing `count` rows. */
+type RowsStatement = (count: number) => string;
+
+const MOST_ROWS_A_STATEMENT = 64;
+
+/** A statement's text for each row count, built once. */
+function rowsStatement(head: string, width: number, tail = ''): RowsStatement {
+  const texts = new Map<number, string>();
+  const row = `(${new Array(width).fill('?').join(', ')})`;
+  return (count) => {
+    let text = texts.get(count);
+    if (text === undefined) {
+      text = `${head} values ${new Array(count).fill(row).join(', ')}${tail}`;
+      texts.set(count, text);
+    }
+    return text;
+  };
+}
+
+const INSERT_PETS = rowsStatement('insert into pets (id, name, category_id, status, version, created_at, updated_at)', 7);
+const INSERT_EVENTS = rowsStatement('insert into events (position, stream_id, stream_version, type, data, metadata, recorded_at)', 7);
+const REMEMBER = rowsStatement('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at)', 5,
+  ' on conflict (scope, idempotency_key) do update set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at');
+
 /** A connection of the writer's own, with the file's commit mark as seen through it. */
 export interface WriterConnection {
   /** Prepared through a statement cache at each use. */
@@ -115,56 +141,47 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
   const begin = prepare('begin immediate');
   const commit = prepare('commit');
   const rollback = prepare('rollback');
-  const savepoint = prepare('savepoint append');
-  const release = prepare('release append');
-  const rollbackTo = prepare('rollback to append');
   const dataVersion = prepare('pragma data_version');
   const readLastId = prepare("select value from sequences where name = 'pet_id'");
   const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
-  const streamVersion = prepare('select max(stream_version) as version from events where stream_id = ?');
-  const forgetExpired = prepare('delete from idempotency_keys where scope = ? and idempotency_key = ? and expires_at <= ?');
-  const remember = prepare('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values (?, ?, ?, ?, ?) on conflict do nothing');
-  const insertEvent = prepare('insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values (?, ?, ?, ?, ?, ?)');
-  const selectPet = prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id = ?');
-  const insertPet = prepare('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
+  // The log's end: AUTOINCREMENT's high-water mark, so a position is never given twice, even after its row is gone.
+  const logEnd = prepare("select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0), coalesce((select max(position) from events), 0)) as last");
+  const streamVersions = prepare('select stream_id, max(stream_version) as version from events where stream_id in (select value from json_each(?)) group by stream_id');
+  const petRows = prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id in (select value from json_each(?))');
+  const liveRecords = prepare('select scope, idempotency_key from idempotency_keys where expires_at > ? and (scope, idempotency_key) in (select value ->> 0, value ->> 1 from json_each(?))');
   const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
   const touchHealth = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
   const readDataVersion = () => (dataVersion().all([])[0] as { data_version: number }).data_version;
 
-  /** The rows of the append plan, as prepared statements on the writer's connection. */
-  const rows: AppendRows = {
-    streamVersion: (streamId) => (streamVersion().all([streamId])[0] as { version: number | null }).version ?? 0,
-    petRow: (id) => selectPet().all([id])[0] as PetRow | undefined,
-    remember(record, now) {
-      forgetExpired().run([record.scope, record.key, now]);
-      return Number(remember().run([record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]).changes) > 0;
-    },
-    writePet(row, isNew) {
-      if (isNew) insertPet().run([row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]);
-      else updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
-    },
-    insertEvents(events) {
-      let position = 0;
-      for (const event of events) {
-        position = Number(insertEvent().run([event.stream_id, event.stream_version, event.type, event.data, event.metadata, event.recorded_at]).lastInsertRowid);
-      }
-      return position;
-    },
-  };
+  /** What the group's appends read, in three statements at most, under the write lock. */
+  function readGroup({ streams, petIds, scopes, keys }: GroupReadsWanted, now: string): GroupReads {
+    return {
+      versions: streams.length === 0 ? [] : (streamVersions().all([JSON.stringify(streams)]) as { stream_id: string; version: number }[]).map((row) => [row.stream_id, row.version] as const),
+      pets: petIds.length === 0 ? [] : petRows().all([JSON.stringify(petIds)]) as PetRow[],
+      remembered: keys.length === 0 ? [] : (liveRecords().all([now, JSON.stringify(scopes.map((scope, index) => [scope, keys[index]]))]) as { scope: string; idempotency_key: string }[])
+        .map((row) => [row.scope, row.idempotency_key] as const),
+    };
+  }
 
-  /** The group's savepoints and rows on this connection: a fault of SQLite fails the group. */
-  const group: GroupTransaction = {
-    rows,
-    savepoints: {
-      savepoint: () => void savepoint().run([]),
-      release: () => void release().run([]),
-      rollbackTo() {
-        rollbackTo().run([]);
-        release().run([]);
-      },
-    },
-    failsGroup: (error) => sqliteFault(error) !== undefined,
-  };
+  /** Everything the group's appends wrote, a few rows a statement. */
+  function writeGroup({ createdPets, changedPets, events, remembered }: GroupWrites): void {
+    insertRows(INSERT_PETS, createdPets.map((row) => [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]));
+    for (const row of changedPets) updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
+    insertRows(INSERT_EVENTS, events.map((row) => [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]));
+    // Nothing live holds these keys (read under the lock): a record in the way has expired, and is replaced.
+    insertRows(REMEMBER, remembered.map((record) => [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]));
+  }
+
+  /** Inserts the rows in statements of 64, 32, … 1 rows: few statements a group, few texts to prepare. */
+  function insertRows(statement: RowsStatement, rows: readonly unknown[][]): void {
+    let at = 0;
+    for (let size = MOST_ROWS_A_STATEMENT; size >= 1; size >>= 1) {
+      for (; rows.length - at >= size; at += size) connection!.database.prepare(statement(size)).run(rows.slice(at, at + size).flat());
+    }
+  }
+
+  /** A fault of SQLite fails the group; the plan's refusals are rows it never wrote. */
+  const failsGroup = (error: unknown) => sqliteFault(error) !== undefined;
 
   /** The file's commit mark now, or an empty one (unknown) when it cannot be read. */
   function readMark(mark: CommitMark): Uint8Array {
@@ -224,7 +241,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     before = readMark(mark);
     if (ids === 0) return { kind: 'begun', first: 0 };
     const last = (readLastId().all([])[0] as { value: number }).value;
-    // Outside any savepoint: an id whose append fails stays taken, so it is never handed out again.
+    // Taken whatever becomes of the appends: an id whose append is refused is never handed out again.
     writeLastId().run([last + ids]);
     return { kind: 'begun', first: last + 1 };
   }
@@ -238,7 +255,13 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
       observed: undefined,
     }));
     const began = performance.timeOrigin + performance.now();
-    const outcome = await appendAll(group, pending, new Date(now));
+    const end = (logEnd().all([])[0] as { last: number }).last;
+    const rows = new GroupRows((index) => end + 1 + index);
+    // Every stream is read, new pets' too: a stream may have been written around the sequence.
+    const wanted = rows.toRead(pending, new Set());
+    if (wanted) rows.load(readGroup(wanted, now));
+    const outcome = await appendAll({ rows, failsGroup }, pending, new Date(now));
+    writeGroup(rows.writes());
     if (touch) touchHealth().run([now]);
     options.beforeCommit?.();
     commit().run([]);

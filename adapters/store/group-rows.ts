@@ -1,0 +1,142 @@
+import type { IdempotencyRecord } from '../../application/index.ts';
+import type { PendingAppend } from './append-group.ts';
+import type { AppendRows, NewEventRow } from './append-plan.ts';
+import type { PetRow } from './pet-rows.ts';
+
+/** What a group's appends read, in one go under the group's lock (so it sees every group committed before). */
+export interface GroupReads {
+  /** Each stream read with its version (streams without events are absent). */
+  readonly versions: readonly (readonly [string, number])[];
+  readonly pets: readonly PetRow[];
+  /** The scope and key of each live (unexpired) idempotency record read. */
+  readonly remembered: readonly (readonly [string, string])[];
+}
+
+/** What `GroupRows.toRead` asks to be read: streams' versions, pet rows, and whether records are live. */
+export interface GroupReadsWanted {
+  readonly streams: string[];
+  readonly petIds: number[];
+  readonly scopes: string[];
+  readonly keys: string[];
+}
+
+/** An event row with the position it was given. */
+export interface PositionedEventRow extends NewEventRow {
+  readonly position: number;
+}
+
+/** Everything a group wrote, for the backend to store in a few statements. */
+export interface GroupWrites {
+  readonly createdPets: readonly PetRow[];
+  readonly changedPets: readonly PetRow[];
+  readonly events: readonly PositionedEventRow[];
+  /** New idempotency records; each replaces an expired one with its scope and key. */
+  readonly remembered: readonly IdempotencyRecord[];
+}
+
+const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
+
+/** What one append wrote, kept aside until its last write so that an append refused midway leaves nothing. */
+interface AppendWrites {
+  pet?: { row: PetRow; isNew: boolean };
+  remembered?: IdempotencyRecord;
+}
+
+/**
+ * The rows a group's appends see: what the group read under its lock, overlaid with what its earlier
+ * appends wrote (a later append to the same stream sees the earlier one). Writes are only collected,
+ * for the backend to store at once (`written`), so a group costs a few statements however many
+ * appends it holds, and an append the plan refuses has written nothing.
+ */
+export class GroupRows implements AppendRows {
+  private readonly versions = new Map<string, number>();
+  private readonly pets = new Map<number, PetRow>();
+  private readonly written = new Map<number, { row: PetRow; isNew: boolean }>();
+  private readonly live = new Set<string>();
+  private readonly events: PositionedEventRow[] = [];
+  private readonly remembered: IdempotencyRecord[] = [];
+  private pending: AppendWrites = {};
+  private drawn = 0;
+
+  /** `positions`: the positions of the group's events, in order, at least one for each event it may append. */
+  constructor(private readonly positions: (index: number) => number) {}
+
+  /**
+   * Notes the streams known to be new (`freshStreams`, whose entries it takes); says what is to be read
+   * for the rest, or undefined when nothing is.
+   */
+  toRead(batch: readonly PendingAppend[], freshStreams: Set<string>): GroupReadsWanted | undefined {
+    const streams = new Set<string>();
+    const petIds: number[] = [];
+    const scopes: string[] = [];
+    const keys: string[] = [];
+    for (const { request } of batch) {
+      if (freshStreams.delete(request.streamId)) this.versions.set(request.streamId, 0);
+      else if (!this.versions.has(request.streamId) && !streams.has(request.streamId)) {
+        streams.add(request.streamId);
+        const petId = request.events[0]?.data.id;
+        if (petId !== undefined) petIds.push(petId);
+      }
+      const record = request.options.remember;
+      if (record) {
+        scopes.push(record.scope);
+        keys.push(record.key);
+      }
+    }
+    return streams.size === 0 && keys.length === 0 ? undefined : { streams: [...streams], petIds, scopes, keys };
+  }
+
+  load(reads: GroupReads): void {
+    for (const [stream, version] of reads.versions) this.versions.set(stream, version);
+    for (const row of reads.pets) this.pets.set(row.id, row);
+    for (const [scope, key] of reads.remembered) this.live.add(rememberKey(scope, key));
+  }
+
+  streamVersion(streamId: string): number {
+    // The first call of each append: whatever a refused append before it set aside is dropped.
+    this.pending = {};
+    return this.versions.get(streamId) ?? 0;
+  }
+
+  petRow(id: number): PetRow | undefined {
+    const row = this.written.get(id)?.row ?? this.pets.get(id);
+    // A copy: the plan folds events into the row it is given.
+    return row && { ...row };
+  }
+
+  remember(record: IdempotencyRecord): boolean {
+    // Live records were read under the lock; expired ones are replaced by the write.
+    if (this.live.has(rememberKey(record.scope, record.key))) return false;
+    this.pending.remembered = record;
+    return true;
+  }
+
+  writePet(row: PetRow, isNew: boolean): void {
+    this.pending.pet = { row, isNew };
+  }
+
+  insertEvents(rows: readonly NewEventRow[]): number {
+    const { pet, remembered } = this.pending;
+    this.pending = {};
+    if (pet) this.written.set(pet.row.id, { row: pet.row, isNew: this.written.get(pet.row.id)?.isNew ?? pet.isNew });
+    if (remembered) {
+      this.live.add(rememberKey(remembered.scope, remembered.key));
+      this.remembered.push(remembered);
+    }
+    let position = 0;
+    for (const row of rows) {
+      position = this.positions(this.drawn++);
+      this.events.push({ ...row, position });
+      this.versions.set(row.stream_id, row.stream_version);
+    }
+    return position;
+  }
+
+  /** What the group's appends wrote, each pet's row once in its last state. */
+  writes(): GroupWrites {
+    const createdPets: PetRow[] = [];
+    const changedPets: PetRow[] = [];
+    for (const { row, isNew } of this.written.values()) (isNew ? createdPets : changedPets).push(row);
+    return { createdPets, changedPets, events: this.events, remembered: this.remembered };
+  }
+}
