@@ -61,6 +61,8 @@ export interface TargetFigures {
    * swayed than req/s by other work on a shared machine.
    */
   readonly cpuPerRequestUs: number;
+  /** The part of it on the event loop's thread; the rest is the process's other threads (a writer, the GC's helpers). */
+  readonly loopCpuPerRequestUs: number;
 }
 
 export interface ScenarioFigures {
@@ -174,9 +176,12 @@ export async function stop(started: Started): Promise<void> {
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** utime + stime of a process from /proc, in microseconds (Linux reports clock ticks of 1/100 s). */
-export function cpuMicroseconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+/**
+ * utime + stime of a process from /proc, in microseconds (Linux reports clock ticks of 1/100 s); with
+ * `thread`, of that thread alone (the process's first thread, whose id is the pid, runs the event loop).
+ */
+export function cpuMicroseconds(pid: number, thread?: number): number {
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }
 
@@ -229,18 +234,21 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
     for (const scenario of scenariosRun) {
       for (const target of [service, ceiling]) await load(target, scenario, options.warmupSeconds);
     }
-    const results = new Map<string, (LoadResult & { cpuPerRequestUs: number })[]>();
+    const results = new Map<string, (LoadResult & { cpuPerRequestUs: number; loopCpuPerRequestUs: number })[]>();
     for (let round = 0; round < options.rounds; round++) {
       for (const scenario of scenariosRun) {
         const order = round % 2 === 0 ? (['ceiling', 'service'] as const) : (['service', 'ceiling'] as const);
         for (const name of order) {
-          const cpuBefore = cpuMicroseconds(targets[name].child.pid!);
+          const pid = targets[name].child.pid!;
+          const cpuBefore = cpuMicroseconds(pid);
+          const loopCpuBefore = cpuMicroseconds(pid, pid);
           const result = await load(targets[name], scenario, options.seconds);
-          const cpuPerRequestUs = (cpuMicroseconds(targets[name].child.pid!) - cpuBefore) / result.total;
+          const cpuPerRequestUs = (cpuMicroseconds(pid) - cpuBefore) / result.total;
+          const loopCpuPerRequestUs = (cpuMicroseconds(pid, pid) - loopCpuBefore) / result.total;
           if (result.non2xx > 0 || result.errors > 0) throw new Error(`${name} ${scenario.label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
           const key = `${scenario.name}/${name}`;
-          results.set(key, [...(results.get(key) ?? []), { ...result, cpuPerRequestUs }]);
-          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} ${name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuPerRequestUs.toFixed(1)} µs CPU a request`);
+          results.set(key, [...(results.get(key) ?? []), { ...result, cpuPerRequestUs, loopCpuPerRequestUs }]);
+          options.log(`round ${round + 1}/${options.rounds} ${scenario.label} ${name}: ${Math.round(result.requestsPerSecond)} req/s, ${cpuPerRequestUs.toFixed(1)} µs CPU a request (${loopCpuPerRequestUs.toFixed(1)} µs on the event loop)`);
         }
       }
     }
@@ -252,6 +260,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
         median: median(runs.map((run) => run.requestsPerSecond)),
         latencyP99Ms: median(runs.map((run) => run.latencyP99Ms)),
         cpuPerRequestUs: median(runs.map((run) => run.cpuPerRequestUs)),
+        loopCpuPerRequestUs: median(runs.map((run) => run.loopCpuPerRequestUs)),
       };
     };
     const scenarios = scenariosRun.map((scenario): ScenarioFigures => {

@@ -144,6 +144,8 @@ export function count(value: number): string {
 
 const rps = (value: number) => Math.round(value).toLocaleString('en-US');
 const us = (value: number) => `${value.toFixed(0)} µs`;
+/** Results written before the event loop's part was measured have none. */
+const loopShare = (figures: { loopCpuPerRequestUs?: number }) => (figures.loopCpuPerRequestUs === undefined ? '–' : us(figures.loopCpuPerRequestUs));
 const micro = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
 
 /** The tables as Markdown: printed after a run and shown in docs/performance.md. */
@@ -153,11 +155,12 @@ export function markdownTables(results: BenchResults): string {
     `Run \`${results.mode}\` of ${results.finishedAt.slice(0, 10)}, commit \`${results.commit}\`, ${String(results.machine.cpuModel)} (${String(results.machine.cores)} cores), Node ${String(results.machine.node)}; ` +
       `${count(http.pets)} pets, ${http.connections} connections, ${http.rounds} rounds of ${http.seconds} s, ${http.pinned ? 'servers on core 0 and the load generator on core 1' : 'not pinned'}.`,
     '',
-    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | p99 service / ceiling | CPU a request service / ceiling | body |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | p99 service / ceiling | CPU a request service / ceiling | of it on the event loop | body |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...http.scenarios.map((scenario) =>
       `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ≥ ${scenario.goal}× | ` +
-      `${scenario.service.latencyP99Ms} / ${scenario.ceiling.latencyP99Ms} ms | ${us(scenario.service.cpuPerRequestUs)} / ${us(scenario.ceiling.cpuPerRequestUs)} | ${scenario.bodyBytes} B |`),
+      `${scenario.service.latencyP99Ms} / ${scenario.ceiling.latencyP99Ms} ms | ${us(scenario.service.cpuPerRequestUs)} / ${us(scenario.ceiling.cpuPerRequestUs)} | ` +
+      `${loopShare(scenario.service)} / ${loopShare(scenario.ceiling)} | ${scenario.bodyBytes} B |`),
     '',
     ...backendTables(results.backends),
     '| goal | target | measured | met |',

@@ -122,7 +122,7 @@ function optionValue(argv: readonly string[], name: string): string | undefined 
 async function runOnly(settings: Settings, only: readonly string[], profileDirectory: string | undefined, log: (line: string) => void): Promise<void> {
   const http = await runHttp({ ...settings.http, memoryPets: [], only, profileDirectory: profileDirectory && resolve(profileDirectory), log });
   for (const scenario of http.scenarios) {
-    log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
+    log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs (${scenario.service.loopCpuPerRequestUs.toFixed(1)} on the event loop) against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
   }
 }
 
