@@ -45,7 +45,7 @@ interface AppendWrites {
 /**
  * The rows a group's appends see: what the group read under its lock, overlaid with what its earlier
  * appends wrote (a later append to the same stream sees the earlier one). Writes are only collected,
- * for the backend to store at once (`written`), so a group costs a few statements however many
+ * for the backend to store at once (`writes`), so a group costs a few statements however many
  * appends it holds, and an append the plan refuses has written nothing.
  */
 export class GroupRows implements AppendRows {
@@ -62,16 +62,16 @@ export class GroupRows implements AppendRows {
   constructor(private readonly positions: (index: number) => number) {}
 
   /**
-   * Notes the streams known to be new (`freshStreams`, whose entries it takes); says what is to be read
-   * for the rest, or undefined when nothing is.
+   * Notes the streams known to be new (`freshStreams`, whose entries it takes; none when not given); says
+   * what is to be read for the rest, or undefined when nothing is.
    */
-  toRead(batch: readonly PendingAppend[], freshStreams: Set<string>): GroupReadsWanted | undefined {
+  toRead(batch: readonly PendingAppend[], freshStreams?: Set<string>): GroupReadsWanted | undefined {
     const streams = new Set<string>();
     const petIds: number[] = [];
     const scopes: string[] = [];
     const keys: string[] = [];
     for (const { request } of batch) {
-      if (freshStreams.delete(request.streamId)) this.versions.set(request.streamId, 0);
+      if (freshStreams?.delete(request.streamId)) this.versions.set(request.streamId, 0);
       else if (!this.versions.has(request.streamId) && !streams.has(request.streamId)) {
         streams.add(request.streamId);
         const petId = request.events[0]?.data.id;

@@ -8,6 +8,8 @@ import { GroupRows } from '../group-rows.ts';
 import type { GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
 import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow } from '../pet-rows.ts';
+import { petValues } from '../pet-replay.ts';
+import { PET_COLUMNS } from '../sql-dialect.ts';
 import type { CommitMark, OwnCommitMarks } from './commit-watch.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
@@ -89,23 +91,25 @@ type RowsStatement = (count: number) => string;
 
 const MOST_ROWS_A_STATEMENT = 64;
 
-/** A statement's text for each row count, built once. */
-function rowsStatement(head: string, width: number, tail = ''): RowsStatement {
+/** A statement's text for each row count, built once; `columns` in the order of each row's values. */
+function rowsStatement(into: string, columns: readonly string[], tail = ''): RowsStatement {
   const texts = new Map<number, string>();
-  const row = `(${new Array(width).fill('?').join(', ')})`;
+  const row = `(${columns.map(() => '?').join(', ')})`;
   return (count) => {
     let text = texts.get(count);
     if (text === undefined) {
-      text = `${head} values ${new Array(count).fill(row).join(', ')}${tail}`;
+      text = `insert into ${into} (${columns.join(', ')}) values ${new Array(count).fill(row).join(', ')}${tail}`;
       texts.set(count, text);
     }
     return text;
   };
 }
 
-const INSERT_PETS = rowsStatement('insert into pets (id, name, category_id, status, version, created_at, updated_at)', 7);
-const INSERT_EVENTS = rowsStatement('insert into events (position, stream_id, stream_version, type, data, metadata, recorded_at)', 7);
-const REMEMBER = rowsStatement('insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at)', 5,
+const EVENT_COLUMNS = ['position', 'stream_id', 'stream_version', 'type', 'data', 'metadata', 'recorded_at'];
+const RECORD_COLUMNS = ['scope', 'idempotency_key', 'fingerprint', 'pet', 'expires_at'];
+const INSERT_PETS = rowsStatement('pets', PET_COLUMNS);
+const INSERT_EVENTS = rowsStatement('events', EVENT_COLUMNS);
+const REMEMBER = rowsStatement('idempotency_keys', RECORD_COLUMNS,
   ' on conflict (scope, idempotency_key) do update set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at');
 
 /** A connection of the writer's own, with the file's commit mark as seen through it. */
@@ -165,18 +169,19 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
 
   /** Everything the group's appends wrote, a few rows a statement. */
   function writeGroup({ createdPets, changedPets, events, remembered }: GroupWrites): void {
-    insertRows(INSERT_PETS, createdPets.map((row) => [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]));
+    insertRows(INSERT_PETS, PET_COLUMNS.length, petValues(createdPets));
     for (const row of changedPets) updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
-    insertRows(INSERT_EVENTS, events.map((row) => [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]));
+    insertRows(INSERT_EVENTS, EVENT_COLUMNS.length, events.flatMap((row) => [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]));
     // Nothing live holds these keys (read under the lock): a record in the way has expired, and is replaced.
-    insertRows(REMEMBER, remembered.map((record) => [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]));
+    insertRows(REMEMBER, RECORD_COLUMNS.length, remembered.flatMap((record) => [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]));
   }
 
-  /** Inserts the rows in statements of 64, 32, … 1 rows: few statements a group, few texts to prepare. */
-  function insertRows(statement: RowsStatement, rows: readonly unknown[][]): void {
+  /** Inserts rows of `width` values (given row after row) in statements of 64, 32, … 1 rows: few statements a group, few texts to prepare. */
+  function insertRows(statement: RowsStatement, width: number, values: readonly unknown[]): void {
+    const rows = values.length / width;
     let at = 0;
     for (let size = MOST_ROWS_A_STATEMENT; size >= 1; size >>= 1) {
-      for (; rows.length - at >= size; at += size) connection!.database.prepare(statement(size)).run(rows.slice(at, at + size).flat());
+      for (; rows - at >= size; at += size) connection!.database.prepare(statement(size)).run(values.slice(at * width, (at + size) * width));
     }
   }
 
@@ -255,10 +260,11 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
       observed: undefined,
     }));
     const began = performance.timeOrigin + performance.now();
-    const end = (logEnd().all([])[0] as { last: number }).last;
-    const rows = new GroupRows((index) => end + 1 + index);
+    // Read when the group's first event is given its position: a group that appends nothing needs no log end.
+    let end: number | undefined;
+    const rows = new GroupRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
     // Every stream is read, new pets' too: a stream may have been written around the sequence.
-    const wanted = rows.toRead(pending, new Set());
+    const wanted = rows.toRead(pending);
     if (wanted) rows.load(readGroup(wanted, now));
     const outcome = await appendAll({ rows, failsGroup }, pending, new Date(now));
     writeGroup(rows.writes());
