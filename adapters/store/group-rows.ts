@@ -2,6 +2,7 @@ import type { IdempotencyRecord } from '../../application/index.ts';
 import type { PendingAppend } from './append-group.ts';
 import type { AppendRows, NewEventRow } from './append-plan.ts';
 import type { PetRow } from './pet-rows.ts';
+import type { IDEMPOTENCY_KEYS, ReadRow } from './schema.ts';
 
 /** What a group's appends read, in one go under the group's lock (so it sees every group committed before). */
 export interface GroupReads {
@@ -31,7 +32,7 @@ export interface GroupWrites {
   readonly changedPets: readonly PetRow[];
   readonly events: readonly PositionedEventRow[];
   /** New idempotency records; each replaces an expired one with its scope and key. */
-  readonly remembered: readonly IdempotencyRecord[];
+  readonly remembered: readonly ReadRow<typeof IDEMPOTENCY_KEYS>[];
 }
 
 const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
@@ -137,6 +138,9 @@ export class GroupRows implements AppendRows {
     const createdPets: PetRow[] = [];
     const changedPets: PetRow[] = [];
     for (const { row, isNew } of this.written.values()) (isNew ? createdPets : changedPets).push(row);
-    return { createdPets, changedPets, events: this.events, remembered: this.remembered };
+    const remembered = this.remembered.map((record) => ({
+      scope: record.scope, idempotency_key: record.key, fingerprint: record.fingerprint, pet: JSON.stringify(record.pet), expires_at: record.expiresAt,
+    }));
+    return { createdPets, changedPets, events: this.events, remembered };
   }
 }

@@ -5,13 +5,14 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
  * The database speaks PostgreSQL (else SQLite). Migrations differ only where the two must: 64-bit
  * ids and positions, how a column generates its values, and where pet ids come from.
  */
-function onPostgres(db: Kysely<any>): boolean {
+export function onPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /**
- * Ordered schema changes, one set for SQLite and PostgreSQL. Names sort in the order they apply;
- * never edit one that has shipped (what a migration does on SQLite stays exactly as it was).
+ * Ordered schema changes, one set for SQLite and PostgreSQL: the history that builds the tables
+ * `schema.ts` declares (a test holds the two together). Names sort in the order they apply; never
+ * edit one that has shipped (what a migration does on SQLite stays exactly as it was).
  */
 export const migrations: Record<string, Migration> = {
   '0001_events_pets_sequences_api_keys': {
@@ -32,7 +33,16 @@ export const migrations: Record<string, Migration> = {
         .addUniqueConstraint('events_stream_version_unique', ['stream_id', 'stream_version'])
         .execute();
 
-      await createPetsTable(db, 'pets', { temporary: false });
+      await db.schema
+        .createTable('pets')
+        .addColumn('id', id, (column) => column.primaryKey())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('category_id', id, (column) => column.notNull())
+        .addColumn('status', 'text')
+        .addColumn('version', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('updated_at', 'text', (column) => column.notNull())
+        .execute();
       // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the unfiltered listing walks the primary key.
       await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
 
@@ -119,25 +129,6 @@ export const migrations: Record<string, Migration> = {
     },
   },
 };
-
-/**
- * The one declaration of `pets` (no secondary index): migration 0001 creates it, the rebuild and the
- * verify create scratch copies of it. SQLite's INTEGER is 64-bit already; PostgreSQL's is 32-bit.
- */
-export async function createPetsTable(db: Kysely<any>, name: string, options: { temporary: boolean }): Promise<void> {
-  const id = onPostgres(db) ? 'bigint' : 'integer';
-  let table = db.schema.createTable(name);
-  if (options.temporary) table = table.temporary();
-  await table
-    .addColumn('id', id, (column) => column.primaryKey())
-    .addColumn('name', 'text', (column) => column.notNull())
-    .addColumn('category_id', id, (column) => column.notNull())
-    .addColumn('status', 'text')
-    .addColumn('version', 'integer', (column) => column.notNull())
-    .addColumn('created_at', 'text', (column) => column.notNull())
-    .addColumn('updated_at', 'text', (column) => column.notNull())
-    .execute();
-}
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 

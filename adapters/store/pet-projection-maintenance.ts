@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { createPetsTable } from './migrations.ts';
-import { PET_COLUMNS } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
-import { logPages, logPagesAhead, petValues, replay, ReplayedPets } from './pet-replay.ts';
+import { logPages, logPagesAhead, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
+import { columnsOf, createDeclaredTable, PETS, rowValues } from './schema.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
 /** The database and its dialect: what the maintenance needs of an open store. */
@@ -24,8 +23,8 @@ async function progressOf(db: Kysely<PetStoreDatabase>, onProgress: Progress | u
   return (events) => onProgress((done += events), total);
 }
 
-// 7 values a row; SQLite allows 32766 parameters in one statement.
-const ROWS_PER_INSERT = 4000;
+// SQLite allows 32766 parameters in one statement.
+const ROWS_PER_INSERT = Math.floor(32_000 / columnsOf(PETS).length);
 // Rows a transaction beside the service: each commit waits for the disk, and writers wait for each transaction.
 const ROWS_PER_TRANSACTION = 4 * ROWS_PER_INSERT;
 
@@ -36,7 +35,7 @@ const ROWS_PER_TRANSACTION = 4 * ROWS_PER_INSERT;
 async function insertPets(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, into: string, pets: readonly ReplayedPet[], inTransactions: boolean): Promise<void> {
   const insert = async (executor: Kysely<PetStoreDatabase>, from: number, to: number) => {
     for (let start = from; start < to; start += ROWS_PER_INSERT) {
-      await dialect.insertPetRows(executor, into, petValues(pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
+      await dialect.insertPetRows(executor, into, rowValues(PETS, pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
     }
   };
   if (!inTransactions) return insert(db, 0, pets.length);
@@ -58,7 +57,7 @@ export async function rebuildPetProjection({ db, dialect }: MaintainedStore, onP
   const replayed = await replay(await logPagesAhead(db, dialect, 0), pets, 0, await progressOf(db, onProgress));
 
   await sql`drop table if exists pets_rebuild`.execute(db);
-  await createPetsTable(db, 'pets_rebuild', { temporary: false });
+  await createDeclaredTable(db, PETS, 'pets_rebuild', { temporary: false });
   await insertPets(db, dialect, 'pets_rebuild', pets.list(), true);
 
   return db.connection().execute(async (connection) => {
@@ -116,9 +115,9 @@ export async function verifyPetProjection({ db, dialect }: MaintainedStore, onPr
       const pets = new ReplayedPets();
       await replay(logPages(connection, dialect, 0), pets, 0, await progressOf(connection, onProgress));
       // Unqualified names: the temporary table shadows nothing, and `pets` is the live one.
-      await createPetsTable(connection, 'pets_verify', { temporary: true });
+      await createDeclaredTable(connection, PETS, 'pets_verify', { temporary: true });
       await insertPets(connection, dialect, 'pets_verify', pets.list(), false);
-      const columns = PET_COLUMNS.join(', ');
+      const columns = columnsOf(PETS).join(', ');
       const expectedOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets_verify except select ${columns} from pets`).execute(connection);
       const actualOnly = await sql.raw<Record<string, unknown> & { id: number }>(`select ${columns} from pets except select ${columns} from pets_verify`).execute(connection);
       const byId = new Map<number, { expected?: Record<string, unknown>; actual?: Record<string, unknown> }>();

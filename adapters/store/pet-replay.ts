@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import { upcast } from '../../application/index.ts';
-import { PET_COLUMNS } from './sql-dialect.ts';
 import type { LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
 import { foldIntoRow } from './pet-rows.ts';
@@ -103,20 +102,4 @@ export async function replay(
     onPage?.(events.length);
   }
   return { last, events: replayed };
-}
-
-/** `PET_COLUMNS` of each pet, row after row: what `insertPetRows` takes. */
-export function petValues(pets: readonly ReplayedPet[]): unknown[] {
-  const values = new Array<unknown>(pets.length * PET_COLUMNS.length);
-  let at = 0;
-  for (const pet of pets) {
-    values[at++] = pet.id;
-    values[at++] = pet.name;
-    values[at++] = pet.category_id;
-    values[at++] = pet.status;
-    values[at++] = pet.version;
-    values[at++] = pet.created_at;
-    values[at++] = pet.updated_at;
-  }
-  return values;
 }

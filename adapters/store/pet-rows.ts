@@ -20,7 +20,10 @@ export function foldIntoRow(row: PetRow | undefined, event: PetEvent, version: n
   return row;
 }
 
-export function petFromRow(row: { id: number; name: string; category_id: number; status: string | null }): Pet {
+/** The columns of `pets` a Pet is read from (`petFromRow`): what listings select. */
+export const PET_FIELD_COLUMNS = ['id', 'name', 'category_id', 'status'] as const satisfies readonly (keyof PetRow)[];
+
+export function petFromRow(row: Pick<PetRow, (typeof PET_FIELD_COLUMNS)[number]>): Pet {
   // Key order id, name, categoryId, status: the order clients see in JSON.
   return row.status === null
     ? { id: row.id, name: row.name, categoryId: row.category_id }

@@ -1,76 +1,118 @@
-import type { Generated } from 'kysely';
+import { PostgresAdapter } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
 
-export interface EventsTable {
-  position: Generated<number>;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  data: string;
-  metadata: string;
-  recorded_at: string;
+/**
+ * Every table of the store, declared once: its columns in order, their types, the primary key and the
+ * indexes. Column lists, insert statements and row types of both dialects are derived from here;
+ * migrations are the history that builds these tables, and a test proves migrating an empty database
+ * gives exactly what is declared. A column added by a migration goes at the end of its table.
+ */
+
+/** `id`: a 64-bit integer (SQLite's INTEGER; PostgreSQL's bigint); `integer`: 32 bits on PostgreSQL. */
+export type ColumnType = 'id' | 'integer' | 'text';
+
+export interface ColumnDeclaration {
+  readonly type: ColumnType;
+  readonly nullable?: true;
+  /** The database numbers new rows (SQLite AUTOINCREMENT; a PostgreSQL identity). */
+  readonly generated?: 'always' | 'by default';
+  readonly default?: number;
 }
 
-export interface PetsTable {
-  id: number;
-  name: string;
-  category_id: number;
-  status: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
+export interface TableDeclaration {
+  readonly name: string;
+  readonly columns: Readonly<Record<string, ColumnDeclaration>>;
+  readonly primaryKey: readonly string[];
+  /** Index name → its columns. */
+  readonly indexes?: Readonly<Record<string, readonly string[]>>;
+  /** Unique constraint name → its columns. */
+  readonly unique?: Readonly<Record<string, readonly string[]>>;
+  /** A table only this dialect has. */
+  readonly only?: 'sqlite';
 }
 
-/** SQLite only: PostgreSQL takes pet ids from the sequence `pet_ids`. */
-export interface SequencesTable {
-  name: string;
-  value: number;
-}
+const text = { type: 'text' } as const;
+const nullableText = { type: 'text', nullable: true } as const;
+const id = { type: 'id' } as const;
+const integer = { type: 'integer' } as const;
 
-export interface ApiKeysTable {
-  id: Generated<number>;
-  key_hash: string;
-  label: string;
-  created_at: string;
-  revoked_at: string | null;
-}
+export const EVENTS = {
+  name: 'events',
+  columns: {
+    position: { type: 'id', generated: 'always' }, stream_id: text, stream_version: integer, type: text, data: text, metadata: text, recorded_at: text,
+  },
+  primaryKey: ['position'],
+  unique: { events_stream_version_unique: ['stream_id', 'stream_version'] },
+} as const satisfies TableDeclaration;
 
-export interface IdempotencyKeysTable {
-  scope: string;
-  idempotency_key: string;
-  fingerprint: string;
-  /** The created pet's JSON, answered again on a replay. */
-  pet: string;
-  expires_at: string;
-}
+/** The read model: one row a pet. */
+export const PETS = {
+  name: 'pets',
+  columns: { id, name: text, category_id: id, status: nullableText, version: integer, created_at: text, updated_at: text },
+  primaryKey: ['id'],
+  // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the unfiltered listing walks the primary key.
+  indexes: { pets_status_id: ['status', 'id'] },
+} as const satisfies TableDeclaration;
+
+/** PostgreSQL takes pet ids from the sequence `pet_ids` instead. */
+export const SEQUENCES = {
+  name: 'sequences', columns: { name: text, value: integer }, primaryKey: ['name'], only: 'sqlite',
+} as const satisfies TableDeclaration;
+
+export const API_KEYS = {
+  name: 'api_keys',
+  columns: { id: { type: 'id', generated: 'by default' }, key_hash: text, label: text, created_at: text, revoked_at: nullableText },
+  primaryKey: ['id'],
+  unique: { api_keys_key_hash_key: ['key_hash'] },
+} as const satisfies TableDeclaration;
+
+export const IDEMPOTENCY_KEYS = {
+  name: 'idempotency_keys',
+  // `pet`: the created pet's JSON, answered again on a replay.
+  columns: { scope: text, idempotency_key: text, fingerprint: text, pet: text, expires_at: text },
+  primaryKey: ['scope', 'idempotency_key'],
+  indexes: { idempotency_keys_expires_at: ['expires_at'] },
+} as const satisfies TableDeclaration;
 
 /** One row, rewritten by the readiness probe's write check. */
-export interface StoreHealthTable {
-  id: number;
-  checked_at: string;
-}
+export const STORE_HEALTH = {
+  name: 'store_health', columns: { id: integer, checked_at: text }, primaryKey: ['id'],
+} as const satisfies TableDeclaration;
 
-/** A webhook subscription and its delivery state (see `WebhookSubscriptions`). */
-export interface WebhooksTable {
-  id: string;
-  owner_key_id: string;
-  url: string;
-  /** JSON array of event types; null: every type. */
-  types: string | null;
-  pet_id: number | null;
-  secret: string;
-  created_at: string;
-  status: string;
-  position: number;
-  attempts: number;
-  last_error: string | null;
-  next_try_at: string | null;
-  failing_since: string | null;
-  last_delivered_at: string | null;
-  lease_holder: string | null;
-  lease_expires_at: string | null;
-  batch_size: number;
-  batch_until: number | null;
-}
+/**
+ * A webhook subscription and its delivery state (see `WebhookSubscriptions`). `types`: a JSON array of
+ * event types, null for every type.
+ */
+export const WEBHOOKS = {
+  name: 'webhooks',
+  columns: {
+    id: text, owner_key_id: text, url: text, types: nullableText, pet_id: { type: 'id', nullable: true }, secret: text, created_at: text, status: text,
+    position: id, attempts: integer, last_error: nullableText, next_try_at: nullableText, failing_since: nullableText, last_delivered_at: nullableText,
+    lease_holder: nullableText, lease_expires_at: nullableText, batch_size: { type: 'integer', default: 1 }, batch_until: { type: 'id', nullable: true },
+  },
+  primaryKey: ['id'],
+  indexes: { webhooks_owner_key_id: ['owner_key_id'] },
+} as const satisfies TableDeclaration;
+
+export const TABLES: readonly TableDeclaration[] = [EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS];
+
+type ValueOf<C extends ColumnDeclaration> = (C['type'] extends 'text' ? string : number) | (C extends { nullable: true } ? null : never);
+
+/** A table's row as Kysely types it: generated columns may be left out of an insert. */
+export type TableRow<T extends TableDeclaration> = {
+  -readonly [K in keyof T['columns']]: T['columns'][K] extends { generated: string } ? Generated<ValueOf<T['columns'][K]>> : ValueOf<T['columns'][K]>;
+};
+
+/** A table's row as read. */
+export type ReadRow<T extends TableDeclaration> = { -readonly [K in keyof T['columns']]: ValueOf<T['columns'][K]> };
+
+export type EventsTable = TableRow<typeof EVENTS>;
+export type PetsTable = TableRow<typeof PETS>;
+export type SequencesTable = TableRow<typeof SEQUENCES>;
+export type ApiKeysTable = TableRow<typeof API_KEYS>;
+export type IdempotencyKeysTable = TableRow<typeof IDEMPOTENCY_KEYS>;
+export type StoreHealthTable = TableRow<typeof STORE_HEALTH>;
+export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 
 export interface PetStoreDatabase {
   events: EventsTable;
@@ -80,4 +122,59 @@ export interface PetStoreDatabase {
   idempotency_keys: IdempotencyKeysTable;
   store_health: StoreHealthTable;
   webhooks: WebhooksTable;
+}
+
+/** A table's column names, in their declared order. */
+export function columnsOf<T extends TableDeclaration>(table: T): readonly (keyof T['columns'] & string)[] {
+  return Object.keys(table.columns);
+}
+
+/** The values of `rows`, row after row, each in its table's column order: what the insert statements below take. */
+export function rowValues<T extends TableDeclaration>(table: T, rows: readonly ReadRow<T>[]): unknown[] {
+  const columns = columnsOf(table);
+  const values = new Array<unknown>(rows.length * columns.length);
+  let at = 0;
+  for (const row of rows) for (const column of columns) values[at++] = row[column];
+  return values;
+}
+
+/** SQLite: `insert into <into> (<columns>) values (?, …), …` for `count` rows. */
+export function sqliteInsert(table: TableDeclaration, count: number, into: string = table.name): string {
+  const columns = columnsOf(table);
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  return `insert into ${into} (${columns.join(', ')}) values ${new Array(count).fill(row).join(', ')}`;
+}
+
+/** A column's type as PostgreSQL names it. */
+export function postgresType(type: ColumnType): string {
+  return type === 'id' ? 'bigint' : type;
+}
+
+/**
+ * PostgreSQL: `unnest($n::type[], …)`, one array parameter a column (only `columns`' when given),
+ * numbered from `first`: rows go in as one array a column, however many rows.
+ */
+export function postgresUnnest(table: TableDeclaration, first: number, columns: readonly string[] = columnsOf(table)): string {
+  return `unnest(${columns.map((column, index) => `$${first + index}::${postgresType(table.columns[column]!.type)}[]`).join(', ')})`;
+}
+
+/** The values of `rows` as one array a column (for `postgresUnnest`). */
+export function columnArrays<T extends TableDeclaration>(table: T, rows: readonly ReadRow<T>[], columns: readonly string[] = columnsOf(table)): unknown[][] {
+  return columns.map((column) => rows.map((row) => row[column as keyof ReadRow<T>]));
+}
+
+/** Creates an empty table shaped as `table` declares it, under `name` (a scratch copy; no indexes). */
+export async function createDeclaredTable(db: Kysely<any>, table: TableDeclaration, name: string, options: { temporary: boolean }): Promise<void> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  let builder = db.schema.createTable(name);
+  if (options.temporary) builder = builder.temporary();
+  for (const [column, declared] of Object.entries(table.columns)) {
+    const type = postgres ? postgresType(declared.type) : declared.type === 'text' ? 'text' : 'integer';
+    builder = builder.addColumn(column, type as 'text', (built) => {
+      let result = declared.nullable ? built : built.notNull();
+      if (declared.default !== undefined) result = result.defaultTo(declared.default);
+      return result;
+    });
+  }
+  await builder.addPrimaryKeyConstraint(`${name}_pkey`, table.primaryKey as never).execute();
 }

@@ -31,8 +31,8 @@ export interface SqlDialect {
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
   /**
-   * Inserts rows into the table `into`, which has none of their ids: `values` holds `PET_COLUMNS` of
-   * each row, row after row. The dialect takes the array over (it may freeze it).
+   * Inserts rows into the table `into`, shaped as `pets` and holding none of their ids: `values` holds
+   * each row's values in `pets`' column order, row after row (`rowValues`). The dialect takes the array over (it may freeze it).
    */
   insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
 }
@@ -49,9 +49,6 @@ export interface LogPage {
   readonly text: string;
   readonly last: number;
 }
-
-/** The columns of `pets`, in the order `insertPetRows` takes them. */
-export const PET_COLUMNS = ['id', 'name', 'category_id', 'status', 'version', 'created_at', 'updated_at'] as const;
 
 /** Runs `work`, rethrowing its failure as the dialect names it. */
 export async function translated<T>(dialect: SqlDialect, work: () => Promise<T>): Promise<T> {

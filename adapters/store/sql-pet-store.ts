@@ -6,7 +6,7 @@ import type {
 } from '../../application/index.ts';
 import { storedEventFromRow } from './event-rows.ts';
 import { createSqlEventLog } from './sql-event-log.ts';
-import { petFromRow } from './pet-rows.ts';
+import { PET_FIELD_COLUMNS, petFromRow } from './pet-rows.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
@@ -101,7 +101,7 @@ function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect):
 function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): PetCatalog {
   return {
     async list({ status, limit, after }: PetQuery): Promise<Pet[]> {
-      let query = db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
+      let query = db.selectFrom('pets').select(PET_FIELD_COLUMNS);
       if (status !== undefined) query = query.where('status', '=', status);
       if (after !== undefined) query = query.where('id', '>', after);
       const rows = await translated(dialect, () => query.orderBy('id').limit(limit).execute());
@@ -109,7 +109,7 @@ function createSqlPetCatalog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect):
     },
     async get(id: number): Promise<VersionedPet | undefined> {
       const row = await translated(dialect, () =>
-        db.selectFrom('pets').select(['id', 'name', 'category_id', 'status', 'version']).where('id', '=', id).executeTakeFirst(),
+        db.selectFrom('pets').select([...PET_FIELD_COLUMNS, 'version']).where('id', '=', id).executeTakeFirst(),
       );
       return row && { pet: petFromRow(row), version: row.version };
     },

@@ -1,11 +1,8 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { PET_COLUMNS } from '../sql-dialect.ts';
+import { columnsOf, PETS, postgresUnnest } from '../schema.ts';
 import type { LogPage, SqlDialect } from '../sql-dialect.ts';
 import { CATALOG_REPLACED, LOG_CHANNEL } from './postgres-commit-signal.ts';
-
-/** The types of `PET_COLUMNS`, for the arrays `insertPetRows` unnests. */
-const PET_COLUMN_ARRAY_TYPES = ['bigint[]', 'text[]', 'bigint[]', 'text[]', 'integer[]', 'text[]', 'text[]'] as const;
 
 /**
  * The lock that makes positions follow commit order. An identity hands out numbers in the order of the
@@ -69,7 +66,7 @@ export const postgresSqlDialect: SqlDialect = {
   async swapInPets(connection, from) {
     // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
     // wait for this transaction. Readers keep reading the old rows until the commit.
-    const columns = PET_COLUMNS.join(', ');
+    const columns = columnsOf(PETS).join(', ');
     await sql`delete from pets`.execute(connection);
     await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
     await sql.raw(`drop table ${from}`).execute(connection);
@@ -91,13 +88,13 @@ export const postgresSqlDialect: SqlDialect = {
   },
 
   async insertPetRows(executor, into, values) {
-    // One array a column: seven parameters, however many rows.
-    const width = PET_COLUMNS.length;
-    const arrays = PET_COLUMN_ARRAY_TYPES.map((type, column) => {
+    // One array a column: a parameter a column, however many rows.
+    const columns = columnsOf(PETS);
+    const arrays = columns.map((_, column) => {
       const array: unknown[] = [];
-      for (let at = column; at < values.length; at += width) array.push(values[at]);
-      return sql`${array}::${sql.raw(type)}`;
+      for (let at = column; at < values.length; at += columns.length) array.push(values[at]);
+      return array;
     });
-    await sql`insert into ${sql.raw(into)} (${sql.raw(PET_COLUMNS.join(', '))}) select * from unnest(${sql.join(arrays)})`.execute(executor);
+    await executor.executeQuery(CompiledQuery.raw(`insert into ${into} (${columns.join(', ')}) select * from ${postgresUnnest(PETS, 1)}`, arrays));
   },
 };

@@ -9,6 +9,7 @@ import type { GroupReads, GroupWrites } from '../group-rows.ts';
 import { appendAll } from '../append-group.ts';
 import type { GroupOutcome, PendingAppend } from '../append-group.ts';
 import type { PetChange } from '../catalog-changes.ts';
+import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
@@ -244,42 +245,51 @@ const READ_GROUP = prepared(`select
   (select coalesce(json_agg(json_build_array(scope, idempotency_key)), '[]') from idempotency_keys
     where (scope, idempotency_key) in (select * from unnest($3::text[], $4::text[])) and expires_at > $5) as remembered`);
 
+/** The columns a changed pet's row rewrites: all but its key. */
+const CHANGED_PET_COLUMNS = columnsOf(PETS).filter((column) => column !== 'id');
+
 /**
- * The group's writes in one statement, one array a column: new rows of `pets`, changed ones, the events
- * at the positions drawn, the idempotency records (replacing expired ones), and the notification.
- * Answers how many records it stored: fewer than the group's if a live one was in the way.
+ * The group's writes in one statement, one array a column (`postgresUnnest`): new rows of `pets`,
+ * changed ones, the events at the positions drawn, the idempotency records (replacing expired ones),
+ * and the notification. Answers how many records it stored: fewer than the group's if a live one was in the way.
  */
-const WRITE_GROUP = prepared(`with new_pets as (
-    insert into pets (id, name, category_id, status, version, created_at, updated_at)
-    select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::integer[], $6::text[], $7::text[])
+const WRITE_GROUP = prepared(writeGroupSql());
+
+function writeGroupSql(): string {
+  let parameter = 1;
+  /** The next `count` parameters' numbers, from where the last call left off. */
+  const next = (count: number) => (parameter += count) - count;
+  const list = (columns: readonly string[]) => columns.join(', ');
+  const newPets = postgresUnnest(PETS, next(columnsOf(PETS).length));
+  const changedPets = postgresUnnest(PETS, next(CHANGED_PET_COLUMNS.length + 1), ['id', ...CHANGED_PET_COLUMNS]);
+  const events = postgresUnnest(EVENTS, next(columnsOf(EVENTS).length));
+  const records = postgresUnnest(IDEMPOTENCY_KEYS, next(columnsOf(IDEMPOTENCY_KEYS).length));
+  const [now, channel, payload] = [next(1), next(1), next(1)];
+  return `with new_pets as (
+    insert into pets (${list(columnsOf(PETS))}) select * from ${newPets}
   ), changed_pets as (
-    update pets set name = changed.name, category_id = changed.category_id, status = changed.status, version = changed.version, updated_at = changed.updated_at
-    from unnest($8::bigint[], $9::text[], $10::bigint[], $11::text[], $12::integer[], $13::text[]) as changed (id, name, category_id, status, version, updated_at)
+    update pets set ${CHANGED_PET_COLUMNS.map((column) => `${column} = changed.${column}`).join(', ')}
+    from ${changedPets} as changed (${list(['id', ...CHANGED_PET_COLUMNS])})
     where pets.id = changed.id
   ), appended as (
-    insert into events (position, stream_id, stream_version, type, data, metadata, recorded_at) overriding system value
-    select * from unnest($14::bigint[], $15::text[], $16::integer[], $17::text[], $18::text[], $19::text[], $20::text[])
+    insert into events (${list(columnsOf(EVENTS))}) overriding system value select * from ${events}
   ), remembered as (
-    insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at)
-    select * from unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
+    insert into idempotency_keys (${list(columnsOf(IDEMPOTENCY_KEYS))}) select * from ${records}
     on conflict (scope, idempotency_key) do update
       set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at
-      where idempotency_keys.expires_at <= $26
+      where idempotency_keys.expires_at <= $${now}
     returning 1
   )
-  select pg_notify($27, $28), (select count(*) from remembered)::integer as remembered`);
+  select pg_notify($${channel}, $${payload}), (select count(*) from remembered)::integer as remembered`;
+}
 
-/** The parameters of `WRITE_GROUP`: one array a column. */
+/** The parameters of `WRITE_GROUP`, in the order `writeGroupSql` numbers them. */
 function writeGroupParameters({ createdPets, changedPets, events, remembered }: GroupWrites, now: string, last: string): unknown[] {
-  const columns = (count: number) => Array.from({ length: count }, (): unknown[] => []);
-  const created = columns(7);
-  const changed = columns(6);
-  const appended = columns(7);
-  const records = columns(5);
-  const add = (into: unknown[][], values: readonly unknown[]) => values.forEach((value, column) => into[column]!.push(value));
-  for (const row of createdPets) add(created, [row.id, row.name, row.category_id, row.status, row.version, row.created_at, row.updated_at]);
-  for (const row of changedPets) add(changed, [row.id, row.name, row.category_id, row.status, row.version, row.updated_at]);
-  for (const row of events) add(appended, [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]);
-  for (const record of remembered) add(records, [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]);
-  return [...created, ...changed, ...appended, ...records, now, LOG_CHANNEL, last];
+  return [
+    ...columnArrays(PETS, createdPets),
+    ...columnArrays(PETS, changedPets, ['id', ...CHANGED_PET_COLUMNS]),
+    ...columnArrays(EVENTS, events),
+    ...columnArrays(IDEMPOTENCY_KEYS, remembered),
+    now, LOG_CHANNEL, last,
+  ];
 }

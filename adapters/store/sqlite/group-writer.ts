@@ -8,8 +8,8 @@ import { GroupRows } from '../group-rows.ts';
 import type { GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
 import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow } from '../pet-rows.ts';
-import { petValues } from '../pet-replay.ts';
-import { PET_COLUMNS } from '../sql-dialect.ts';
+import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
+import type { TableDeclaration } from '../schema.ts';
 import type { CommitMark, OwnCommitMarks } from './commit-watch.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
@@ -91,25 +91,22 @@ type RowsStatement = (count: number) => string;
 
 const MOST_ROWS_A_STATEMENT = 64;
 
-/** A statement's text for each row count, built once; `columns` in the order of each row's values. */
-function rowsStatement(into: string, columns: readonly string[], tail = ''): RowsStatement {
+/** The insert of `count` rows into `table`, its text built once for each count. */
+function rowsStatement(table: TableDeclaration, tail = ''): RowsStatement {
   const texts = new Map<number, string>();
-  const row = `(${columns.map(() => '?').join(', ')})`;
   return (count) => {
     let text = texts.get(count);
     if (text === undefined) {
-      text = `insert into ${into} (${columns.join(', ')}) values ${new Array(count).fill(row).join(', ')}${tail}`;
+      text = sqliteInsert(table, count) + tail;
       texts.set(count, text);
     }
     return text;
   };
 }
 
-const EVENT_COLUMNS = ['position', 'stream_id', 'stream_version', 'type', 'data', 'metadata', 'recorded_at'];
-const RECORD_COLUMNS = ['scope', 'idempotency_key', 'fingerprint', 'pet', 'expires_at'];
-const INSERT_PETS = rowsStatement('pets', PET_COLUMNS);
-const INSERT_EVENTS = rowsStatement('events', EVENT_COLUMNS);
-const REMEMBER = rowsStatement('idempotency_keys', RECORD_COLUMNS,
+const INSERT_PETS = rowsStatement(PETS);
+const INSERT_EVENTS = rowsStatement(EVENTS);
+const REMEMBER = rowsStatement(IDEMPOTENCY_KEYS,
   ' on conflict (scope, idempotency_key) do update set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at');
 
 /** A connection of the writer's own, with the file's commit mark as seen through it. */
@@ -151,9 +148,11 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
   // The log's end: AUTOINCREMENT's high-water mark, so a position is never given twice, even after its row is gone.
   const logEnd = prepare("select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0), coalesce((select max(position) from events), 0)) as last");
   const streamVersions = prepare('select stream_id, max(stream_version) as version from events where stream_id in (select value from json_each(?)) group by stream_id');
-  const petRows = prepare('select id, name, category_id, status, version, created_at, updated_at from pets where id in (select value from json_each(?))');
+  const petRows = prepare(`select ${columnsOf(PETS).join(', ')} from pets where id in (select value from json_each(?))`);
   const liveRecords = prepare('select scope, idempotency_key from idempotency_keys where expires_at > ? and (scope, idempotency_key) in (select value ->> 0, value ->> 1 from json_each(?))');
-  const updatePet = prepare('update pets set name = ?, category_id = ?, status = ?, version = ?, updated_at = ? where id = ?');
+  // Every column but the key, then the key.
+  const updatedColumns = [...columnsOf(PETS).filter((column) => column !== 'id'), 'id' as const];
+  const updatePet = prepare(`update pets set ${updatedColumns.slice(0, -1).map((column) => `${column} = ?`).join(', ')} where id = ?`);
   const touchHealth = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
   const readDataVersion = () => (dataVersion().all([])[0] as { data_version: number }).data_version;
 
@@ -169,11 +168,11 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
 
   /** Everything the group's appends wrote, a few rows a statement. */
   function writeGroup({ createdPets, changedPets, events, remembered }: GroupWrites): void {
-    insertRows(INSERT_PETS, PET_COLUMNS.length, petValues(createdPets));
-    for (const row of changedPets) updatePet().run([row.name, row.category_id, row.status, row.version, row.updated_at, row.id]);
-    insertRows(INSERT_EVENTS, EVENT_COLUMNS.length, events.flatMap((row) => [row.position, row.stream_id, row.stream_version, row.type, row.data, row.metadata, row.recorded_at]));
+    insertRows(INSERT_PETS, columnsOf(PETS).length, rowValues(PETS, createdPets));
+    for (const row of changedPets) updatePet().run(updatedColumns.map((column) => row[column]));
+    insertRows(INSERT_EVENTS, columnsOf(EVENTS).length, rowValues(EVENTS, events));
     // Nothing live holds these keys (read under the lock): a record in the way has expired, and is replaced.
-    insertRows(REMEMBER, RECORD_COLUMNS.length, remembered.flatMap((record) => [record.scope, record.key, record.fingerprint, JSON.stringify(record.pet), record.expiresAt]));
+    insertRows(REMEMBER, columnsOf(IDEMPOTENCY_KEYS).length, rowValues(IDEMPOTENCY_KEYS, remembered));
   }
 
   /** Inserts rows of `width` values (given row after row) in statements of 64, 32, … 1 rows: few statements a group, few texts to prepare. */

@@ -5,7 +5,8 @@ import type { Clock, PetCatalog, PetQuery } from '../../../application/index.ts'
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
-import { petFromRow } from '../pet-rows.ts';
+import { PET_FIELD_COLUMNS, petFromRow } from '../pet-rows.ts';
+import type { PetRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createCatalogWatch, publishedMarks } from './commit-watch.ts';
 import { createBatchedWrites } from './batched-writes.ts';
@@ -89,10 +90,10 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
 
 // Precompiled: the listing is the hot read, and building the query anew each time costs more than running it.
 // `id > ?` with 0 for a listing from the start keeps one plan per filter.
-const LIST_ALL = 'select id, name, category_id, status from pets where id > ? order by id limit ?';
-const LIST_BY_STATUS = 'select id, name, category_id, status from pets where status = ? and id > ? order by id limit ?';
+const LIST_ALL = `select ${PET_FIELD_COLUMNS.join(', ')} from pets where id > ? order by id limit ?`;
+const LIST_BY_STATUS = `select ${PET_FIELD_COLUMNS.join(', ')} from pets where status = ? and id > ? order by id limit ?`;
 
-type PetListRow = { id: number; name: string; category_id: number; status: string | null };
+type PetListRow = Pick<PetRow, (typeof PET_FIELD_COLUMNS)[number]>;
 
 /** The listing as precompiled SQL; the lookup by id is the shared store's. */
 function precompiledListing(db: Kysely<PetStoreDatabase>): PetCatalog['list'] {

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { PET_COLUMNS } from '../sql-dialect.ts';
+import { columnsOf, PETS, sqliteInsert } from '../schema.ts';
 import type { LogFilter, LogPage, SqlDialect } from '../sql-dialect.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
@@ -35,8 +35,6 @@ export function sqliteErrorCode(error: unknown): string | undefined {
   const code = (cause as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
-
-const PET_ROW_PLACEHOLDERS = `(${PET_COLUMNS.map(() => '?').join(', ')})`;
 
 /**
  * A page of the log after a position (the first parameter), a number of events long (the last), keeping
@@ -116,9 +114,8 @@ export const sqliteSqlDialect: SqlDialect = {
 
   async insertPetRows(executor, into, values) {
     // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
-    const rows = values.length / PET_COLUMNS.length;
+    const rows = values.length / columnsOf(PETS).length;
     if (rows === 0) return;
-    const text = `insert into ${into} (${PET_COLUMNS.join(', ')}) values ${`${PET_ROW_PLACEHOLDERS},`.repeat(rows - 1)}${PET_ROW_PLACEHOLDERS}`;
-    await executor.executeQuery(CompiledQuery.raw(text, values));
+    await executor.executeQuery(CompiledQuery.raw(sqliteInsert(PETS, rows, into), values));
   },
 };
