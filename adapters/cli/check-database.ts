@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/config.ts';
 import { checkPages } from '../store/sqlite/open-sqlite.ts';
-import { openSqliteConnection } from '../store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../store/sqlite/sqlite-driver.ts';
 import { DatabaseUnusable } from '../store/database-unusable.ts';
 
 /** Every problem SQLite's full integrity check finds in the configured file; none when it is sound. */

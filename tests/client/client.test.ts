@@ -7,7 +7,7 @@ import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../adapters/http/depreca
 import { ERROR_STATUS } from '../../contract/error-codes.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
-import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { TestService } from '../support/test-service.ts';
 
 /** The client against the real service: every method, and every error code a caller can meet through it. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { sql } from 'kysely';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
-import { openSqliteConnection, sqliteDriverForThisRuntime } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { sqliteDriverForThisRuntime } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { sqliteResultCodeName } from '../../adapters/store/sqlite/sqlite-result-codes.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';

@@ -9,7 +9,7 @@ import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { migrations } from '../../adapters/store/migrations.ts';
 import { BUSY_TIMEOUT_MS } from '../../adapters/store/sqlite/open-sqlite.ts';
-import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 import { openTemporaryStore, temporaryDirectory } from '../support/temporary-store.ts';
 import type { TemporarySqliteStore } from '../support/temporary-store.ts';

@@ -7,7 +7,7 @@ import { createGroupWriter, fromCrossing } from '../../adapters/store/sqlite/gro
 import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
-import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';

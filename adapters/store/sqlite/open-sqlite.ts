@@ -5,7 +5,8 @@ import type { SqliteDatabase } from 'kysely';
 import { DatabaseUnusable } from '../database-unusable.ts';
 import { migrateToLatest, pendingMigrations } from '../migrations.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
+import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
+import { openSqliteConnection } from './sqlite-driver.ts';
 import type { SqliteConnection, SqliteDriverName } from './sqlite-connection.ts';
 import { PetStoreSqliteDialect, withStatementCache } from './sqlite-kysely-dialect.ts';
 

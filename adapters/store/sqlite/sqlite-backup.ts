@@ -2,7 +2,8 @@ import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSyn
 import { basename, dirname, join, resolve } from 'node:path';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
 import { backupWithNodeSqlite } from './node-sqlite-connection.ts';
-import { openSqliteConnection, sqliteDriverForThisRuntime } from './sqlite-connection.ts';
+import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
+import { openSqliteConnection } from './sqlite-driver.ts';
 
 /**
  * Copies the SQLite store at `source` to `target` while other connections read and write it.

@@ -1,5 +1,4 @@
 import type { SqliteDatabase } from 'kysely';
-import { openNodeSqliteConnection } from './node-sqlite-connection.ts';
 
 /**
  * What the store needs from a SQLite driver: Kysely's `prepare` and `close`, plus `exec` and
@@ -21,12 +20,4 @@ export type SqliteDriverName = 'better-sqlite3' | 'node:sqlite';
  */
 export function sqliteDriverForThisRuntime(): SqliteDriverName {
   return process.versions.deno === undefined ? 'better-sqlite3' : 'node:sqlite';
-}
-
-/** Opens (and creates) the file with the given driver; better-sqlite3 is loaded only when chosen. */
-export async function openSqliteConnection(path: string, driver = sqliteDriverForThisRuntime()): Promise<SqliteConnection> {
-  if (driver === 'node:sqlite') return openNodeSqliteConnection(path);
-  const { default: Database } = await import('better-sqlite3');
-  // Structurally a SqliteConnection: better-sqlite3 binds an array argument as the positional parameters.
-  return new Database(path) as unknown as SqliteConnection;
 }
