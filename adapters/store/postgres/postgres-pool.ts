@@ -71,7 +71,22 @@ export function createPostgresPool(settings: PostgresSettings, logger?: Logger):
   });
   // An idle connection that dies (server restart, network) is reported here; without a listener the
   // process would crash. The pool has already discarded it and connects afresh when next needed.
-  pool.on('error', (error) => logger?.warn({ err: error }, 'an idle database connection failed; it was dropped'));
-  pool.on('connect', preparing);
+  pool.on('error', (error) => logger?.warn({ reason: connectionFault(error) }, 'an idle database connection failed; it was dropped'));
+  pool.on('connect', (client) => {
+    // The pool listens for a connection's errors only while it is idle: one that dies while checked out
+    // would emit an 'error' nobody hears and crash the process. Its query fails (a 503) and it is dropped.
+    client.on('error', ignoreCheckedOutFault);
+    preparing(client);
+  });
   return pool;
+}
+
+/** The query in flight already carries the fault to its request; the pool drops the connection on release. */
+function ignoreCheckedOutFault(): void {}
+
+/** A connection's fault in a few words for the log (the error's own fields may hold the whole client). */
+export function connectionFault(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
 }
