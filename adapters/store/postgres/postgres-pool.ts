@@ -78,7 +78,40 @@ export function createPostgresPool(settings: PostgresSettings, logger?: Logger):
     client.on('error', ignoreCheckedOutFault);
     preparing(client);
   });
+  if (settings.statementTimeoutMs > 0) sharingOneTimeout(pool, settings.statementTimeoutMs);
   return pool;
+}
+
+/** Waits for a connection shorter than this share of the timeout leave the statement its whole timeout. */
+const UNNOTICED_WAIT = 0.01;
+/** The statement timeout each connection was last set to, where it is not the pool's own. */
+const shortenedTimeouts = new WeakMap<pg.PoolClient, number>();
+
+/**
+ * One budget for waiting for a connection and running on it: a request that waited for a connection
+ * gets only the rest of `timeoutMs` for its statement, so it is answered (or refused with 503) within
+ * `timeoutMs`, not twice that. Costs a statement only on a connection waited for, and on its next use.
+ */
+function sharingOneTimeout(pool: pg.Pool, timeoutMs: number): void {
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const connectAsKysely = async (): Promise<pg.PoolClient> => {
+    const asked = performance.now();
+    const client = await connect();
+    const waited = performance.now() - asked;
+    const wanted = waited < timeoutMs * UNNOTICED_WAIT ? timeoutMs : Math.max(1, Math.floor(timeoutMs - waited));
+    if ((shortenedTimeouts.get(client) ?? timeoutMs) === wanted) return client;
+    try {
+      await client.query(`set statement_timeout = ${wanted}`);
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    if (wanted === timeoutMs) shortenedTimeouts.delete(client);
+    else shortenedTimeouts.set(client, wanted);
+    return client;
+  };
+  // Kysely asks for connections as promises; the callback form (pool.query's own) keeps the pool's way.
+  pool.connect = ((callback?: unknown) => (callback === undefined ? connectAsKysely() : (connect as (cb: unknown) => void)(callback))) as typeof pool.connect;
 }
 
 /** The query in flight already carries the fault to its request; the pool drops the connection on release. */
