@@ -13,6 +13,8 @@ import { startHttpServer } from './http/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
+import { EXPIRY_SWEEP_MS, startIdempotencyExpiry } from './store/idempotency-expiry.ts';
+import type { IdempotencyExpiry } from './store/idempotency-expiry.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
@@ -69,7 +71,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // prom-client is loaded only when metrics are on (production's default is off).
     const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker, everyWorker: options.everyWorkersMetrics }) : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
-    const ports = tracing ? tracing.tracePorts(counted) : counted;
+    const ports = { ...(tracing ? tracing.tracePorts(counted) : counted), idempotencyKeyTtlMs: config.idempotencyKeyTtlMs };
     // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.
     const listingCache = store.changes ? createListingCache(store.changes) : undefined;
     let document: OpenApiDocument | undefined;
@@ -78,6 +80,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     let dispatcher: WebhookDispatcher | undefined;
+    let idempotencyExpiry: IdempotencyExpiry | undefined;
     const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
       ports,
       verifier,
@@ -102,6 +105,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Started once the base address is known: it is each delivered event's `source`.
+    // Sweeps at least as often as keys expire, and at most every second.
+    idempotencyExpiry = startIdempotencyExpiry(store, {
+      clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)),
+    });
     dispatcher = startWebhookDispatcher({
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
     });
@@ -118,7 +125,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
-          await Promise.all([closed, dispatcher?.close()]);
+          await Promise.all([closed, dispatcher?.close(), idempotencyExpiry?.close()]);
           await store.close();
           await tracing?.shutdown();
           logger.flush();

@@ -16,7 +16,7 @@ export interface AddPetOptions {
   readonly idempotencyKey?: string;
 }
 
-/** How long an idempotency key is remembered. */
+/** How long an idempotency key is remembered unless the ports say otherwise. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** An added pet, and the log position a read must reach to see it. */
@@ -56,7 +56,7 @@ export async function addPetWithPosition(
       newStream: true,
       ...(idempotencyKey === undefined ? {} : {
         remember: (after) => ({
-          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt: new Date(ports.clock.now().getTime() + IDEMPOTENCY_WINDOW_MS).toISOString(),
+          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt: new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString(),
         }),
       }),
     });

@@ -122,4 +122,6 @@ export interface PetStorePorts {
   readonly catalog: PetCatalog;
   readonly idempotencyKeys: IdempotencyKeys;
   readonly clock: Clock;
+  /** How long an `Idempotency-Key` is remembered; `IDEMPOTENCY_WINDOW_MS` when absent. */
+  readonly idempotencyKeyTtlMs?: number;
 }

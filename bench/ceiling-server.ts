@@ -1,11 +1,15 @@
-// The ceiling the service is measured against: the same Koa 3 and @koa/router, answering each route with
+// The ceilings the service is measured against: the same Koa 3 and @koa/router, answering each route with
 // a precomputed body of the same size as the service's answer, and no other middleware. POST reads and
 // parses the JSON body first (koa-body), then answers its precomputed 201.
-//   node --import tsx bench/ceiling-server.ts <bodies.json>
+// With --durable, POST also commits the pet to a one-table SQLite file before its 201 (WAL,
+// synchronous=FULL, as the service's store; the POSTs of one event-loop turn share one transaction):
+// the durable ceiling, what any service that acknowledges only durable writes can reach on this stack.
+//   node --import tsx bench/ceiling-server.ts <bodies.json> [--durable <file.db>]
 // bodies.json: { "gets": { "<query string>": "<base64 body>" }, "post": "<base64 body>" }. Prints "listening <port>".
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
+import Database from 'better-sqlite3';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 
@@ -18,6 +22,11 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const bodies = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CeilingBodies;
 const gets = new Map(Object.entries(bodies.gets).map(([query, body]) => [query, Buffer.from(body, 'base64')]));
 const created = Buffer.from(bodies.post, 'base64');
+const durableFile = process.argv.indexOf('--durable') > 0 ? process.argv[process.argv.indexOf('--durable') + 1] : undefined;
+
+type NewPet = { name: string; categoryId: number; status?: string };
+/** Commits `pet` with the others of this turn; resolves once their transaction has. */
+const commit = durableFile === undefined ? undefined : turnCommitter(durableFile);
 
 const app = new Koa();
 const router = new Router();
@@ -27,12 +36,44 @@ router.get('/v1/pets', (ctx) => {
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = body;
 });
-router.post('/v1/pets', koaBody({ json: true, text: false, urlencoded: false, multipart: false }), (ctx) => {
+router.post('/v1/pets', koaBody({ json: true, text: false, urlencoded: false, multipart: false }), async (ctx) => {
+  if (commit) await commit(ctx.request.body as NewPet);
   ctx.status = 201;
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = created;
 });
 app.use(router.routes());
+
+function turnCommitter(file: string): (pet: NewPet) => Promise<void> {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('create table if not exists pets (id integer primary key, name text not null, category_id integer not null, status text)');
+  const insert = db.prepare('insert into pets (name, category_id, status) values (?, ?, ?)');
+  let turn: { pets: NewPet[]; done: Promise<void> } | undefined;
+  const commitTurn = db.transaction((pets: readonly NewPet[]) => {
+    for (const pet of pets) insert.run(pet.name, pet.categoryId, pet.status ?? null);
+  });
+  return (pet) => {
+    if (turn === undefined) {
+      const pets: NewPet[] = [];
+      turn = {
+        pets,
+        done: new Promise<void>((resolve, reject) => setImmediate(() => {
+          turn = undefined;
+          try {
+            commitTurn(pets);
+            resolve();
+          } catch (error) {
+            reject(error as Error);
+          }
+        })),
+      };
+    }
+    turn.pets.push(pet);
+    return turn.done;
+  };
+}
 
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);

@@ -82,6 +82,7 @@ function checkWritten(out: string): void {
   const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
   const figures = [
     ...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]),
+    ...results.http.scenarios.filter((scenario) => scenario.against === 'durable').map((scenario) => scenario.durableCeiling?.median ?? Number.NaN),
     results.inProcess.rebuild.eventsPerSecond,
     results.feed!.catchUp.eventsPerSecond,
     results.feed!.live.postgres!.writesPerSecond,
@@ -122,7 +123,11 @@ function optionValue(argv: readonly string[], name: string): string | undefined 
 async function runOnly(settings: Settings, only: readonly string[], profileDirectory: string | undefined, log: (line: string) => void): Promise<void> {
   const http = await runHttp({ ...settings.http, memoryPets: [], only, profileDirectory: profileDirectory && resolve(profileDirectory), log });
   for (const scenario of http.scenarios) {
-    log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)} (goal ${scenario.goal}); CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs (${scenario.service.loopCpuPerRequestUs.toFixed(1)} on the event loop) against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
+    log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)}${scenario.against === 'ceiling' ? ` (goal ${scenario.goal})` : ''}; CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs (${scenario.service.loopCpuPerRequestUs.toFixed(1)} on the event loop) against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
+    const durable = scenario.durableCeiling;
+    if (durable) {
+      log(`${scenario.label}: durable ceiling ${Math.round(durable.median)} req/s, ratio ${scenario.durableRatio!.toFixed(2)}${scenario.against === 'durable' ? ` (goal ${scenario.goal})` : ''}; CPU a request ${durable.cpuPerRequestUs.toFixed(1)} µs (${durable.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
+    }
   }
 }
 

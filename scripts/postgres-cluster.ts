@@ -16,8 +16,11 @@ export interface PostgresCluster {
   readonly port: number;
   /** Where its files are. */
   readonly dataDirectory: string;
-  /** Stops the server (fast shutdown: connections are cut), keeping its data. */
-  stop(): Promise<void>;
+  /**
+   * Stops the server, keeping its data: `fast` (the default) cuts connections and shuts down cleanly;
+   * `immediate` stops every server process at once, as a crash would (recovery runs at the next start).
+   */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Starts it again on the same port, waiting until it accepts connections. */
   start(): Promise<void>;
   /** Stops the server if it runs and removes every file; safe to call twice. */
@@ -107,8 +110,8 @@ export async function startPostgresCluster(bin: string, options: PostgresCluster
     },
     dataDirectory: data,
     start,
-    async stop() {
-      await as('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    async stop(mode = 'fast') {
+      await as('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
       running = false;
     },
     async destroy() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run test:faults`: the service under load while SQLite's I/O fails at random, through Debian's
-// libfiu (fiu-run, fiu-ctrl), installing fiu-utils first when it is missing.
+// libfiu (fiu-run, fiu-ctrl), installing fiu-utils first when it is missing; then while PostgreSQL is
+// stopped at once and started again (a cluster of its own, from the machine's PostgreSQL binaries).
 import { spawnSync } from 'node:child_process';
 
 function run(command, args, env = process.env) {
@@ -22,4 +23,4 @@ if (spawnSync('sh', ['-c', 'command -v fiu-run && command -v fiu-ctrl'], { stdio
   run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'fiu-utils'], env);
 }
 
-run(process.execPath, [new URL('./run-tests.mjs', import.meta.url).pathname, 'tests/stress/storage-faults.stress.ts']);
+run(process.execPath, [new URL('./run-tests.mjs', import.meta.url).pathname, 'tests/stress/storage-faults.stress.ts', 'tests/stress/postgres-outage.stress.ts']);

@@ -31,10 +31,18 @@ describe('configuration', () => {
       corsOrigins: [],
       tracing: undefined,
       shutdownDelayMs: 0,
+      idempotencyKeyTtlMs: 86_400_000,
       eventStreams: { maxStreams: 1000, heartbeatMs: 15_000 },
       webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 86_400_000 }, leaseMs: 30_000 },
       workers: 1,
     });
+  });
+
+  it('reads PETSTORE_IDEMPOTENCY_KEY_TTL_MS: milliseconds, a whole number from 1', () => {
+    assert.equal(loadConfig({ PETSTORE_IDEMPOTENCY_KEY_TTL_MS: '3600000' }).idempotencyKeyTtlMs, 3_600_000);
+    for (const wrong of ['0', '-1', '1.5', '1e6', 'day']) {
+      assert.throws(() => loadConfig({ PETSTORE_IDEMPOTENCY_KEY_TTL_MS: wrong }), /PETSTORE_IDEMPOTENCY_KEY_TTL_MS is invalid/, wrong);
+    }
   });
 
   it('reads PETSTORE_WORKERS: a number of processes, or auto for one per core', () => {

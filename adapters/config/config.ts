@@ -5,6 +5,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ConfigError } from './config-error.ts';
 import { readTracingConfig } from '../observability/tracing-config.ts';
 import type { TracingConfig } from '../observability/tracing-config.ts';
+import { IDEMPOTENCY_WINDOW_MS } from '../../application/index.ts';
 import type { RetryPolicy } from '../../application/index.ts';
 
 export const DEPLOYMENTS = ['development', 'staging', 'production'] as const;
@@ -31,6 +32,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_DATABASE: Type.Optional(Type.String({ minLength: 1 })),
   PETSTORE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'an integer from 1 to 9999' })),
   PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$', description: 'milliseconds, an integer from 1 to 99999999' })),
+  PETSTORE_IDEMPOTENCY_KEY_TTL_MS: wholeNumber('milliseconds'),
   // Checked key by key in readApiKeys, whose messages never repeat a key.
   PETSTORE_API_KEYS: Type.Optional(Type.String()),
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
@@ -108,6 +110,8 @@ export interface Config {
    * accepting: the time a load balancer takes to stop sending it new requests.
    */
   readonly shutdownDelayMs: number;
+  /** How long an `Idempotency-Key` is remembered; expired records are deleted in the background. */
+  readonly idempotencyKeyTtlMs: number;
   readonly eventStreams: EventStreamLimits;
   /** How webhooks are delivered (experimental). */
   readonly webhooks: WebhookDelivery;
@@ -228,6 +232,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     corsOrigins: Object.freeze(env.PETSTORE_CORS_ORIGINS?.split(',').map(normalisedOrigin) ?? []),
     tracing: readTracingConfig(environment),
     shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
+    idempotencyKeyTtlMs: Number(env.PETSTORE_IDEMPOTENCY_KEY_TTL_MS ?? IDEMPOTENCY_WINDOW_MS),
     eventStreams: Object.freeze({
       maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { PostgresAdapter, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { projectPet } from '../../application/index.ts';
@@ -20,7 +21,7 @@ export interface ProjectionReport {
 export async function verifyProjection(db: Kysely<PetStoreDatabase>): Promise<ProjectionReport> {
   const events = await db.selectFrom('events').selectAll().orderBy('position').execute();
   const rows = await db.selectFrom('pets').selectAll().orderBy('id').execute();
-  const sequence = await db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirst();
+  const sequence = await petIdSequence(db);
   const problems: string[] = [];
 
   const streams = new Map<string, typeof events>();
@@ -68,4 +69,13 @@ export async function verifyProjection(db: Kysely<PetStoreDatabase>): Promise<Pr
   if ((sequence?.value ?? 0) < highest) problems.push(`the id sequence is at ${sequence?.value}, below pet ${highest}`);
 
   return { events: events.length, streams: streams.size, pets: rows.length, problems };
+}
+
+/** The last pet id handed out: PostgreSQL's `pet_ids` sequence, SQLite's `sequences` row. */
+async function petIdSequence(db: Kysely<PetStoreDatabase>): Promise<{ value: number } | undefined> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ value: number; is_called: boolean }>`select last_value as value, is_called from pet_ids`.execute(db);
+    return { value: rows[0]!.is_called ? Number(rows[0]!.value) : 0 };
+  }
+  return db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirst();
 }

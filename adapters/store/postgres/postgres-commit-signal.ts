@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { CommitSignal } from '../../../application/index.ts';
 import { createCommitSignal } from '../commit-signal.ts';
-import { prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
+import { connectionFault, prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
@@ -102,7 +102,7 @@ export function postgresCommitSignal(db: Kysely<PetStoreDatabase>, options: Post
       listening = undefined;
       connection.removeAllListeners('notification');
       void connection.end().catch(() => {});
-      if (error) options.logger?.warn({ err: error }, 'the connection listening for commits failed; listening again');
+      if (error) options.logger?.warn({ reason: connectionFault(error) }, 'the connection listening for commits failed; listening again');
       if (active) {
         relisten = setTimeout(() => void listen(), RELISTEN_MS);
         relisten.unref();

@@ -71,7 +71,55 @@ export function createPostgresPool(settings: PostgresSettings, logger?: Logger):
   });
   // An idle connection that dies (server restart, network) is reported here; without a listener the
   // process would crash. The pool has already discarded it and connects afresh when next needed.
-  pool.on('error', (error) => logger?.warn({ err: error }, 'an idle database connection failed; it was dropped'));
-  pool.on('connect', preparing);
+  pool.on('error', (error) => logger?.warn({ reason: connectionFault(error) }, 'an idle database connection failed; it was dropped'));
+  pool.on('connect', (client) => {
+    // The pool listens for a connection's errors only while it is idle: one that dies while checked out
+    // would emit an 'error' nobody hears and crash the process. Its query fails (a 503) and it is dropped.
+    client.on('error', ignoreCheckedOutFault);
+    preparing(client);
+  });
+  if (settings.statementTimeoutMs > 0) sharingOneTimeout(pool, settings.statementTimeoutMs);
   return pool;
+}
+
+/** Waits for a connection shorter than this share of the timeout leave the statement its whole timeout. */
+const UNNOTICED_WAIT = 0.01;
+/** The statement timeout each connection was last set to, where it is not the pool's own. */
+const shortenedTimeouts = new WeakMap<pg.PoolClient, number>();
+
+/**
+ * One budget for waiting for a connection and running on it: a request that waited for a connection
+ * gets only the rest of `timeoutMs` for its statement, so it is answered (or refused with 503) within
+ * `timeoutMs`, not twice that. Costs a statement only on a connection waited for, and on its next use.
+ */
+function sharingOneTimeout(pool: pg.Pool, timeoutMs: number): void {
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const connectAsKysely = async (): Promise<pg.PoolClient> => {
+    const asked = performance.now();
+    const client = await connect();
+    const waited = performance.now() - asked;
+    const wanted = waited < timeoutMs * UNNOTICED_WAIT ? timeoutMs : Math.max(1, Math.floor(timeoutMs - waited));
+    if ((shortenedTimeouts.get(client) ?? timeoutMs) === wanted) return client;
+    try {
+      await client.query(`set statement_timeout = ${wanted}`);
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    if (wanted === timeoutMs) shortenedTimeouts.delete(client);
+    else shortenedTimeouts.set(client, wanted);
+    return client;
+  };
+  // Kysely asks for connections as promises; the callback form (pool.query's own) keeps the pool's way.
+  pool.connect = ((callback?: unknown) => (callback === undefined ? connectAsKysely() : (connect as (cb: unknown) => void)(callback))) as typeof pool.connect;
+}
+
+/** The query in flight already carries the fault to its request; the pool drops the connection on release. */
+function ignoreCheckedOutFault(): void {}
+
+/** A connection's fault in a few words for the log (the error's own fields may hold the whole client). */
+export function connectionFault(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? `${error.message} (${code})` : error.message;
 }

@@ -1,0 +1,83 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createPostgresPool } from '../../../adapters/store/postgres/postgres-pool.ts';
+import { postgresCommitSignal } from '../../../adapters/store/postgres/postgres-commit-signal.ts';
+import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
+import { capturedLog } from '../../support/captured-log.ts';
+import { createTestDatabase } from '../../support/postgres.ts';
+import type { TestDatabase } from '../../support/postgres.ts';
+
+/** Ends the server processes of the connections named `application_name`, as a crash or restart would. */
+async function terminate(url: string, applicationName: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [applicationName]);
+    return rows.length;
+  } finally {
+    await admin.end();
+  }
+}
+
+describe('database connections that die', () => {
+  let database: TestDatabase;
+  before(async () => {
+    database = await createTestDatabase();
+  });
+  after(async () => {
+    await database?.drop();
+  });
+
+  it('survives a pooled connection that dies while a request holds it, and serves the next request on a new one', async () => {
+    const { logger, lines } = capturedLog();
+    const pool = createPostgresPool({ url: database.url, poolSize: 2, statementTimeoutMs: 2000 }, logger);
+    try {
+      const client = await pool.connect();
+      await client.query('select 1');
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      assert.equal(await terminate(database.url, 'petstore'), 1);
+      await ended;
+      client.release(true);
+      assert.deepEqual((await pool.query('select 2 as two')).rows, [{ two: 2 }]);
+      // And one that dies while idle is logged in a line, not with the client it belonged to.
+      assert.equal(await terminate(database.url, 'petstore'), 1);
+      while (lines.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(lines[0]!.msg, 'an idle database connection failed; it was dropped');
+      assert.ok(JSON.stringify(lines[0]).length < 400, `a log line of ${JSON.stringify(lines[0]).length} characters`);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('listens for commits again after its listening connection dies, and logs the fault in a short line', async () => {
+    const { logger, lines } = capturedLog();
+    const store = await openPostgresPetStore({ url: database.url, poolSize: 2, statementTimeoutMs: 2000 }, { logger });
+    const signal = postgresCommitSignal(store.db, { url: database.url, statementTimeoutMs: 2000, logger, pollMs: 60_000 });
+    const heard: (number | undefined)[] = [];
+    const stop = signal.onCommitted((position) => heard.push(position));
+    try {
+      while ((await terminate(database.url, 'petstore-log-listener')) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!lines.some((line) => line.msg.startsWith('the connection listening for commits failed'))) await new Promise((resolve) => setTimeout(resolve, 20));
+      const line = lines.find((entry) => entry.msg.startsWith('the connection listening for commits failed'))!;
+      assert.ok(JSON.stringify(line).length < 400, `a log line of ${JSON.stringify(line).length} characters`);
+      assert.match(line.reason, /terminat/i);
+      // Listening again: a notification reaches it (the head is not polled meanwhile).
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        for (let position = 1_000_000; heard.length === 0; position++) {
+          await admin.query(`select pg_notify('petstore_log', $1)`, [String(position)]);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await admin.end();
+      }
+      assert.ok(heard[0]! >= 1_000_000);
+    } finally {
+      stop();
+      await signal.close();
+      await store.close();
+    }
+  });
+});
