@@ -2,6 +2,7 @@ import { ConfigError, loadConfig, localBaseUrl } from '../config/config.ts';
 import type { Config } from '../config/config.ts';
 import { createLogger } from '../observability/logger.ts';
 import { startService } from '../service.ts';
+import { explainedStartFailure } from './start-failure.ts';
 import { askPrimaryForMetrics, runWorkers, WORKER_VARIABLE } from './workers.ts';
 import type { WorkerListening } from './workers.ts';
 
@@ -40,6 +41,8 @@ export async function serve(environment: Record<string, string | undefined>, opt
   }
   const service = await startService(config, {
     logger, worker, ...(worker !== undefined && config.metrics ? { everyWorkersMetrics: askPrimaryForMetrics() } : {}),
+  }).catch((error: unknown) => {
+    throw explainedStartFailure(config, error);
   });
   if (service.createdDevelopmentKey) {
     const { key, file } = service.createdDevelopmentKey;
