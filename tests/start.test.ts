@@ -41,6 +41,7 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       ]);
       assert.equal(lines[0]!.file, join('data', 'dev-api-key'));
       assert.equal(`${lines[1]!.url}`, baseUrl);
+      assert.equal(lines[1]!.msg, `petstore (development) listening on ${baseUrl} (API reference ${baseUrl}/docs)`);
       assert.equal(lines[2]!.signal, 'SIGTERM');
     } finally {
       started.cleanup();
