@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
+import { CONFIGURATION_VARIABLES, ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -173,6 +173,40 @@ describe('configuration', () => {
       });
     });
   }
+
+  it('says in words what PETSTORE_ENV and PETSTORE_LOG_LEVEL take, never a validator\'s "Expected union value"', () => {
+    assert.throws(() => loadConfig({ PETSTORE_ENV: 'prod' }), { message: 'PETSTORE_ENV is invalid ("prod"): one of development, staging, production' });
+    assert.throws(() => loadConfig({ PETSTORE_LOG_LEVEL: 'verbose' }), { message: 'PETSTORE_LOG_LEVEL is invalid ("verbose"): one of fatal, error, warn, info, debug, trace, silent' });
+  });
+
+  // HOST and PETSTORE_DATABASE take any text (an interface name, a file path); PETSTORE_API_KEYS has its own messages.
+  for (const variable of CONFIGURATION_VARIABLES.filter((name) => !['HOST', 'PETSTORE_DATABASE'].includes(name))) {
+    it(`refuses a wrong ${variable} naming it and saying in words what it takes`, () => {
+      assert.throws(() => loadConfig({ [variable]: 'not right' }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, new RegExp(`^${variable} is invalid\\b.*: \\S`));
+        assert.doesNotMatch(error.message, /Expected|union|pattern|\^|\$\)/);
+        return true;
+      });
+    });
+  }
+
+  it('refuses a database URL of a kind it does not speak, rather than taking it for a file name', () => {
+    for (const value of ['mysql://x', 'mysql://root:hunter2@db/pets', 'sqlite:pets.db', 'file:///var/pets.db', 'https://example.com/pets.db']) {
+      assert.throws(() => loadConfig({ PETSTORE_DATABASE: value }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /^PETSTORE_DATABASE is invalid: .*a SQLite file path .* or a PostgreSQL URL/);
+        assert.doesNotMatch(error.message, /hunter2|mysql/);
+        return true;
+      });
+    }
+  });
+
+  it('keeps a Windows drive path and a path written ./ before a colon a SQLite path', () => {
+    for (const path of ['C:\\data\\pets.db', 'c:/data/pets.db', './mysql:x', 'pets.db']) {
+      assert.deepEqual(loadConfig({ PETSTORE_DATABASE: path }).database, { kind: 'sqlite', path });
+    }
+  });
 
   it('takes a postgres:// or postgresql:// URL as PostgreSQL, with the pool defaults', () => {
     for (const url of ['postgres://petstore:secret@db.internal:5432/petstore', 'postgresql://localhost/petstore', 'POSTGRES://h/d']) {

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,7 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       ]);
       assert.equal(lines[0]!.file, join('data', 'dev-api-key'));
       assert.equal(`${lines[1]!.url}`, baseUrl);
+      assert.equal(lines[1]!.msg, `petstore (development) listening on ${baseUrl} (API reference ${baseUrl}/docs)`);
       assert.equal(lines[2]!.signal, 'SIGTERM');
     } finally {
       started.cleanup();
@@ -121,6 +123,50 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
       const [code] = await once(started.child, 'exit');
       assert.equal(code, 1);
       assert.match(started.output().stderr, /configuration error: PORT is invalid/);
+    } finally {
+      started.cleanup();
+    }
+  });
+
+  it('refuses a port in use naming PORT, without a stack', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const started = startServiceProcess({ PORT: String(port) });
+    try {
+      assert.equal((await started.exited).code, 1);
+      const { stderr } = started.output();
+      assert.match(stderr, new RegExp(`^configuration error: PORT ${port} is already in use on 127\\.0\\.0\\.1: .*another PORT`));
+      assert.doesNotMatch(stderr, /EADDRINUSE|\n\s+at /);
+    } finally {
+      started.cleanup();
+      taken.close();
+    }
+  });
+
+  it('refuses an unreachable PostgreSQL naming PETSTORE_DATABASE and the reason, never its password, without a stack', async () => {
+    // A port nothing listens on: taken, then given back.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const started = startServiceProcess({ PETSTORE_DATABASE: `postgres://petstore:hunter2@127.0.0.1:${port}/petstore` });
+    try {
+      assert.equal((await started.exited).code, 1);
+      const { stdout, stderr } = started.output();
+      assert.match(stderr, new RegExp(`cannot reach PostgreSQL at postgres://petstore:\\*\\*\\*@127\\.0\\.0\\.1:${port}/petstore \\(PETSTORE_DATABASE\\): connect ECONNREFUSED`));
+      assert.doesNotMatch(stdout + stderr, /hunter2|\n\s+at /);
+    } finally {
+      started.cleanup();
+    }
+  });
+
+  it('refuses a database URL of a kind it does not speak, making no file or folder of it', async () => {
+    const started = startServiceProcess({ PETSTORE_DATABASE: 'mysql://x' });
+    try {
+      assert.equal((await started.exited).code, 1);
+      assert.match(started.output().stderr, /^configuration error: PETSTORE_DATABASE is invalid: /);
+      assert.deepEqual(readdirSync(started.cwd), []);
     } finally {
       started.cleanup();
     }

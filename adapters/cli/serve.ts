@@ -2,6 +2,7 @@ import { ConfigError, loadConfig, localBaseUrl } from '../config/config.ts';
 import type { Config } from '../config/config.ts';
 import { createLogger } from '../observability/logger.ts';
 import { startService } from '../service.ts';
+import { explainedStartFailure } from './start-failure.ts';
 import { askPrimaryForMetrics, runWorkers, WORKER_VARIABLE } from './workers.ts';
 import type { WorkerListening } from './workers.ts';
 
@@ -35,11 +36,13 @@ export async function serve(environment: Record<string, string | undefined>, opt
     return runWorkers(config, {
       entry,
       notices,
-      listening: (port, baseUrl) => `${listeningLine(config, port, baseUrl)} with ${config.workers} workers`,
+      listening: (port, baseUrl) => listeningLine(config, port, baseUrl, config.workers),
     });
   }
   const service = await startService(config, {
     logger, worker, ...(worker !== undefined && config.metrics ? { everyWorkersMetrics: askPrimaryForMetrics() } : {}),
+  }).catch((error: unknown) => {
+    throw explainedStartFailure(config, error);
   });
   if (service.createdDevelopmentKey) {
     const { key, file } = service.createdDevelopmentKey;
@@ -49,7 +52,7 @@ export async function serve(environment: Record<string, string | undefined>, opt
   if (worker === undefined) {
     const local = localBaseUrl(config.host, service.port);
     notices.info(
-      { deployment: config.deployment, url: local, ...(service.baseUrl === local ? {} : { publicBaseUrl: service.baseUrl }) },
+      { deployment: config.deployment, url: local, reference: `${local}/docs`, ...(service.baseUrl === local ? {} : { publicBaseUrl: service.baseUrl }) },
       listeningLine(config, service.port, service.baseUrl),
     );
   } else {
@@ -74,8 +77,9 @@ export async function serve(environment: Record<string, string | undefined>, opt
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-/** Where this process listens, and the public base address when a deployment has its own. */
-function listeningLine(config: Config, port: number, baseUrl: string): string {
+/** Where this process listens, the public base address when a deployment has its own, and where a person reads the API. */
+function listeningLine(config: Config, port: number, baseUrl: string, workers?: number): string {
   const local = localBaseUrl(config.host, port);
-  return `petstore (${config.deployment}) listening on ${local}${baseUrl === local ? '' : ` (public base ${baseUrl})`}`;
+  const notes = [...(baseUrl === local ? [] : [`public base ${baseUrl}`]), `API reference ${local}/docs`];
+  return `petstore (${config.deployment}) listening on ${local} (${notes.join('; ')})${workers ? ` with ${workers} workers` : ''}`;
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../config/config.ts';
 import type { DatabaseConfig } from '../config/config.ts';
 import { openPetStore } from '../store/open-store.ts';
 import type { SqlPetStore } from '../store/sql-pet-store.ts';
+import { unreachableDatabase } from './start-failure.ts';
 
 /**
  * Opens the store (migrating it when asked), runs `work`, and closes it whatever happens. Maintenance
@@ -10,9 +11,15 @@ import type { SqlPetStore } from '../store/sql-pet-store.ts';
  * cancelled half way.
  */
 export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
-  const store = await openPetStore(database.kind === 'postgres' ? { ...database, statementTimeoutMs: 0 } : database, { migrate });
+  const store = await openPetStore(database.kind === 'postgres' ? { ...database, statementTimeoutMs: 0 } : database, { migrate }).catch((error: unknown) => {
+    throw unreachableDatabase(database, error) ?? error;
+  });
   try {
-    if (!migrate) await sql`select 1`.execute(store.db);
+    if (!migrate) {
+      await sql`select 1`.execute(store.db).catch((error: unknown) => {
+        throw unreachableDatabase(database, error) ?? error;
+      });
+    }
     return await work(store);
   } finally {
     await store.close();

@@ -20,6 +20,11 @@ const API_KEY_CHARACTERS = /^[A-Za-z0-9\-._~+/]+=*$/;
 const API_KEY_MIN_LENGTH = 16;
 const ORIGIN = '[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#,]+';
 
+/** One of a few words, described in words (a validator's own message would say "Expected union value"). */
+function oneOf<Value extends string>(values: readonly Value[]) {
+  return Type.Optional(Type.Union(values.map((value) => Type.Literal(value)), { description: `one of ${values.join(', ')}` }));
+}
+
 function wholeNumber(unit: string) {
   return Type.Optional(Type.String({ pattern: WHOLE_NUMBER, description: `${unit}, a whole number from 1` }));
 }
@@ -28,7 +33,8 @@ function wholeNumber(unit: string) {
 const EnvironmentSchema = Type.Object({
   PORT: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,4})$', description: 'TCP port (0 picks a free one)' })),
   HOST: Type.Optional(Type.String({ minLength: 1, description: 'interface to listen on' })),
-  PETSTORE_ENV: Type.Optional(Type.Union(DEPLOYMENTS.map((name) => Type.Literal(name)))),
+  PETSTORE_ENV: oneOf(DEPLOYMENTS),
+  // Told apart and checked in databaseConfig.
   PETSTORE_DATABASE: Type.Optional(Type.String({ minLength: 1 })),
   PETSTORE_DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'an integer from 1 to 9999' })),
   PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,7}$', description: 'milliseconds, an integer from 1 to 99999999' })),
@@ -37,7 +43,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_API_KEYS: Type.Optional(Type.String()),
   PETSTORE_PRODUCTION_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
   PETSTORE_STAGING_URL: Type.Optional(Type.String({ pattern: BASE_URL, description: 'an http(s) URL ending in /v1' })),
-  PETSTORE_LOG_LEVEL: Type.Optional(Type.Union(LOG_LEVELS.map((name) => Type.Literal(name)))),
+  PETSTORE_LOG_LEVEL: oneOf(LOG_LEVELS),
   PETSTORE_HEADERS_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_REQUEST_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('milliseconds'),
@@ -49,7 +55,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
-  PETSTORE_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_WEBHOOKS_ALLOW_PRIVATE: oneOf(['true', 'false']),
   PETSTORE_WEBHOOK_TIMEOUT_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOK_RETRY_BASE_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOK_RETRY_CAP_MS: wholeNumber('milliseconds'),
@@ -59,7 +65,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
   })),
-  PETSTORE_METRICS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'true or false' })),
+  PETSTORE_METRICS: oneOf(['true', 'false']),
   PETSTORE_WORKERS: Type.Optional(Type.String({ pattern: '^(auto|[1-9][0-9]{0,2})$', description: '"auto" (one per core) or a number of processes from 1 to 999' })),
   PETSTORE_CORS_ORIGINS: Type.Optional(Type.String({
     pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
@@ -67,6 +73,9 @@ const EnvironmentSchema = Type.Object({
   })),
 });
 const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
+
+/** Every variable the service reads (besides OpenTelemetry's OTEL_*). */
+export const CONFIGURATION_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvironmentSchema.properties));
 
 /** Where the pets live: a SQLite file, or a PostgreSQL database that many instances may share. */
 export type DatabaseConfig =
@@ -203,7 +212,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     const error = EnvironmentCheck.Errors(relevant).First()!;
     const name = error.path.split('/')[1] ?? '';
     const hint = (EnvironmentSchema.properties as Record<string, { description?: string }>)[name]?.description;
-    throw new ConfigError(`${name} is invalid${quotedUnlessSecret(name, relevant[name])}: ${hint ?? error.message}`);
+    throw new ConfigError(`${name} is invalid${quotedUnlessSecret(name, relevant[name])}: ${hint ?? 'not a value it takes (see the README, Configuration)'}`);
   }
   const env = relevant as Static<typeof EnvironmentSchema>;
   const port = Number(env.PORT ?? '3000');
@@ -335,18 +344,29 @@ export function localBaseUrl(host: string, port: number): string {
 }
 
 const POSTGRES_SCHEME = /^postgres(ql)?:/i;
+// A scheme of two characters or more and a colon: `C:\data` stays a Windows path, `mysql://x` is a URL.
+const URL_SCHEME = /^[a-z][a-z0-9+.-]+:/i;
 
-/** A postgres:// or postgresql:// URL selects PostgreSQL; anything else is a SQLite path. */
+/**
+ * A postgres:// or postgresql:// URL selects PostgreSQL; another URL is refused rather than taken for a
+ * file name; anything else is a SQLite path (one that must begin like a URL can be written ./name).
+ */
 function databaseConfig(env: Static<typeof EnvironmentSchema>): DatabaseConfig {
   const value = env.PETSTORE_DATABASE ?? './data/petstore.db';
-  if (!POSTGRES_SCHEME.test(value)) return { kind: 'sqlite', path: value };
+  // The value may hold a password: no message repeats it, not even its scheme.
+  if (!POSTGRES_SCHEME.test(value)) {
+    if (!URL_SCHEME.test(value)) return { kind: 'sqlite', path: value };
+    throw new ConfigError(
+      'PETSTORE_DATABASE is invalid: it begins like a URL of a kind this service does not speak; it takes a SQLite file path ' +
+        '(such as ./data/petstore.db) or a PostgreSQL URL (postgres://user:password@host:5432/database)',
+    );
+  }
   let url: URL | undefined;
   try {
     url = new URL(value);
   } catch {
     url = undefined;
   }
-  // The value may hold a password: the message never repeats it.
   if (!url || !value.slice(url.protocol.length).startsWith('//')) {
     throw new ConfigError('PETSTORE_DATABASE is invalid: a PostgreSQL URL looks like postgres://user:password@host:5432/database');
   }
@@ -356,4 +376,15 @@ function databaseConfig(env: Static<typeof EnvironmentSchema>): DatabaseConfig {
     poolSize: Number(env.PETSTORE_DATABASE_POOL_SIZE ?? DEFAULT_POOL_SIZE),
     statementTimeoutMs: Number(env.PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS),
   };
+}
+
+/** A PostgreSQL URL as a message may show it: the password replaced by `***`. */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return 'PETSTORE_DATABASE';
+  }
 }

@@ -2,9 +2,19 @@ import Router from '@koa/router';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { REFERENCE_PAGE_HTML, referencePageAsset } from './reference-page.ts';
 
+/** The addresses a person tries first: each leads to the reference page. */
+export const LANDING_PATHS = ['/', '/v1', '/v1/'] as const;
+
 /** The OpenAPI document and the reference page that shows it; no key needed. */
-export function createDocumentRouter(options: { document: () => OpenApiDocument }): Router {
+export function createDocumentRouter(options: { document: () => OpenApiDocument; publicBaseUrl: () => string }): Router {
   const router = new Router({ strict: true, sensitive: true });
+
+  for (const path of LANDING_PATHS) {
+    router.get(path, (ctx) => {
+      // 302: where the reference lives may move; the base address printed at start stays.
+      ctx.redirect(`${options.publicBaseUrl()}/docs`);
+    });
+  }
 
   router.get('openApiDocument', '/v1/openapi.json', (ctx) => {
     ctx.set('Cache-Control', 'no-cache');

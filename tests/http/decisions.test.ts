@@ -466,7 +466,7 @@ describe('decision: body over 64 KiB', () => {
   });
 });
 
-const UNKNOWN_PATHS = ['/v1/pets/', '/V1/pets', '/v1/Pets', '/v1/pets/1/x', '/pets', '/v1', '/', '/v2/pets', '/v1/pets//1'] as const;
+const UNKNOWN_PATHS = ['/v1/pets/', '/V1/pets', '/v1/Pets', '/v1/pets/1/x', '/pets', '/V1/', '/v1//', '/index.html', '/v2/pets', '/v1/pets//1'] as const;
 const OTHER_METHODS_ON_PETS = ['DELETE', 'PUT', 'PATCH', 'PURGE', 'OPTIONS'] as const;
 const OTHER_METHODS_ON_A_PET = ['DELETE', 'PUT', 'POST'] as const;
 

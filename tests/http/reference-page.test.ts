@@ -15,6 +15,26 @@ after(async () => {
   await api.stop();
 });
 
+describe('GET /, /v1 and /v1/ (the addresses a person tries first)', () => {
+  for (const path of ['/', '/v1', '/v1/']) {
+    it(`redirects ${path} to the reference page on the public base, without a key`, async () => {
+      const response = await api.request(path, { key: null, redirect: 'manual' });
+      assert.equal(response.status, 302);
+      assert.equal(response.headers.get('location'), `${api.baseUrl}/docs`);
+      const page = await api.request(path, { key: null });
+      assert.equal(page.status, 200);
+      assert.equal(page.url, `${api.baseUrl}/docs`);
+      assert.match(await page.text(), /<html/i);
+    });
+  }
+
+  it('answers another method on / with 405 and Allow', async () => {
+    const response = await api.request('/', { key: null, method: 'POST' });
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'HEAD, GET');
+  });
+});
+
 describe('GET /v1/docs (the page itself is tested in a browser by npm run test:browser)', () => {
   it('serves an HTML page without a key that loads its files from beside it, not from a CDN', async () => {
     const response = await api.request('/v1/docs', { key: null });
