@@ -29,6 +29,9 @@ describe('webhook subscriptions: the resource', () => {
       'http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://10.1.2.3/hook', 'http://192.168.1.1/hook', 'http://172.20.0.1/hook',
       'http://169.254.169.254/latest/meta-data', 'http://0.0.0.0/hook', 'http://224.0.0.1/hook', 'http://[::1]/hook', 'http://[fe80::1]/hook',
       'http://[fd00::1]/hook', 'http://[::ffff:127.0.0.1]/hook', 'http://100.64.0.1/hook',
+      // IPv6 forms that carry a loopback or internal IPv4 address, and IPv6 special-purpose ranges.
+      'http://[::127.0.0.1]/', 'http://[::7f00:1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[64:ff9b:1::7f00:1]/', 'http://[2002:7f00:1::]/',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', 'http://[100::1]/',
     ]) {
       const response = await subscribe(api, { url });
       const error = await readError(response);
