@@ -96,6 +96,29 @@ describe('webhook subscriptions: the resource', () => {
     assert.equal((await api.request('/v1/webhooks/wh_unknown')).status, 404);
   });
 
+  it('refuses a key one subscription more than PETSTORE_WEBHOOKS_MAX_PER_KEY with 409 limit_reached; other keys are not counted', async () => {
+    const capped = await startTestService({ PETSTORE_API_KEYS: `${TEST_API_KEY},${OTHER_KEY}`, PETSTORE_WEBHOOKS_MAX_PER_KEY: '3' });
+    try {
+      const ids: string[] = [];
+      for (let index = 0; index < 3; index++) {
+        const response = await subscribe(capped, { url: `https://93.184.215.14/hook/${index}` });
+        assert.equal(response.status, 201);
+        ids.push(((await response.json()) as { id: string }).id);
+      }
+      const refused = await subscribe(capped, { url: 'https://93.184.215.14/hook/3' });
+      assert.equal(refused.status, 409);
+      const error = await readError(refused);
+      assert.equal(error.code, 'limit_reached');
+      assert.match(error.message, /3 webhook subscriptions/);
+      assert.equal(((await (await capped.request('/v1/webhooks')).json()) as unknown[]).length, 3, 'nothing was created');
+      assert.equal((await subscribe(capped, { url: 'https://93.184.215.14/hook/other' }, OTHER_KEY)).status, 201);
+      assert.equal((await capped.request(`/v1/webhooks/${ids[0]}`, { method: 'DELETE' })).status, 204);
+      assert.equal((await subscribe(capped, { url: 'https://93.184.215.14/hook/4' })).status, 201, 'a deleted one frees its place');
+    } finally {
+      await capped.stop();
+    }
+  });
+
   it('needs a key', async () => {
     assert.equal((await api.request('/v1/webhooks', { key: null })).status, 401);
   });
