@@ -96,7 +96,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
-      webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, clock: store.clock, changed: () => dispatcher?.poke() },
+      webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke() },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventStore, refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
       ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),

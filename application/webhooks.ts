@@ -38,6 +38,14 @@ export interface NewWebhookSubscription {
   readonly batchSize?: number;
 }
 
+/** A key asked for one subscription more than it may have. */
+export class WebhookLimitReached extends Error {
+  constructor(readonly max: number) {
+    super(`this key has ${max} webhook subscriptions, the most it may have; delete one first`);
+    this.name = 'WebhookLimitReached';
+  }
+}
+
 /** The outcome of one failed attempt, written with the lease held. */
 export interface FailedAttempt {
   readonly attempts: number;
@@ -52,8 +60,11 @@ export interface FailedAttempt {
  * subscription's lease and does nothing without it, so only one instance at a time moves a subscription on.
  */
 export interface WebhookSubscriptions {
-  /** Creates it at the current end of the log: it hears of events committed from now on. */
-  create(input: NewWebhookSubscription, now: Date): Promise<{ subscription: WebhookSubscription; secret: string }>;
+  /**
+   * Creates it at the current end of the log: it hears of events committed from now on. Throws
+   * `WebhookLimitReached` when its owner has `maxPerOwner` already.
+   */
+  create(input: NewWebhookSubscription, now: Date, maxPerOwner: number): Promise<{ subscription: WebhookSubscription; secret: string }>;
   list(ownerKeyId?: string): Promise<WebhookSubscription[]>;
   get(id: string): Promise<WebhookSubscription | undefined>;
   /** The subscription and its secret, for the instance that delivers it. */

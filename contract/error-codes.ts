@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   illegal_transition: 409,
   version_mismatch: 412,
   idempotency_key_reused: 422,
+  limit_reached: 409,
   rate_limited: 429,
   unavailable: 503,
   internal: 500,

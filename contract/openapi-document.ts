@@ -154,7 +154,7 @@ const WEBHOOK_PATHS: Json = {
       requestBody: { required: true, content: json('NewWebhook') },
       responses: {
         201: { description: 'Subscribed: the subscription and its secret', headers: { ...withRequestId, Location: header('WebhookLocation'), ...RATE_LIMIT_HEADERS }, content: json('WebhookCreated') },
-        ...errorResponses(BODY_CODES),
+        ...errorResponses([...BODY_CODES, 'limit_reached']),
       },
     },
     get: {

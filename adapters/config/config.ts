@@ -61,6 +61,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_WEBHOOK_RETRY_CAP_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOK_RETRY_FOR_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOK_LEASE_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOKS_MAX_PER_KEY: wholeNumber('subscriptions'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -147,6 +148,8 @@ export interface WebhookDelivery {
   readonly retry: RetryPolicy;
   /** How long an instance holds a subscription without renewing: how soon another takes over from one that died. */
   readonly leaseMs: number;
+  /** Subscriptions one API key may have. */
+  readonly maxPerKey: number;
 }
 
 export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
@@ -154,6 +157,7 @@ export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
   timeoutMs: 10_000,
   retry: Object.freeze({ baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 24 * 3_600_000 }),
   leaseMs: 30_000,
+  maxPerKey: 100,
 });
 
 /** What protects the process from slow, large or too many clients. */
@@ -263,6 +267,7 @@ function readWebhookDelivery(env: Static<typeof EnvironmentSchema>): WebhookDeli
       giveUpAfterMs: number(env.PETSTORE_WEBHOOK_RETRY_FOR_MS, defaults.retry.giveUpAfterMs),
     }),
     leaseMs: number(env.PETSTORE_WEBHOOK_LEASE_MS, defaults.leaseMs),
+    maxPerKey: number(env.PETSTORE_WEBHOOKS_MAX_PER_KEY, defaults.maxPerKey),
   });
 }
 

@@ -17,6 +17,8 @@ import type { RateLimiter } from './rate-limit.ts';
 export interface WebhookResource {
   readonly subscriptions: WebhookSubscriptions;
   readonly targets: TargetPolicy;
+  /** Subscriptions one key may have. */
+  readonly maxPerKey: number;
   readonly clock: Clock;
   /** A subscription was created or resumed: deliver it without waiting for the next scan. */
   readonly changed: () => void;
@@ -77,6 +79,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     const { subscription, secret } = await subscriptions.create(
       { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}) },
       webhooks.clock.now(),
+      webhooks.maxPerKey,
     );
     webhooks.changed();
     ctx.status = 201;

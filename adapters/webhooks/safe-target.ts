@@ -60,25 +60,39 @@ export async function resolveSafeTarget(url: URL, policy: TargetPolicy): Promise
   return addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 }
 
-/** False for the address ranges no webhook may reach by default (RFC 6890's special-purpose ranges that matter here). */
+/**
+ * False for the address ranges no webhook may reach by default: IANA's special-purpose ranges (RFC 6890 and
+ * its successors) that are not globally reachable, and the IPv4 address inside every IPv6 form that carries one.
+ */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return isPublicIpv4(ipv4Octets(address));
   if (family !== 6) return false;
   const words = ipv6Words(address);
   if (words === undefined) return false;
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible / NAT64 forms: judged by the IPv4 address inside.
-  const mapped = words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff;
-  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0);
-  if (mapped || nat64) return isPublicIpv4([words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff]);
-  if (words.slice(0, 7).every((word) => word === 0)) return false; // :: and ::1
-  const first = words[0]!;
-  if ((first & 0xfe00) === 0xfc00) return false; // fc00::/7 unique local
-  if ((first & 0xffc0) === 0xfe80) return false; // fe80::/10 link-local
-  if ((first & 0xffc0) === 0xfec0) return false; // fec0::/10 site-local (deprecated)
-  if ((first & 0xff00) === 0xff00) return false; // ff00::/8 multicast
-  if (first === 0x2001 && words[1] === 0x0db8) return false; // documentation
+  const embedded = embeddedIpv4(words);
+  if (embedded !== undefined) return isPublicIpv4(embedded);
+  const [first, second] = words as [number, number];
+  // Outside 2000::/3 nothing is global unicast: ::/96 (IPv4-compatible), ::ffff:0:0:0/96 (IPv4-translated),
+  // 64:ff9b:1::/48 (local-use NAT64), 100::/64 (discard), fc00::/7, fe80::/10, fec0::/10, ff00::/8 and the unassigned rest.
+  if ((first & 0xe000) !== 0x2000) return false;
+  if (first === 0x2001 && second < 0x0200) return false; // 2001::/23 IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID
+  if (first === 0x2001 && second === 0x0db8) return false; // documentation
+  if ((first & 0xfff0) === 0x3ff0) return false; // 3fff::/20 documentation
   return true;
+}
+
+/**
+ * The IPv4 address an IPv6 address stands for, where the form routes to it: IPv4-mapped (::ffff:a.b.c.d),
+ * the well-known NAT64 prefix (64:ff9b::/96) and 6to4 (2002:aabb:ccdd::/48). Other forms that carry one
+ * (IPv4-compatible, IPv4-translated, local-use NAT64, Teredo) are refused whole.
+ */
+function embeddedIpv4(words: number[]): number[] | undefined {
+  const octets = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff];
+  if (words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff) return octets(words[6]!, words[7]!);
+  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return octets(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return octets(words[1]!, words[2]!);
+  return undefined;
 }
 
 function isPublicIpv4([a, b, c]: number[]): boolean {
@@ -88,6 +102,7 @@ function isPublicIpv4([a, b, c]: number[]): boolean {
   if (a === 172 && b! >= 16 && b! <= 31) return false;
   if (a === 192 && b === 168) return false;
   if (a === 192 && b === 0 && (c === 0 || c === 2)) return false; // protocol assignments, documentation
+  if (a === 192 && b === 88 && c === 99) return false; // 6to4 relay anycast (deprecated)
   if (a === 198 && (b === 18 || b === 19)) return false; // benchmarking
   if (a === 198 && b === 51 && c === 100) return false;
   if (a === 203 && b === 0 && c === 113) return false;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
+import { WebhookLimitReached } from '../../application/index.ts';
 import type { FailedAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
@@ -24,7 +25,7 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
   const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;
 
   return {
-    async create(input: NewWebhookSubscription, now: Date) {
+    async create(input: NewWebhookSubscription, now: Date, maxPerOwner: number) {
       const secret = newWebhookSecret();
       // Starts at the end of the log: it hears of what commits from now on.
       const head = await run(() => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
@@ -48,7 +49,12 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         batch_size: input.batchSize ?? 1,
         batch_until: null,
       };
-      await write((on) => on.insertInto('webhooks').values(row).execute());
+      await write(async (on) => {
+        // Counted beside the insert (on SQLite under the write lock; on PostgreSQL concurrent creates of one key may pass it by their number).
+        const owned = await on.selectFrom('webhooks').select((select) => select.fn.countAll<number | string | bigint>().as('count')).where('owner_key_id', '=', input.ownerKeyId).executeTakeFirstOrThrow();
+        if (Number(owned.count) >= maxPerOwner) throw new WebhookLimitReached(maxPerOwner);
+        await on.insertInto('webhooks').values(row).execute();
+      });
       const subscription = await this.get(row.id);
       return { subscription: subscription!, secret };
     },

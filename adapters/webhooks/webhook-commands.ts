@@ -80,14 +80,15 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
         if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`, help);
         return type;
       });
+      const { webhooks } = loadConfig(environment);
       try {
-        await resolveSafeTarget(parseWebhookUrl(url), loadConfig(environment).webhooks);
+        await resolveSafeTarget(parseWebhookUrl(url), webhooks);
       } catch (error) {
         if (error instanceof UnsafeWebhookTarget) throw new UsageError(error.message, help);
         throw error;
       }
       const { subscription, secret } = await withSubscriptions(environment, (table) =>
-        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}) }, new Date()),
+        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}) }, new Date(), webhooks.maxPerKey),
       );
       process.stdout.write(`${subscription.id} ${secret}\n`);
       process.stderr.write(`created webhook ${subscription.id} for key ${keyId}, from log position ${subscription.position}; the secret is shown only now\n`);

@@ -50,7 +50,6 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     const settle = (outcome: SendOutcome) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       resolve(outcome);
     };
     const request = (secure ? httpsRequest : httpRequest)(target, {
@@ -64,13 +63,21 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         'user-agent': 'petstore-webhooks',
       },
     });
+    // Also ends a 2xx whose body never finishes: the attempt succeeded, the connection goes.
     const timer = setTimeout(() => {
       settle({ ok: false, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
+    request.on('close', () => clearTimeout(timer));
     request.on('error', (error) => settle({ ok: false, error: `request failed: ${error.message}` }));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        // The status is the acknowledgement: the body is not waited for.
+        settle({ ok: true });
+        response.resume();
+        return;
+      }
       let read = 0;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => {
@@ -85,7 +92,6 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       response.on('end', finish);
       response.on('error', finish);
       function finish() {
-        if (status >= 200 && status < 300) return settle({ ok: true });
         const text = Buffer.concat(chunks).toString('utf8').slice(0, 200).replace(/\s+/g, ' ').trim();
         settle({ ok: false, error: `answered ${status}${text === '' ? '' : `: ${text}`}` });
       }

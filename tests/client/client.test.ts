@@ -220,6 +220,7 @@ const PROVOKE: Record<ErrorCode, ((client: PetStoreClient) => Promise<unknown>) 
   request_timeout: 'the client sends each request whole, at once',
   not_found: (client) => client.getPet(987_654_321),
   method_not_allowed: 'the client calls each path only with a method it allows',
+  limit_reached: 'the client makes no webhook subscriptions',
   illegal_transition: async (client) => client.changePetStatus((await client.createPet({ name: 'Final', categoryId: 1, status: 'sold' })).id, 'available'),
   version_mismatch: async (client) => {
     const pet = await client.createPet({ name: 'Stale', categoryId: 1, status: 'available' });

@@ -29,6 +29,9 @@ describe('webhook subscriptions: the resource', () => {
       'http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://10.1.2.3/hook', 'http://192.168.1.1/hook', 'http://172.20.0.1/hook',
       'http://169.254.169.254/latest/meta-data', 'http://0.0.0.0/hook', 'http://224.0.0.1/hook', 'http://[::1]/hook', 'http://[fe80::1]/hook',
       'http://[fd00::1]/hook', 'http://[::ffff:127.0.0.1]/hook', 'http://100.64.0.1/hook',
+      // IPv6 forms that carry a loopback or internal IPv4 address, and IPv6 special-purpose ranges.
+      'http://[::127.0.0.1]/', 'http://[::7f00:1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[64:ff9b:1::7f00:1]/', 'http://[2002:7f00:1::]/',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', 'http://[100::1]/',
     ]) {
       const response = await subscribe(api, { url });
       const error = await readError(response);
@@ -91,6 +94,29 @@ describe('webhook subscriptions: the resource', () => {
     assert.equal((await api.request(`/v1/webhooks/${created.id}`, { method: 'DELETE' })).status, 204);
     assert.equal((await api.request(`/v1/webhooks/${created.id}`)).status, 404);
     assert.equal((await api.request('/v1/webhooks/wh_unknown')).status, 404);
+  });
+
+  it('refuses a key one subscription more than PETSTORE_WEBHOOKS_MAX_PER_KEY with 409 limit_reached; other keys are not counted', async () => {
+    const capped = await startTestService({ PETSTORE_API_KEYS: `${TEST_API_KEY},${OTHER_KEY}`, PETSTORE_WEBHOOKS_MAX_PER_KEY: '3' });
+    try {
+      const ids: string[] = [];
+      for (let index = 0; index < 3; index++) {
+        const response = await subscribe(capped, { url: `https://93.184.215.14/hook/${index}` });
+        assert.equal(response.status, 201);
+        ids.push(((await response.json()) as { id: string }).id);
+      }
+      const refused = await subscribe(capped, { url: 'https://93.184.215.14/hook/3' });
+      assert.equal(refused.status, 409);
+      const error = await readError(refused);
+      assert.equal(error.code, 'limit_reached');
+      assert.match(error.message, /3 webhook subscriptions/);
+      assert.equal(((await (await capped.request('/v1/webhooks')).json()) as unknown[]).length, 3, 'nothing was created');
+      assert.equal((await subscribe(capped, { url: 'https://93.184.215.14/hook/other' }, OTHER_KEY)).status, 201);
+      assert.equal((await capped.request(`/v1/webhooks/${ids[0]}`, { method: 'DELETE' })).status, 204);
+      assert.equal((await subscribe(capped, { url: 'https://93.184.215.14/hook/4' })).status, 201, 'a deleted one frees its place');
+    } finally {
+      await capped.stop();
+    }
   });
 
   it('needs a key', async () => {

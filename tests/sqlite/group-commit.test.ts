@@ -156,7 +156,7 @@ describe('SQLite commits on the writer thread', () => {
       const pet = await addPet(store, { name: 'written elsewhere', categoryId: 1 });
       await changePetStatus(store, { id: pet.id, status: 'sold' });
       const subscriptions = createSqlWebhookSubscriptions(store);
-      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, new Date());
+      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, new Date(), 100);
       assert.equal(await subscriptions.lease(subscription.id, 'a', new Date(), new Date(Date.now() + 10_000)), true);
       assert.equal(await store.checkWrites!(), undefined);
       assert.equal((await store.catalog.get(pet.id))!.pet.status, 'sold');

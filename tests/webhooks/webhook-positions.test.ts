@@ -44,12 +44,12 @@ describe('webhook delivery one event at a time', () => {
         return stored.advance(id, holder, position, now);
       },
     };
-    const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date());
+    const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date(), 100);
     for (let index = 0; index < EVENTS; index++) await addPet(store, { name: `Rex ${index}`, categoryId: 1 });
     const last = (await store.eventLog.readLog({ after: 0, limit: 10_000 })).at(-1)!.position;
     const dispatcher = startWebhookDispatcher({
       subscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger: pino({ level: 'silent' }), source: () => 'http://petstore.test/v1',
-      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000 },
+      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000, maxPerKey: 100 },
     });
     try {
       for (let waited = 0; acknowledged < last; waited += 10) {

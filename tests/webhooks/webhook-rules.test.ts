@@ -16,6 +16,15 @@ describe('webhook targets', () => {
     ]) assert.equal(isPublicAddress(address), false, address);
   });
 
+  it('judges the IPv4 address inside every IPv6 form that carries one, and refuses the IPv6 special-purpose ranges', () => {
+    for (const address of ['2002:808:808::1', '64:ff9b::808:808', '::ffff:93.184.215.14', '2620:4f:8000::1']) assert.equal(isPublicAddress(address), true, address);
+    for (const address of [
+      '::127.0.0.1', '::7f00:1', '::8.8.8.8', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '64:ff9b:1::7f00:1', '64:ff9b:1::808:808', '64:ff9b::7f00:1',
+      '2002:7f00:1::', '2002:a00:1::1', '2002:c0a8:101::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1', '2001:10::1',
+      '100::1', '100::', '3fff::1', '5f00::1', 'fec0::1', '4000::1',
+    ]) assert.equal(isPublicAddress(address), false, address);
+  });
+
   it('resolves a name and refuses it when any of its addresses is not public, unless private targets are allowed', async () => {
     await assert.rejects(resolveSafeTarget(new URL('http://localhost:1/'), { allowPrivate: false }), UnsafeWebhookTarget);
     const allowed = await resolveSafeTarget(new URL('http://localhost:1/'), { allowPrivate: true });

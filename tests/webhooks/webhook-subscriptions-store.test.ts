@@ -12,7 +12,7 @@ describe('webhook subscriptions on SQLite', () => {
       const subscriptions = createSqlWebhookSubscriptions(store);
       const now = new Date('2026-01-01T00:00:00Z');
       const later = new Date(now.getTime() + 10_000);
-      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h', types: ['PetAdded'] }, now);
+      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h', types: ['PetAdded'] }, now, 100);
       assert.equal(subscription.position, 1, 'from the end of the log');
       assert.deepEqual(subscription.types, ['PetAdded']);
       assert.equal(await subscriptions.lease(subscription.id, 'a', now, later), true);
@@ -48,7 +48,7 @@ describe('webhook subscriptions on SQLite', () => {
       store.changes.subscribe((changes) => told.push(changes));
       const subscriptions = createSqlWebhookSubscriptions(store);
       const now = new Date();
-      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, now);
+      const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, now, 100);
       await subscriptions.lease(subscription.id, 'a', now, new Date(now.getTime() + 10_000));
       await subscriptions.advance(subscription.id, 'a', 0, now);
       store.changes.refresh();
