@@ -103,6 +103,10 @@ const WALK_PAGE_SIZE = 100;
 
 /** A client for one deployment. It uses only web-standard globals (fetch, URL, Headers, AbortController, timers, crypto.randomUUID), so it runs on Node, Deno and in browsers. */
 export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
+  // Checked here: without it every call would come back as 401, which reads as a wrong key rather than none.
+  if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
+    throw new TypeError(`createPetStoreClient: apiKey is missing (got ${JSON.stringify(options.apiKey) ?? 'undefined'}): pass the API key the service accepts`);
+  }
   // Parsed once, so a malformed baseUrl fails here rather than at the first call.
   const base = new URL(options.baseUrl).href.replace(/\/+$/, '');
   const settings: ExchangeSettings = { apiKey: options.apiKey, timeoutMs: options.timeoutMs ?? 10_000 };

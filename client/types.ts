@@ -1,6 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { ErrorCode } from '../contract/error-codes.ts';
-import type { NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
+import type { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
 import type { CloudEventSchema } from '../contract/event-feed.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
@@ -18,7 +17,7 @@ export type PetStatus = Static<typeof PetStatusSchema>;
  * The `code` of a `PetStoreError`: one of the service's error codes, or `unexpected_response` when
  * the answer was not the service's JSON (a proxy's HTML page, a cut-off body, a missing header).
  */
-export type PetStoreErrorCode = ErrorCode | 'unexpected_response';
+export type PetStoreErrorCode = Static<typeof ErrorSchema>['code'] | 'unexpected_response';
 
 /** One event of the log (experimental), in CloudEvents 1.0 structured JSON: `id` is its position. */
 export type CloudEvent = Static<typeof CloudEventSchema>;

@@ -286,6 +286,16 @@ describe('mistakes of the caller', () => {
     await assert.rejects(broken.listPets(), TypeError);
   });
 
+  it('a missing or empty apiKey fails when the client is made, saying the key is missing', () => {
+    // What a program meets when PETSTORE_API_KEY was set without `export`: the variable is undefined.
+    for (const apiKey of [undefined, '', '  ']) {
+      assert.throws(() => createPetStoreClient({ baseUrl: api.baseUrl, apiKey: apiKey as unknown as string }), {
+        name: 'TypeError',
+        message: `createPetStoreClient: apiKey is missing (got ${JSON.stringify(apiKey) ?? 'undefined'}): pass the API key the service accepts`,
+      });
+    }
+  });
+
   it('a baseUrl that is not a URL fails when the client is made', () => {
     assert.throws(() => createPetStoreClient({ baseUrl: 'api.example.com/v1', apiKey: TEST_API_KEY }), TypeError);
   });
