@@ -64,7 +64,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   });
   try {
-    const apiKeys = createSqlApiKeys(store.db, store.dialect, store.writeAside);
+    const apiKeys = createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';

@@ -23,11 +23,11 @@ export interface ManagedApiKeys extends ApiKeyTable {
 }
 
 /**
- * The key table: hashes only. Writes go through `writeAside` where the store gives one (SQLite: on its
- * writer, beside its groups, see `SqlPetStore.writeAside`).
+ * The key table: hashes only. Writes go through `writeOutsideLog` where the store gives one (SQLite: on its
+ * writer, beside its groups, see `SqlPetStore.writeOutsideLog`).
  */
-export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, writeAside?: SqlPetStore['writeAside']): ManagedApiKeys {
-  const write = writeAside ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
+export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, writeOutsideLog?: SqlPetStore['writeOutsideLog']): ManagedApiKeys {
+  const write = writeOutsideLog ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const listener of listeners) listener();

@@ -2,14 +2,14 @@ import type { AppendResult } from '../../application/index.ts';
 import { executeAppend } from './append-plan.ts';
 import type { AppendRequest, AppendRows, Appended } from './append-plan.ts';
 import type { PetChange } from './catalog-changes.ts';
-import type { CommittedGroup } from './write-observer.ts';
+import type { GroupTiming } from './write-observer.ts';
 
 /** An append waiting for its group: answered only once the group has committed (or failed). */
 export interface PendingAppend {
   readonly request: AppendRequest;
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
-  readonly observed: ((group: CommittedGroup) => void) | undefined;
+  readonly observed: ((group: GroupTiming) => void) | undefined;
 }
 
 /** A group of appends inside its transaction. */

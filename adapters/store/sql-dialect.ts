@@ -2,8 +2,11 @@ import type { Kysely } from 'kysely';
 import type { PetStoreDatabase } from './schema.ts';
 
 /**
- * What differs between the SQL databases the store runs on. Everything else (the queries of the
- * event store, the catalogue, the key table, the projection maintenance) is shared Kysely code.
+ * What the code shared by both SQL databases (the event store's reads, the catalogue, the key table,
+ * the projection maintenance) needs to differ between them. That shared code is Kysely queries; raw
+ * SQL lives where Kysely cannot say it or costs too much on a hot path: here (locks, log pages, bulk
+ * inserts), and in each backend's folder (its group writes, SQLite's precompiled listing). Column
+ * lists and insert statements in raw SQL are derived from `schema.ts`, never spelled out.
  */
 export interface SqlDialect {
   readonly name: 'sqlite' | 'postgres';

@@ -37,7 +37,7 @@ export interface SqlPetStore extends PetStore {
    * the log nor the catalogue (webhook delivery state) as its own, so that they are not taken for
    * someone else's commit that may have changed anything. Absent: such writes go straight to `db`.
    */
-  readonly writeAside?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
+  readonly writeOutsideLog?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
 }
 
 /** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */

@@ -14,12 +14,12 @@ export function newWebhookSecret(): string {
 }
 
 /** Subscriptions in the `webhooks` table, the same queries on SQLite and PostgreSQL. */
-export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeAside'>): WebhookSubscriptions {
+export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>): WebhookSubscriptions {
   const { db, dialect } = store;
   const run = <T>(work: () => Promise<T>) => translated(dialect, work);
   // Delivery writes change no pet and no event: on SQLite they must not look like a commit that might have.
-  const writeAside = store.writeAside ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
-  const write = <T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => run(() => writeAside(work));
+  const writeOutsideLog = store.writeOutsideLog ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
+  const write = <T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => run(() => writeOutsideLog(work));
   /** Updates that need the lease: nothing happens for an instance that lost it (or after a delete). */
   const held = (on: Kysely<PetStoreDatabase>, id: string, holder: string) => on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder);
   const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;

@@ -265,7 +265,7 @@ describe('SQLite group writer', () => {
     const writer = createGroupWriter({ connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }) });
     const group = async (appends: AppendRequest[]) => {
       statements.length = 0;
-      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends, touchHealth: false, now } });
+      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends, writeHealthRow: false, now } });
       assert.equal(reply.kind, 'committed', JSON.stringify(reply));
       return { reply: reply as Extract<GroupReply, { kind: 'committed' }>, statements: [...statements] };
     };

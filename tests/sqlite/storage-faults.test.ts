@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/commit-watch.ts';
-import { createGroupWriter, fromCrossing } from '../../adapters/store/sqlite/group-writer.ts';
+import { createGroupWriter, deserializeError } from '../../adapters/store/sqlite/group-writer.ts';
 import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
@@ -118,11 +118,11 @@ describe('SQLite group commit when ending a failed group fails too', () => {
       return { database, mark, close() { mark.close(); connection.close(); } };
     };
     const writer = createGroupWriter({ connect });
-    const group = () => writer.handle({ kind: 'begin', ids: 1, reopen: false, commit: { kind: 'commit', appends: [], touchHealth: true, now: '2026-11-24T12:00:00.000Z' } });
+    const group = () => writer.handle({ kind: 'begin', ids: 1, reopen: false, commit: { kind: 'commit', appends: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' } });
     try {
       const failed = await group();
       assert.equal(failed.kind, 'failed');
-      assert.ok(sqliteSqlDialect.translateError(fromCrossing((failed as Extract<GroupReply, { kind: 'failed' }>).error)) instanceof StoreUnavailable);
+      assert.ok(sqliteSqlDialect.translateError(deserializeError((failed as Extract<GroupReply, { kind: 'failed' }>).error)) instanceof StoreUnavailable);
       const next = await group();
       assert.equal(next.kind, 'committed', `the next group: ${JSON.stringify(next)}`);
       assert.equal(connections, 2, 'the failed connection was given up for another');

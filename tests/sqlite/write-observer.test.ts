@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { addPet, changePetStatus } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import type { CommittedGroup } from '../../adapters/store/write-observer.ts';
+import type { GroupTiming } from '../../adapters/store/write-observer.ts';
 
 /** What tracing learns from SQLite's group commit: each write's group, told to the context that asked for the write. */
 
@@ -15,7 +15,7 @@ describe('SQLite group commit, observed', () => {
   let directory: string;
   let store: SqlitePetStore;
   const caller = new AsyncLocalStorage<string>();
-  const observed: { caller: string | undefined; group: CommittedGroup }[] = [];
+  const observed: { caller: string | undefined; group: GroupTiming }[] = [];
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-observed-'));

@@ -1,6 +1,6 @@
 import type { CommitSignal, EventStore, StoredEvent } from '../../../application/index.ts';
 import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
-import type { CommittedGroup } from './postgres-writes.ts';
+import type { CommittedPositions } from './postgres-writes.ts';
 
 /** How many events one look reads; a cache further behind than this drops every answer instead of reading on. */
 export const CATCH_UP_EVENTS = 1000;
@@ -8,7 +8,7 @@ export const CATCH_UP_EVENTS = 1000;
 export interface PostgresCatalogChanges extends CatalogChanges {
   refresh(): Promise<void>;
   /** A group this instance committed, told before its commit is signalled. */
-  committedHere(group: CommittedGroup): void;
+  committedHere(group: CommittedPositions): void;
   close(): void;
 }
 

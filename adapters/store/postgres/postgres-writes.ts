@@ -34,7 +34,7 @@ interface IdWanted {
  * append lock and so no other instance's; `changes` are the pets they changed (positions of appends
  * refused in the group stay unused).
  */
-export interface CommittedGroup {
+export interface CommittedPositions {
   readonly drawnFrom: number;
   readonly last: number;
   readonly changes: readonly PetChange[];
@@ -55,7 +55,7 @@ export interface PostgresWrites extends SqlWrites {
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
  */
-export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (group: CommittedGroup) => void): PostgresWrites {
+export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (group: CommittedPositions) => void): PostgresWrites {
   let waiting: PendingAppend[] = [];
   let scheduled = false;
   let flushing: Promise<void> | undefined;
@@ -70,7 +70,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   const freshStreams = new Set<string>();
 
   /** Hands out ids drawn for the callers waiting, and remembers their streams as new. */
-  function handOut(wanted: readonly IdWanted[], ids: readonly number[]): void {
+  function giveIds(wanted: readonly IdWanted[], ids: readonly number[]): void {
     wanted.forEach((waiting, index) => {
       freshStreams.add(petStreamId(ids[index]!));
       waiting.resolve(ids[index]!);
@@ -85,7 +85,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   async function drawIds(wanted: readonly IdWanted[]): Promise<void> {
     try {
       const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
-      handOut(wanted, rows.map((row) => row.id));
+      giveIds(wanted, rows.map((row) => row.id));
     } catch (error) {
       for (const waiting of wanted) waiting.reject(error);
     }
@@ -140,13 +140,13 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
   function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
     const now = clock.now();
-    let owed = wanted;
+    let idsToGive = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
       const events = batch.reduce((count, write) => count + write.request.events.length, 0);
-      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_AND_DRAW, [events, owed.length]));
+      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_THEN_DRAW_POSITIONS_AND_IDS, [events, idsToGive.length]));
       // A sequence is outside the transaction: the ids are handed out at once, whatever becomes of the group.
-      handOut(owed, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
-      owed = [];
+      giveIds(idsToGive, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
+      idsToGive = [];
       const positions = drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b);
       const group = new GroupRows((index) => positions[index]!);
       const needed = group.toRead(batch, freshStreams);
@@ -163,7 +163,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       }
       return { outcome, drawnFrom: positions[0] ?? 0 };
     })).catch((error: unknown) => {
-      for (const waiting of owed) waiting.reject(error);
+      for (const waiting of idsToGive) waiting.reject(error);
       throw error;
     });
   }
@@ -232,7 +232,7 @@ const STREAM_VERSION = prepared('select max(stream_version) as version from even
  * Positions of appends the plan refuses stay unused. Then the pet ids asked for while the previous
  * group committed: as on SQLite, a new pet's id comes with the next group, for no statement of its own.
  */
-const LOCK_AND_DRAW = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
+const LOCK_THEN_DRAW_POSITIONS_AND_IDS = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
   select nextval('events_position_seq') as position, null::bigint as id from generate_series(1, $1::integer) where exists (select from locked)
   union all
   select null, nextval('pet_ids') from generate_series(1, $2::integer)`);

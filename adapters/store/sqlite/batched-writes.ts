@@ -5,8 +5,8 @@ import type { PendingAppend } from '../append-group.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import type { CatalogWatch } from './commit-watch.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
-import { fromCrossing } from './group-writer.ts';
-import type { CommitRequest, CrossingError, GroupReply } from './group-writer.ts';
+import { deserializeError } from './group-writer.ts';
+import type { CommitRequest, SerializedError, GroupReply } from './group-writer.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
@@ -28,7 +28,7 @@ export interface BatchedWrites {
    * `work`'s statements run on the group writer, between two groups, in one transaction of their own,
    * reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
    */
-  writeAside<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
+  writeOutsideLog<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between groups. */
   writerPragma(pragma: string): Promise<void>;
   /** Resolves when every write asked for so far has committed or failed. */
@@ -111,7 +111,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
-  const translated = (error: CrossingError) => sqliteSqlDialect.translateError(fromCrossing(error));
+  const translated = (error: SerializedError) => sqliteSqlDialect.translateError(deserializeError(error));
 
   /** One group, from taking the write lock to answering its writes. Never rejects. */
   async function runGroup(): Promise<void> {
@@ -129,7 +129,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     const commitRequest = (): CommitRequest => {
       taken = appends;
       appends = [];
-      return { kind: 'commit', appends: taken.map((write) => write.request), touchHealth: waitingChecks.length > 0, now: clock.now().toISOString() };
+      return { kind: 'commit', appends: taken.map((write) => write.request), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
     };
     let reply: GroupReply;
     if (waitingIds.length === 0) {
@@ -207,10 +207,10 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },
-    writeAside: (work) => oneAtATime(async () => {
+    writeOutsideLog: (work) => oneAtATime(async () => {
       const begun = await channel.send({ kind: 'begin', ids: 0, reopen: false });
       if (begun.kind === 'busy') throw lockStayedTaken();
-      if (begun.kind === 'failed') throw fromCrossing(begun.error);
+      if (begun.kind === 'failed') throw deserializeError(begun.error);
       let result: Awaited<ReturnType<typeof work>>;
       try {
         result = await work(aside);
@@ -218,8 +218,8 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
         await channel.send({ kind: 'rollback' });
         throw error;
       }
-      const committed = await channel.send({ kind: 'commit', appends: [], touchHealth: false, now: clock.now().toISOString() });
-      if (committed.kind === 'failed') throw fromCrossing(committed.error);
+      const committed = await channel.send({ kind: 'commit', appends: [], writeHealthRow: false, now: clock.now().toISOString() });
+      if (committed.kind === 'failed') throw deserializeError(committed.error);
       if (committed.kind === 'committed') watch.committed(committed, []);
       return result;
     }),

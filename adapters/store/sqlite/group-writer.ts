@@ -37,7 +37,7 @@ export interface CommitRequest {
   readonly kind: 'commit';
   readonly appends: readonly AppendRequest[];
   /** Touches the store_health row: a write check (see BatchedWrites.checkWrites). */
-  readonly touchHealth: boolean;
+  readonly writeHealthRow: boolean;
   /** The store's clock, read on the main thread. */
   readonly now: string;
 }
@@ -46,7 +46,7 @@ export type GroupReply =
   /** The write lock stayed taken for the whole busy timeout: nothing was written. */
   | { readonly kind: 'busy' }
   /** The group failed and was rolled back. */
-  | { readonly kind: 'failed'; readonly error: CrossingError }
+  | { readonly kind: 'failed'; readonly error: SerializedError }
   /** The write lock is held and the ids from `first` on are drawn; `commit` is awaited. */
   | { readonly kind: 'begun'; readonly first: number }
   | { readonly kind: 'done' }
@@ -56,7 +56,7 @@ export type GroupReply =
 export interface CommittedReply extends OwnCommitMarks {
   readonly kind: 'committed';
   /** Each append's outcome, in the order asked. */
-  readonly outcomes: readonly ({ readonly result: AppendResult } | { readonly error: CrossingError })[];
+  readonly outcomes: readonly ({ readonly result: AppendResult } | { readonly error: SerializedError })[];
   readonly changes: readonly PetChange[];
   /** When the appends began to run and when COMMIT returned, as `performance.timeOrigin + performance.now()`. */
   readonly began: number;
@@ -64,14 +64,14 @@ export interface CommittedReply extends OwnCommitMarks {
 }
 
 /** An error as it crosses between threads: the application's errors of an append by their fields, others by message and code. */
-export type CrossingError =
+export type SerializedError =
   | { readonly conflict: { readonly streamId: string; readonly expected: number | 'no_stream'; readonly actual: number } }
   | { readonly keyTaken: { readonly scope: string; readonly key: string } }
   /** The writer could not answer at all (its thread ended): a fault of the machine, worth a retry. */
   | { readonly unavailable: string }
   | { readonly message: string; readonly code?: string };
 
-export function toCrossing(error: unknown): CrossingError {
+export function serializeError(error: unknown): SerializedError {
   if (error instanceof StreamVersionConflict) return { conflict: { streamId: error.streamId, expected: error.expected, actual: error.actual } };
   if (error instanceof IdempotencyKeyTaken) return { keyTaken: { scope: error.scope, key: error.key } };
   const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
@@ -79,7 +79,7 @@ export function toCrossing(error: unknown): CrossingError {
 }
 
 /** The error again, as the driver or the application raised it (not yet translated). */
-export function fromCrossing(error: CrossingError): Error {
+export function deserializeError(error: SerializedError): Error {
   if ('conflict' in error) return new StreamVersionConflict(error.conflict.streamId, error.conflict.expected, error.conflict.actual);
   if ('keyTaken' in error) return new IdempotencyKeyTaken(error.keyTaken.scope, error.keyTaken.key);
   if ('unavailable' in error) return new StoreUnavailable(error.unavailable, { retryAfterSeconds: 1 });
@@ -153,7 +153,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
   // Every column but the key, then the key.
   const updatedColumns = [...columnsOf(PETS).filter((column) => column !== 'id'), 'id' as const];
   const updatePet = prepare(`update pets set ${updatedColumns.slice(0, -1).map((column) => `${column} = ?`).join(', ')} where id = ?`);
-  const touchHealth = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
+  const writeHealthRow = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
   const readDataVersion = () => (dataVersion().all([])[0] as { data_version: number }).data_version;
 
   /** What the group's appends read, in three statements at most, under the write lock. */
@@ -250,12 +250,12 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     return { kind: 'begun', first: last + 1 };
   }
 
-  async function commitGroup({ appends, touchHealth: touch, now }: CommitRequest): Promise<GroupReply> {
-    const outcomes: ({ result: AppendResult } | { error: CrossingError })[] = new Array(appends.length);
+  async function commitGroup({ appends, writeHealthRow: healthRow, now }: CommitRequest): Promise<GroupReply> {
+    const outcomes: ({ result: AppendResult } | { error: SerializedError })[] = new Array(appends.length);
     const pending: PendingAppend[] = appends.map((request, index) => ({
       request,
       resolve: (result) => void (outcomes[index] = { result }),
-      reject: (error) => void (outcomes[index] = { error: toCrossing(error) }),
+      reject: (error) => void (outcomes[index] = { error: serializeError(error) }),
       observed: undefined,
     }));
     const began = performance.timeOrigin + performance.now();
@@ -267,7 +267,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     if (wanted) rows.load(readGroup(wanted, now));
     const outcome = await appendAll({ rows, failsGroup }, pending, new Date(now));
     writeGroup(rows.writes());
-    if (touch) touchHealth().run([now]);
+    if (healthRow) writeHealthRow().run([now]);
     options.beforeCommit?.();
     commit().run([]);
     const committed = performance.timeOrigin + performance.now();
@@ -293,7 +293,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
       const { changes, lastInsertRowid } = statement.run(parameters);
       return { kind: 'rows', rows: [], changes: Number(changes), lastInsertRowid: Number(lastInsertRowid) };
     } catch (error) {
-      return { kind: 'failed', error: toCrossing(error) };
+      return { kind: 'failed', error: serializeError(error) };
     }
   }
 
@@ -319,7 +319,7 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
         return await commitGroup(request.commit);
       } catch (error) {
         if (connection) rollBack();
-        return { kind: 'failed', error: toCrossing(error) };
+        return { kind: 'failed', error: serializeError(error) };
       }
     },
   };

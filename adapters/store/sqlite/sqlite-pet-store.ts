@@ -38,7 +38,7 @@ export interface SqlitePetStoreOptions {
   readonly checkAtOpen?: boolean;
   /**
    * The store's own connection only reads once migrated: every write goes through the store (its
-   * groups and `writeAside`, on the writer thread). A memory database writes on it all the same.
+   * groups and `writeOutsideLog`, on the writer thread). A memory database writes on it all the same.
    */
   readonly readsOnly?: boolean;
 }
@@ -84,7 +84,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     changes,
     writerPragma: writes.writerPragma,
     // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
-    writeAside: writes.writeAside,
+    writeOutsideLog: writes.writeOutsideLog,
   };
 }
 

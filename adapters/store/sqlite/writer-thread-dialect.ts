@@ -1,10 +1,10 @@
 import { SqliteDialect } from 'kysely';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import { fromCrossing } from './group-writer.ts';
+import { deserializeError } from './group-writer.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 
 /**
- * Kysely on the group writer's connection, for a write beside the groups (see BatchedWrites.writeAside):
+ * Kysely on the group writer's connection, for a write beside the groups (see BatchedWrites.writeOutsideLog):
  * each statement crosses to the writer and runs in the transaction the write holds there.
  */
 export class WriterThreadDialect extends SqliteDialect {
@@ -20,7 +20,7 @@ export class WriterThreadDialect extends SqliteDialect {
     const connection: DatabaseConnection = {
       async executeQuery<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
         const reply = await channel.send({ kind: 'statement', sql, parameters });
-        if (reply.kind === 'failed') throw fromCrossing(reply.error);
+        if (reply.kind === 'failed') throw deserializeError(reply.error);
         if (reply.kind !== 'rows') throw new Error(`the group writer answered ${reply.kind}`);
         return {
           rows: reply.rows as R[],
