@@ -30,11 +30,11 @@ export interface IdempotencyExpiryOptions {
  * record renewed meanwhile is kept), and a row another instance deleted first is simply not found.
  */
 export function startIdempotencyExpiry(
-  store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeAside'>, options: IdempotencyExpiryOptions,
+  store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>, options: IdempotencyExpiryOptions,
 ): IdempotencyExpiry {
   const { clock, logger, everyMs = EXPIRY_SWEEP_MS, batch = EXPIRY_BATCH } = options;
   // Beside the groups on SQLite's writer: these deletes change neither the log nor the catalogue.
-  const write = store.writeAside ?? (<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => work(store.db));
+  const write = store.writeOutsideLog ?? (<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => work(store.db));
   let running: Promise<number> | undefined;
   let closed = false;
   let failing = false;
