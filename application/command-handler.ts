@@ -46,10 +46,11 @@ export async function handleCommand(
     if (events.length === 0) return { state, version, events, position };
     const expected: ExpectedVersion = version === 0 ? 'no_stream' : version;
     const after = events.reduce(evolve, state);
+    if (after.kind !== 'present') throw new Error(`the events decided for ${streamId} leave no pet`);
     try {
       const metadata = { recordedAt: isoTime(ports.clock.now()), ...options.context };
       const remember = options.remember?.(after);
-      const appended = await ports.eventStore.append(streamId, expected, events, metadata, remember ? { remember } : {});
+      const appended = await ports.eventStore.append(streamId, expected, events, metadata, { petAfter: after.pet, ...(remember ? { remember } : {}) });
       return { state: after, version: appended.version, events, position: appended.position };
     } catch (error) {
       if (!(error instanceof StreamVersionConflict)) throw error;

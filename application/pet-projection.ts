@@ -3,8 +3,8 @@ import type { PetEvent, PetState } from '../domain/index.ts';
 import type { VersionedPet } from './ports.ts';
 
 /**
- * The inline projection: folds newly appended events into the current row.
- * Every store runs this inside the append's transaction, so reads see writes at once.
+ * The projection: folds events into a pet's read-model state. The use cases hand the append the pet
+ * their events leave (the same `evolve`); the rebuild and its check fold the log with this.
  */
 export function projectPet(current: VersionedPet | undefined, events: readonly PetEvent[], versionAfter: number): VersionedPet {
   let state: PetState = current ? { kind: 'present', pet: current.pet } : initialState();

@@ -57,6 +57,11 @@ export interface IdempotencyRecord {
 }
 
 export interface AppendOptions {
+  /**
+   * The pet as the events leave it, folded by the caller (the use case decided the events from the
+   * state it read): the store writes it to the read model as it appends, without folding anything itself.
+   */
+  readonly petAfter: Pet;
   /** Stored in the same transaction as the events; fails with `IdempotencyKeyTaken` when already stored. */
   readonly remember?: IdempotencyRecord;
 }
@@ -64,7 +69,7 @@ export interface AppendOptions {
 export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /**
-   * Appends atomically and updates the read model in the same transaction. Each event is stored with
+   * Appends atomically and writes `options.petAfter` to the read model in the same transaction. Each event is stored with
    * its type's current schema version (`CURRENT_SCHEMA_VERSION`).
    * Rejects with `StreamVersionConflict` when the stream is not at `expected`.
    */
@@ -73,7 +78,7 @@ export interface EventStore {
     expected: ExpectedVersion,
     events: readonly PetEvent[],
     metadata: AppendMetadata,
-    options?: AppendOptions,
+    options: AppendOptions,
   ): Promise<AppendResult>;
   /** Up to `limit` events after `afterPosition`, in position order. */
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;

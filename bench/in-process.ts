@@ -149,7 +149,7 @@ async function measureAppends(options: InProcessOptions): Promise<InProcessFigur
   let nextId = 1_000_000_000;
   const append = () => {
     const id = nextId++;
-    return store.eventStore.append(`pet-${id}`, 'no_stream', [{ type: 'PetAdded', data: { id, name: 'bench', categoryId: 1, status: 'available' } }], { recordedAt: new Date().toISOString() });
+    return store.eventStore.append(`pet-${id}`, 'no_stream', [{ type: 'PetAdded', data: { id, name: 'bench', categoryId: 1, status: 'available' } }], { recordedAt: new Date().toISOString() }, { petAfter: { id, name: 'bench', categoryId: 1, status: 'available' } });
   };
   const create = (index: number) => addPet(store, { name: `bench ${index}`, categoryId: 1, status: 'available' });
   /** Groups of `size` concurrent calls, one group after another: calls a second. */

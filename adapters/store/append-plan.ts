@@ -1,8 +1,8 @@
-import type { PetEvent, PetStatus } from '../../domain/index.ts';
+import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
 import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord } from '../../application/index.ts';
 import type { PetChange } from './catalog-changes.ts';
-import { foldIntoRow } from './pet-rows.ts';
+import { rowForPet } from './pet-rows.ts';
 import type { PetRow } from './pet-rows.ts';
 
 type Awaitable<T> = T | Promise<T>;
@@ -52,7 +52,7 @@ export async function executeAppend(rows: AppendRows, { streamId, expected, even
   if (options.remember && !(await rows.remember(options.remember, now.toISOString()))) {
     throw new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
   }
-  const change = await projectIntoPets(rows, events, actual, metadata.recordedAt);
+  const change = events.length === 0 ? undefined : await writePetRow(rows, options.petAfter, actual, actual + events.length, metadata.recordedAt);
   const position = await rows.insertEvents(events.map((event, index) => ({
     stream_id: streamId,
     stream_version: actual + index + 1,
@@ -64,18 +64,13 @@ export async function executeAppend(rows: AppendRows, { streamId, expected, even
   return { version: actual + events.length, position, change };
 }
 
-/** The inline projection: in the append's transaction, so a reader never sees one without the other. */
-async function projectIntoPets(rows: AppendRows, events: readonly PetEvent[], versionBefore: number, at: string): Promise<PetChange | undefined> {
-  const petId = events[0]?.data.id;
-  if (petId === undefined) return undefined;
+/** The read model's row, in the append's transaction, so a reader never sees one without the other. */
+async function writePetRow(rows: AppendRows, pet: Pet, versionBefore: number, versionAfter: number, at: string): Promise<PetChange> {
   // A new stream has no row yet: nothing to read.
-  const existing = versionBefore === 0 ? undefined : await rows.petRow(petId);
+  const existing = versionBefore === 0 ? undefined : await rows.petRow(pet.id);
   const before = existing ? existing.status as PetStatus | null : undefined;
-  let row = existing;
-  events.forEach((event, index) => {
-    row = foldIntoRow(row, event, versionBefore + index + 1, at);
-  });
-  await rows.writePet(row!, existing === undefined);
-  const after = row!.status as PetStatus | null;
-  return { id: petId, statuses: before === undefined ? [after] : [before, after] };
+  const row = rowForPet(existing, pet, versionAfter, at);
+  await rows.writePet(row, existing === undefined);
+  const after = row.status as PetStatus | null;
+  return { id: pet.id, statuses: before === undefined ? [after] : [before, after] };
 }

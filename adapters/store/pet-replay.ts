@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
-import { upcast } from '../../application/index.ts';
+import { projectPet, upcast } from '../../application/index.ts';
+import type { PetEvent } from '../../domain/index.ts';
 import type { LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetsTable, PetStoreDatabase } from './schema.ts';
-import { foldIntoRow } from './pet-rows.ts';
+import { petFromRow, rowForPet } from './pet-rows.ts';
+import type { PetRow } from './pet-rows.ts';
 import { inPositionOrder } from './event-rows.ts';
 import type { PageEvent } from './event-rows.ts';
 
@@ -46,6 +48,15 @@ export class ReplayedPets {
 
 function isSmall(id: number): boolean {
   return Number.isInteger(id) && id >= 0 && id < ARRAY_IDS;
+}
+
+/**
+ * The projection on a row, for the rebuild: folds one event into the pet's row, changing it in place (a
+ * new pet gets a new row). The append writes the pet its caller folded, through the same `rowForPet`.
+ */
+function foldIntoRow(row: PetRow | undefined, event: PetEvent, version: number, at: string): PetRow {
+  const { pet } = projectPet(row && { pet: petFromRow(row), version: row.version }, [event], version);
+  return rowForPet(row, pet, version, at);
 }
 
 /** Events a page: about a megabyte of JSON, whose objects die young (larger pages cost more in garbage collection). */

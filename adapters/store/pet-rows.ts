@@ -1,16 +1,11 @@
-import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
-import { projectPet } from '../../application/index.ts';
+import type { Pet, PetStatus } from '../../domain/index.ts';
 import type { PetsTable } from './schema.ts';
 
 /** A pet's row of the read model `pets`. */
 export type PetRow = PetsTable;
 
-/**
- * The inline projection on a row: folds one event into the pet's row, changing it in place (a new pet
- * gets a new row). The append and the rebuild both write rows made here, so they cannot disagree.
- */
-export function foldIntoRow(row: PetRow | undefined, event: PetEvent, version: number, at: string): PetRow {
-  const { pet } = projectPet(row && { pet: petFromRow(row), version: row.version }, [event], version);
+/** `pet` at `version` as its row of `pets`: a new row (created at `at`), or `row` changed in place. */
+export function rowForPet(row: PetRow | undefined, pet: Pet, version: number, at: string): PetRow {
   if (!row) return { id: pet.id, name: pet.name, category_id: pet.categoryId, status: pet.status ?? null, version, created_at: at, updated_at: at };
   row.name = pet.name;
   row.category_id = pet.categoryId;

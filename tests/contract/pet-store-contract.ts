@@ -6,6 +6,8 @@ import {
   readPetHistory, StreamVersionConflict,
 } from '../../application/index.ts';
 import type { AppendMetadata, CommitSignal, EventLog, PetStorePorts } from '../../application/index.ts';
+import { appendAsUseCase } from '../support/append-as-use-case.ts';
+import type { Append } from '../support/append-as-use-case.ts';
 
 export interface ContractSubject {
   readonly ports: PetStorePorts & { readonly eventLog: EventLog; readonly commits: CommitSignal };
@@ -29,16 +31,19 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     let nextId = 100_000;
     const freshId = () => ++nextId;
 
+    let append: Append;
+
     before(async () => {
       subject = await open();
       ports = subject.ports;
+      append = appendAsUseCase(ports.eventStore);
     });
     after(() => subject.close());
 
     describe('expected versions', () => {
       it('creates a stream when it expects no stream', async () => {
         const id = freshId();
-        const appended = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const appended = await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         assert.equal(appended.version, 1);
         const [stored] = await ports.eventStore.readAll(appended.position - 1, 1);
         assert.deepEqual([stored?.streamId, stored?.position], [`pet-${id}`, appended.position]);
@@ -47,7 +52,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('answers with the position of the append\'s last event', async () => {
         const id = freshId();
         const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
-        const { position } = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id), change], metadata);
+        const { position } = await append(`pet-${id}`, 'no_stream', [petAdded(id), change], metadata);
         const stored = await ports.eventStore.readAll(position - 2, 3);
         assert.deepEqual(stored.map((event) => [event.streamId, event.streamVersion]), [[`pet-${id}`, 1], [`pet-${id}`, 2]]);
         assert.equal(stored.at(-1)?.position, position);
@@ -55,8 +60,8 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('refuses no_stream when the stream exists, and writes nothing', async () => {
         const id = freshId();
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
-        await assert.rejects(ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id, 'B')], metadata), StreamVersionConflict);
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await assert.rejects(append(`pet-${id}`, 'no_stream', [petAdded(id, 'B')], metadata), StreamVersionConflict);
         const stream = await ports.eventStore.readStream(`pet-${id}`);
         assert.equal(stream.version, 1);
         assert.equal((await ports.catalog.get(id))?.pet.name, 'A');
@@ -64,18 +69,18 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('appends at exactly the current version', async () => {
         const id = freshId();
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
-        assert.equal((await ports.eventStore.append(`pet-${id}`, 1, [change], metadata)).version, 2);
+        assert.equal((await append(`pet-${id}`, 1, [change], metadata)).version, 2);
         assert.deepEqual(await ports.catalog.get(id), { pet: { id, name: 'A', categoryId: 1, status: 'pending' }, version: 2 });
       });
 
       for (const expected of [0, 2, 5]) {
         it(`refuses an exact version ${expected} that is not current (1), reporting the actual one`, async () => {
           const id = freshId();
-          await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+          await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
           const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'sold' } };
-          await assert.rejects(ports.eventStore.append(`pet-${id}`, expected, [change], metadata), (error: unknown) => {
+          await assert.rejects(append(`pet-${id}`, expected, [change], metadata), (error: unknown) => {
             assert.ok(error instanceof StreamVersionConflict);
             assert.equal(error.actual, 1);
             return true;
@@ -86,7 +91,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('refuses an exact version for a stream that does not exist', async () => {
         const id = freshId();
-        await assert.rejects(ports.eventStore.append(`pet-${id}`, 1, [petAdded(id)], metadata), StreamVersionConflict);
+        await assert.rejects(append(`pet-${id}`, 1, [petAdded(id)], metadata), StreamVersionConflict);
         assert.equal(await ports.catalog.get(id), undefined);
       });
     });
@@ -102,7 +107,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('stores what is appended under ids drawn together, each in its own stream', async () => {
         const made = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
           const id = await ports.petIds.next();
-          await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id, `many ${index}`)], metadata);
+          await append(`pet-${id}`, 'no_stream', [petAdded(id, `many ${index}`)], metadata);
           return { id, name: `many ${index}` };
         }));
         for (const { id, name } of made) {
@@ -115,11 +120,11 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('stores an idempotency record with the append, and refuses a taken key, writing nothing', async () => {
         const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
         const kept = await ports.petIds.next();
-        await ports.eventStore.append(`pet-${kept}`, 'no_stream', [petAdded(kept, 'kept')], metadata, { remember: record(kept) });
+        await append(`pet-${kept}`, 'no_stream', [petAdded(kept, 'kept')], metadata, { remember: record(kept) });
         assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept));
         const refused = await ports.petIds.next();
         await assert.rejects(
-          ports.eventStore.append(`pet-${refused}`, 'no_stream', [petAdded(refused, 'refused')], metadata, { remember: record(refused) }),
+          append(`pet-${refused}`, 'no_stream', [petAdded(refused, 'refused')], metadata, { remember: record(refused) }),
           IdempotencyKeyTaken,
         );
         assert.notEqual(refused, kept);
@@ -131,9 +136,9 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     describe('reading', () => {
       it('reads a stream in version order with its metadata, and an unknown stream as version 0', async () => {
         const id = freshId();
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'available' } };
-        await ports.eventStore.append(`pet-${id}`, 1, [change], metadata);
+        await append(`pet-${id}`, 1, [change], metadata);
         const stream = await ports.eventStore.readStream(`pet-${id}`);
         assert.equal(stream.version, 2);
         assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, petAdded(id)], [2, change]]);
@@ -146,7 +151,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('reads the whole log in position order, in pages, positions only growing', async () => {
         const ids = [freshId(), freshId(), freshId()];
-        for (const id of ids) await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        for (const id of ids) await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         const all = [];
         for (let after = 0; ; ) {
           const page = await ports.eventStore.readAll(after, 2);
@@ -165,7 +170,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     describe('the log by position', () => {
       it('reads what readAll reads, after a position and up to a limit', async () => {
         const id = freshId();
-        const { position } = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const { position } = await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         for (const [after, limit] of [[0, 1000], [position - 1, 1], [position - 1, 5], [position, 5]] as const) {
           assert.deepEqual(await ports.eventLog.readLog({ after, limit }), await ports.eventStore.readAll(after, limit));
         }
@@ -174,10 +179,10 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('filters by event type and by pet, keeping position order', async () => {
         const [one, two] = [freshId(), freshId()];
-        const first = await ports.eventStore.append(`pet-${one}`, 'no_stream', [petAdded(one)], metadata);
-        await ports.eventStore.append(`pet-${two}`, 'no_stream', [petAdded(two)], metadata);
-        await ports.eventStore.append(`pet-${one}`, 1, [{ type: 'PetStatusChanged', data: { id: one, from: null, to: 'pending' } }], metadata);
-        await ports.eventStore.append(`pet-${two}`, 1, [{ type: 'PetStatusChanged', data: { id: two, from: null, to: 'sold' } }], metadata);
+        const first = await append(`pet-${one}`, 'no_stream', [petAdded(one)], metadata);
+        await append(`pet-${two}`, 'no_stream', [petAdded(two)], metadata);
+        await append(`pet-${one}`, 1, [{ type: 'PetStatusChanged', data: { id: one, from: null, to: 'pending' } }], metadata);
+        await append(`pet-${two}`, 1, [{ type: 'PetStatusChanged', data: { id: two, from: null, to: 'sold' } }], metadata);
         const after = first.position - 1;
         const describe = (events: { streamId: string; event: PetEvent }[]) => events.map((stored) => [stored.streamId, stored.event.type]);
         assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, petId: one })), [[`pet-${one}`, 'PetAdded'], [`pet-${one}`, 'PetStatusChanged']]);
@@ -191,8 +196,8 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('pages the feed with a next position while more exist, and reads one pet\'s history or refuses an unknown pet', async () => {
         const id = freshId();
-        const first = await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
-        const second = await ports.eventStore.append(`pet-${id}`, 1, [{ type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } }], metadata);
+        const first = await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const second = await append(`pet-${id}`, 1, [{ type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } }], metadata);
         const page = await readEvents(ports, { after: first.position - 1, limit: 1, petId: id });
         assert.deepEqual([page.events.map((stored) => stored.position), page.nextAfter], [[first.position], first.position]);
         const last = await readEvents(ports, { after: first.position, limit: 1, petId: id });
@@ -209,13 +214,13 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
           heard.push(position);
           readable ??= ports.eventLog.readLog({ after: 0, limit: 1_000_000, petId: id }).then((events) => events.map((stored) => stored.streamVersion));
         });
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         await waitFor(() => heard.length > 0);
         assert.deepEqual(await readable, [1]);
         unsubscribe();
         const count = heard.length;
         const other = freshId();
-        await ports.eventStore.append(`pet-${other}`, 'no_stream', [petAdded(other)], metadata);
+        await append(`pet-${other}`, 'no_stream', [petAdded(other)], metadata);
         await new Promise((resolve) => setTimeout(resolve, 50));
         assert.equal(heard.length, count);
       });
@@ -225,12 +230,12 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('stores a record with the append, and refuses the same key again', async () => {
         const id = freshId();
         const record = { scope: 'k', key: `key-${id}`, fingerprint: '{"x":1}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' };
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
         assert.deepEqual(await ports.idempotencyKeys.find('k', record.key, new Date()), record);
         assert.equal(await ports.idempotencyKeys.find('other', record.key, new Date()), undefined);
         const second = freshId();
         await assert.rejects(
-          ports.eventStore.append(`pet-${second}`, 'no_stream', [petAdded(second)], metadata, { remember: { ...record, pet: { ...record.pet, id: second } } }),
+          append(`pet-${second}`, 'no_stream', [petAdded(second)], metadata, { remember: { ...record, pet: { ...record.pet, id: second } } }),
           IdempotencyKeyTaken,
         );
         assert.equal(await ports.catalog.get(second), undefined, 'the refused append wrote nothing');
@@ -239,7 +244,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       it('forgets a record once it expires', async () => {
         const id = freshId();
         const record = { scope: 'k', key: `old-${id}`, fingerprint: '{}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2026-01-01T00:00:00.000Z' };
-        await ports.eventStore.append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
+        await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
         assert.equal(await ports.idempotencyKeys.find('k', record.key, new Date('2026-01-02T00:00:00.000Z')), undefined);
       });
     });

@@ -14,7 +14,7 @@ describe('an event stream to a consumer that stops reading', () => {
     const store = createInMemoryPetStore();
     const name = 'n'.repeat(200);
     await Promise.all(Array.from({ length: EVENTS }, (_, index) =>
-      store.eventStore.append(`pet-${index + 1}`, 'no_stream', [{ type: 'PetAdded', data: { id: index + 1, name, categoryId: 1, status: null } }], { recordedAt: '2026-11-24T00:00:00.000Z' })));
+      store.eventStore.append(`pet-${index + 1}`, 'no_stream', [{ type: 'PetAdded', data: { id: index + 1, name, categoryId: 1, status: null } }], { recordedAt: '2026-11-24T00:00:00.000Z' }, { petAfter: { id: index + 1, name, categoryId: 1 } })));
     let read = 0;
     const eventLog: EventLog = {
       async readLog(query: LogQuery) {

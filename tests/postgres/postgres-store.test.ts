@@ -14,6 +14,7 @@ import { migrations } from '../../adapters/store/migrations.ts';
 import { createTestDatabase, testPostgresEngine } from '../support/postgres.ts';
 import { pgliteAsPool } from '../support/pglite-pool.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
+import { appendAsUseCase } from '../support/append-as-use-case.ts';
 import type { TemporaryPostgresStore } from '../support/temporary-store.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
@@ -63,7 +64,7 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
   it('lets exactly one of many concurrent appends at one version win; the rest get StreamVersionConflict', async () => {
     const pet = await addPet(opened.store, { name: 'Contested', categoryId: 1, status: 'available' });
     const change: PetEvent = { type: 'PetStatusChanged', data: { id: pet.id, from: 'available', to: 'pending' } };
-    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => opened.store.eventStore.append(`pet-${pet.id}`, 1, [change], metadata)));
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => appendAsUseCase(opened.store.eventStore)(`pet-${pet.id}`, 1, [change], metadata)));
     const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
     const lost = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     assert.equal(won.length, 1);
@@ -82,7 +83,7 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
     const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
     const ids = [await opened.store.petIds.next(), taken, await opened.store.petIds.next()];
     // Asked for in one turn: one group.
-    const outcomes = await Promise.allSettled(ids.map((id) => opened.store.eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata)));
+    const outcomes = await Promise.allSettled(ids.map((id) => appendAsUseCase(opened.store.eventStore)(`pet-${id}`, 'no_stream', [added(id)], metadata)));
     assert.equal(outcomes[0]!.status, 'fulfilled');
     assert.equal(outcomes[2]!.status, 'fulfilled');
     const refused = outcomes[1]!;
@@ -139,7 +140,8 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
   };
 
   it('sends as many statements for forty appends as for one, creations and changes alike', async () => {
-    const { eventStore, petIds } = opened.store;
+    const { petIds } = opened.store;
+    const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
     const ids = await Promise.all(Array.from({ length: 41 }, () => petIds.next()));
     const [alone, ...many] = ids as [number, ...number[]];
     const oneCreation = await counted(() => eventStore.append(`pet-${alone}`, 'no_stream', [added(alone)], metadata));
@@ -162,7 +164,8 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
   });
 
   it('shows a later append of a group what the earlier ones wrote', async () => {
-    const { eventStore, petIds, idempotencyKeys } = opened.store;
+    const { petIds, idempotencyKeys } = opened.store;
+    const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
     const [id, other, third] = await Promise.all([petIds.next(), petIds.next(), petIds.next()]);
     const far = '2999-01-01T00:00:00.000Z';
     // An expired record of a key: replaced by the group's.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
+import type { IdempotencyRecord } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
@@ -65,7 +66,7 @@ describe('SQLite group commit', () => {
 
   it('keeps the id of a creation that failed taken, so a stream already under the next id fails one creation only', async () => {
     const next = (await store.db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirstOrThrow()).value + 1;
-    await store.eventStore.append(`pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata);
+    await store.eventStore.append(`pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata, { petAfter: { id: next, name: 'around', categoryId: 1 } });
     const [blocked, after] = await Promise.allSettled([addPet(store, { name: 'blocked', categoryId: 1 }), addPet(store, { name: 'after', categoryId: 1 })]);
     assert.equal(blocked.status, 'rejected');
     assert.ok((blocked as PromiseRejectedResult).reason instanceof StreamVersionConflict);
@@ -76,9 +77,10 @@ describe('SQLite group commit', () => {
 
   it('fails only the append that conflicts; the rest of its group commits', async () => {
     const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 900_001, name, categoryId: 1, status: null } }];
+    const petAfter = (name: string) => ({ petAfter: { id: 900_001, name, categoryId: 1 } });
     const [first, second, bystander] = await Promise.allSettled([
-      store.eventStore.append('pet-900001', 'no_stream', event('first'), metadata),
-      store.eventStore.append('pet-900001', 'no_stream', event('second'), metadata),
+      store.eventStore.append('pet-900001', 'no_stream', event('first'), metadata, petAfter('first')),
+      store.eventStore.append('pet-900001', 'no_stream', event('second'), metadata, petAfter('second')),
       addPet(store, { name: 'bystander', categoryId: 2 }),
     ]);
     assert.equal(first.status, 'fulfilled');
@@ -251,7 +253,7 @@ function commitGate() {
 describe('SQLite group writer', () => {
   const now = '2026-11-25T12:00:00.000Z';
   const created = (id: number, name: string): AppendRequest => ({
-    streamId: `pet-${id}`, expected: 'no_stream' as const, options: {}, metadata: { recordedAt: now },
+    streamId: `pet-${id}`, expected: 'no_stream' as const, options: { petAfter: { id, name, categoryId: 1, status: 'available' } }, metadata: { recordedAt: now },
     events: [{ type: 'PetAdded' as const, data: { id, name, categoryId: 1, status: 'available' as const } }],
   });
 
@@ -293,11 +295,15 @@ describe('SQLite group writer', () => {
     const writer = await countedWriter();
     try {
       const record = (fingerprint: string, expiresAt: string) => ({ scope: 'key-1', key: 'k', fingerprint, pet: { id: 7, name: 'Rex', categoryId: 1 }, expiresAt });
-      await writer.group([{ ...created(6, 'earlier'), options: { remember: record('old', '2026-11-25T11:00:00.000Z') } }]);
+      const remembering = (request: AppendRequest, remember: IdempotencyRecord): AppendRequest => ({ ...request, options: { ...request.options, remember } });
+      await writer.group([remembering(created(6, 'earlier'), record('old', '2026-11-25T11:00:00.000Z'))]);
       const { reply } = await writer.group([
-        { ...created(7, 'Rex'), options: { remember: record('new', '2026-11-26T12:00:00.000Z') } },
-        { streamId: 'pet-7', expected: 1, options: {}, metadata: { recordedAt: now }, events: [{ type: 'PetStatusChanged' as const, data: { id: 7, from: 'available' as const, to: 'sold' as const } }] },
-        { ...created(8, 'same key'), options: { remember: record('other', '2026-11-26T12:00:00.000Z') } },
+        remembering(created(7, 'Rex'), record('new', '2026-11-26T12:00:00.000Z')),
+        {
+          streamId: 'pet-7', expected: 1, options: { petAfter: { id: 7, name: 'Rex', categoryId: 1, status: 'sold' } }, metadata: { recordedAt: now },
+          events: [{ type: 'PetStatusChanged' as const, data: { id: 7, from: 'available' as const, to: 'sold' as const } }],
+        },
+        remembering(created(8, 'same key'), record('other', '2026-11-26T12:00:00.000Z')),
       ]);
       assert.deepEqual(reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : Object.keys(outcome.error)[0])), [1, 2, 'keyTaken']);
       assert.deepEqual(reply.changes, [{ id: 7, statuses: ['available'] }, { id: 7, statuses: ['available', 'sold'] }]);

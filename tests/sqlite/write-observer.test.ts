@@ -53,7 +53,7 @@ describe('SQLite group commit, observed', () => {
     const pet = await addPet(store, { name: 'contested', categoryId: 1 });
     observed.length = 0;
     const results = await Promise.allSettled([
-      caller.run('stale', () => store.eventStore.append(`pet-${pet.id}`, 5, [{ type: 'PetStatusChanged', data: { id: pet.id, from: null, to: 'sold' } }], { recordedAt: new Date().toISOString() })),
+      caller.run('stale', () => store.eventStore.append(`pet-${pet.id}`, 5, [{ type: 'PetStatusChanged', data: { id: pet.id, from: null, to: 'sold' } }], { recordedAt: new Date().toISOString() }, { petAfter: { ...pet, status: 'sold' } })),
       caller.run('fresh', () => addPet(store, { name: 'fresh', categoryId: 1 })),
     ]);
     assert.deepEqual(results.map((result) => result.status), ['rejected', 'fulfilled']);

@@ -75,7 +75,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       const events = streams.get(streamId) ?? [];
       return { version: events.length, events: [...events] };
     },
-    append(streamId, expected, events, metadata, appendOptions = {}) {
+    append(streamId, expected, events, metadata, appendOptions) {
       const appended = appending.then(async () => {
         const { appendRows, commit } = transaction();
         const { version, position } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());

@@ -181,7 +181,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   return {
-    append(streamId, expected, events, metadata, options = {}) {
+    append(streamId, expected, events, metadata, options) {
       return new Promise<AppendResult>((resolve, reject) => {
         waiting.push({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: undefined });
         schedule();

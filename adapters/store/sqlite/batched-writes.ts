@@ -178,7 +178,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
   }
 
   return {
-    append(streamId, expected, events, metadata, options = {}) {
+    append(streamId, expected, events, metadata, options) {
       return new Promise<AppendResult>((resolve, reject) => {
         appends.push({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() });
         schedule();

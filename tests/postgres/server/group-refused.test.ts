@@ -5,6 +5,7 @@ import { IdempotencyKeyTaken } from '../../../application/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';
 import type { TemporaryPostgresStore } from '../../support/temporary-store.ts';
+import { appendAsUseCase } from '../../support/append-as-use-case.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
 const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
@@ -30,7 +31,8 @@ describe('a group whose write meets a row it did not read', () => {
   });
 
   it('answers the append whose idempotency key was taken meanwhile alone, and commits the others', async () => {
-    const { eventStore, petIds, idempotencyKeys } = opened.store;
+    const { petIds, idempotencyKeys } = opened.store;
+    const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
     const [kept, refused] = await Promise.all([petIds.next(), petIds.next()]);
     // Not yet visible to the group's read; its write waits for this row, then finds it live.
     await outsider.query('begin');

@@ -1,0 +1,33 @@
+import { evolve, initialState } from '../../domain/index.ts';
+import type { Pet, PetEvent, PetState } from '../../domain/index.ts';
+import type { AppendMetadata, AppendResult, EventStore, ExpectedVersion, IdempotencyRecord } from '../../application/index.ts';
+
+/** The pet that `events` leave, folded onto `state`; undefined when they leave none. */
+export function petAfter(events: readonly PetEvent[], state: PetState = initialState()): Pet | undefined {
+  const after = events.reduce(evolve, state);
+  return after.kind === 'present' ? after.pet : undefined;
+}
+
+export type Append = (
+  streamId: string, expected: ExpectedVersion, events: readonly PetEvent[], metadata: AppendMetadata, options?: { remember?: IdempotencyRecord },
+) => Promise<AppendResult>;
+
+/**
+ * `eventStore.append` as a use case calls it, handing over the pet its events leave: folded onto what
+ * this helper asked to append to the stream before, or onto the stream as read when it knows nothing of it.
+ */
+export function appendAsUseCase(eventStore: EventStore): Append {
+  const known = new Map<string, PetState>();
+  return (streamId, expected, events, metadata, options = {}) => {
+    const append = (state: PetState) => {
+      const pet = petAfter(events, state);
+      if (!pet) throw new Error(`the events leave no pet in ${streamId}`);
+      // Taken as the stream's state at once, so that appends asked for in one turn stay in one turn (one group).
+      known.set(streamId, { kind: 'present', pet });
+      return eventStore.append(streamId, expected, events, metadata, { ...options, petAfter: pet });
+    };
+    const state = known.get(streamId);
+    if (state || events[0]?.type === 'PetAdded') return append(state ?? initialState());
+    return eventStore.readStream(streamId).then((stream) => append(stream.events.reduce((folded, stored) => evolve(folded, stored.event), initialState())));
+  };
+}
