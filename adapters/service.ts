@@ -81,7 +81,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     let dispatcher: WebhookDispatcher | undefined;
     let idempotencyExpiry: IdempotencyExpiry | undefined;
-    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
+    const { dispatch, methodsAllowedAt, routeAt, record } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -99,10 +99,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
       webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke() },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventStore, refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
-      ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
+      ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
+    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Started once the base address is known: it is each delivered event's `source`.
     // Sweeps at least as often as keys expire, and at most every second.

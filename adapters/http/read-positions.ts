@@ -80,7 +80,7 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
 
 /**
  * The position a read asks for: decimal digits naming a safe integer, or none (undefined). Anything
- * else is a 400 `invalid_header`, returned here (for the fast path, which leaves it to the app).
+ * else is a 400 `invalid_header`, returned here (for the cached listing, which leaves it to the app).
  */
 export function minPositionOf(header: string | string[] | undefined): number | undefined | HttpProblem {
   if (header === undefined) return undefined;
