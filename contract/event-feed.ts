@@ -3,6 +3,9 @@ import { PET_STATUSES } from '../domain/index.ts';
 import type { PetEvent } from '../domain/index.ts';
 import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../application/index.ts';
 
+/** What an event stream's `retry:` tells a client to wait before reconnecting, in milliseconds. */
+export const RECONNECT_MS = 2000;
+
 /**
  * The CloudEvents `type` of each event type: stable names that consumers filter on and store. A change
  * of an event's shape that a consumer would notice gets a new name (`.v2`), never the old one.

@@ -1,13 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
-import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../adapters/http/deprecation.ts';
-import { ERROR_STATUS } from '../adapters/http/errors.ts';
-import type { ErrorCode } from '../adapters/http/errors.ts';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecations.ts';
+import { ERROR_STATUS } from './error-codes.ts';
+import type { ErrorCode } from './error-codes.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
-import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample } from './event-feed.ts';
-import { RECONNECT_MS } from '../adapters/http/event-stream.ts';
+import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample, RECONNECT_MS } from './event-feed.ts';
 import { NewWebhookSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema } from './webhooks.ts';
 
 /** The interface version the document describes (not the package's). */
