@@ -1,5 +1,6 @@
 import type { PetEvent } from '../../domain/index.ts';
 import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { HttpProblem } from './errors.ts';
 import { plainInteger, single } from './list-query.ts';
@@ -42,10 +43,9 @@ export function parseEventQuery(querystring: string): EventFeedQuery {
 export function parseLastEventId(header: string | string[] | undefined): number | undefined {
   if (header === undefined) return undefined;
   const text = Array.isArray(header) ? header.join(',') : header;
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new HttpProblem('invalid_header', `Last-Event-ID must be a log position in plain digits, got ${JSON.stringify(text.slice(0, 40))}`);
-  }
-  return Number(text);
+  const position = parseDecimalInteger(text);
+  if (position === undefined) throw new HttpProblem('invalid_header', `Last-Event-ID must be a log position in plain digits, got ${JSON.stringify(text.slice(0, 40))}`);
+  return position;
 }
 
 /** The query string that continues the feed after `after`, with the same filters and limit. */

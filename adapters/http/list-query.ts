@@ -1,9 +1,6 @@
 import type { ListPetsInput } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
-
-// Plain decimal digits, no sign and no leading zero: anything else (1e1, 0x10, 1.5, +5) is refused,
-// because a lenient converter would quietly turn it into some other number.
-const PLAIN_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
 
 /**
  * Turns `limit`, `status` and `after` from the raw query string into the listing's input, checking only
@@ -20,10 +17,9 @@ export function parseListQuery(querystring: string): ListPetsInput {
 /** A query value written as a whole number in plain digits (0 to 2^53-1); whether it is in range is the use case's to say. */
 export function plainInteger(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!PLAIN_INTEGER.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new HttpProblem('invalid_query', `${name} must be a whole number written in plain digits, got ${JSON.stringify(text)}`);
-  }
-  return Number(text);
+  const value = parseDecimalInteger(text);
+  if (value === undefined) throw new HttpProblem('invalid_query', `${name} must be a whole number written in plain digits, got ${JSON.stringify(text)}`);
+  return value;
 }
 
 /** The one value of a query parameter given at most once. */

@@ -1,4 +1,5 @@
 import type { EventStore } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
 
 /** On every write's answer: the log position of its commit. */
@@ -84,10 +85,9 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
  */
 export function minPositionOf(header: string | string[] | undefined): number | undefined | HttpProblem {
   if (header === undefined) return undefined;
-  if (typeof header !== 'string' || !/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) {
-    return new HttpProblem('invalid_header', `${MIN_POSITION_HEADER} must be one log position: decimal digits, at most 2^53-1`);
-  }
-  return Number(header);
+  const position = typeof header === 'string' ? parseDecimalInteger(header) : undefined;
+  if (position === undefined) return new HttpProblem('invalid_header', `${MIN_POSITION_HEADER} must be one log position: decimal digits without a leading zero, at most 2^53-1`);
+  return position;
 }
 
 /** Like `minPositionOf`, throwing the 400. */

@@ -59,8 +59,8 @@ describe('a read asking for at least a position', () => {
     assert.equal((await api.request(`/v1/pets/${id}`, atLeast(positionOf(created)))).status, 200);
   });
 
-  it('refuses a position that is not decimal digits with 400 invalid_header, on both reads', async () => {
-    for (const value of ['-1', '1.5', 'x', '', '99999999999999999']) {
+  it('refuses a position that is not plain decimal digits (a leading zero included) with 400 invalid_header, on both reads', async () => {
+    for (const value of ['-1', '1.5', 'x', '', '99999999999999999', '007']) {
       for (const path of ['/v1/pets', '/v1/pets/1']) {
         const answer = await api.request(path, atLeast(value));
         assert.equal(answer.status, 400, `${path} ${JSON.stringify(value)}`);
