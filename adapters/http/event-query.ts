@@ -3,7 +3,7 @@ import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { HttpProblem } from './errors.ts';
-import { plainInteger, single } from './list-query.ts';
+import { plainInteger, readQuery, single } from './list-query.ts';
 
 export interface EventFeedQuery {
   readonly after?: number;
@@ -18,7 +18,7 @@ export interface EventFeedQuery {
  * names, repeated (`type=a&type=b`) or as a comma list (`type=a,b`), or both: any of them matches.
  */
 export function parseEventQuery(querystring: string): EventFeedQuery {
-  const params = new URLSearchParams(querystring);
+  const params = readQuery(querystring);
   const after = plainInteger('after', single(params, 'after'));
   const limit = plainInteger('limit', single(params, 'limit'));
   const petId = plainInteger('petId', single(params, 'petId'));
