@@ -464,7 +464,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           description:
             'Answer from a state that includes at least this log position: the highest `Petstore-Position` you saw, so that a read ' +
             'through any instance sees every write you saw acknowledged. An instance that has not seen it yet checks the database; ' +
-            'when the log has not reached it within a second, 503 `unavailable` with `Retry-After`.',
+            'when the log has not reached it within a second, 503 `unavailable` with `Retry-After`; a position past every committed one is 400 `invalid_header`, naming the end.',
           schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN },
         },
         XRequestId: {
