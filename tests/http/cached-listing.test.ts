@@ -100,10 +100,10 @@ describe('cached listings answered by the pipeline\'s branch before the app', ()
     const { logger, lines } = capturedLog();
     const api = await startTestService({}, { logger });
     try {
-      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-fast-path-1' } }));
-      assert.equal(missed.headers.get('x-request-id'), 'trace-fast-path-1');
-      assert.equal(hit.headers.get('x-request-id'), 'trace-fast-path-1');
-      const logged = lines.filter((line) => line.requestId === 'trace-fast-path-1');
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-cached-listing-1' } }));
+      assert.equal(missed.headers.get('x-request-id'), 'trace-cached-listing-1');
+      assert.equal(hit.headers.get('x-request-id'), 'trace-cached-listing-1');
+      const logged = lines.filter((line) => line.requestId === 'trace-cached-listing-1');
       assert.equal(logged.length, 2);
       const comparable = (line: Record<string, unknown>) => ({ ...line, time: 0, durationMs: typeof line.durationMs });
       assert.deepEqual(comparable(logged[1]!), comparable(logged[0]!));
