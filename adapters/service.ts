@@ -18,6 +18,8 @@ import type { IdempotencyExpiry } from './store/idempotency-expiry.ts';
 import { createSqlApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
+import type { Kysely } from 'kysely';
+import type { PetStoreDatabase } from './store/schema.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
 import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
@@ -81,7 +83,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     let dispatcher: WebhookDispatcher | undefined;
     let idempotencyExpiry: IdempotencyExpiry | undefined;
-    const { app, methodsAllowedAt, routeAt, record, fastPath } = createHttpApp({
+    const { dispatch, methodsAllowedAt, routeAt, record } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -98,11 +100,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke() },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
-      readPositions: createReadPositions({ log: store.eventStore, refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
-      ...(tracing ? { traceRequests: tracing.traceRequests, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
+      readPositions: createReadPositions({ log: store.eventStore, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
+      ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const tracedFastPath = tracing && fastPath ? tracing.traceFastPath(fastPath) : fastPath;
-    const http = await startHttpServer(app, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record, fastPath: tracedFastPath });
+    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Started once the base address is known: it is each delivered event's `source`.
     // Sweeps at least as often as keys expire, and at most every second.
@@ -145,6 +146,12 @@ export async function startService(config: Config, options: StartOptions = {}): 
  * The new key is written beside the SQLite file, or to ./data on PostgreSQL (mode 0600), so a lost
  * terminal loses nothing.
  */
+/** The highest position committed to the log, as the database holds it now (a read may ask for no more). */
+async function committedLogEnd(db: Kysely<PetStoreDatabase>): Promise<number> {
+  const row = await db.selectFrom('events').select((select) => select.fn.max('position').as('end')).executeTakeFirst();
+  return Number(row?.end ?? 0);
+}
+
 async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{ key: string; file: string } | undefined> {
   if (config.apiKeys.length > 0 || (await apiKeys.count()) > 0) return undefined;
   if (config.deployment !== 'development') {

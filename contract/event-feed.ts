@@ -1,7 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import { POSITIVE_INTEGER_DIGITS, POSITIVE_INTEGER_PATTERN } from './decimal-integer.ts';
 import { PET_STATUSES } from '../domain/index.ts';
 import type { PetEvent } from '../domain/index.ts';
 import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../application/index.ts';
+
+/** What an event stream's `retry:` tells a client to wait before reconnecting, in milliseconds. */
+export const RECONNECT_MS = 2000;
 
 /**
  * The CloudEvents `type` of each event type: stable names that consumers filter on and store. A change
@@ -34,10 +38,10 @@ export const PetStatusChangedDataSchema = Type.Object(
 export const CloudEventSchema = Type.Object(
   {
     specversion: Type.Literal('1.0'),
-    id: Type.String({ pattern: '^[1-9][0-9]*$', description: 'The position in the log, as decimal digits; the SSE `id:` of its message.' }),
+    id: Type.String({ pattern: POSITIVE_INTEGER_PATTERN, description: 'The position in the log, as decimal digits; the SSE `id:` of its message.' }),
     source: Type.String({ format: 'uri', description: "The deployment's public base address." }),
     type: Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name))),
-    subject: Type.String({ pattern: '^pets/[1-9][0-9]*$', description: 'The pet: `pets/{id}`, the same for all its events.' }),
+    subject: Type.String({ pattern: `^pets/${POSITIVE_INTEGER_DIGITS}$`, description: 'The pet: `pets/{id}`, the same for all its events.' }),
     time: Type.String({ format: 'date-time', description: 'When the event was recorded.' }),
     datacontenttype: Type.Literal('application/json'),
     data: Type.Union([PetAddedDataSchema, PetStatusChangedDataSchema]),

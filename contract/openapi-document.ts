@@ -1,13 +1,13 @@
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
-import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../adapters/http/deprecation.ts';
-import { ERROR_STATUS } from '../adapters/http/errors.ts';
-import type { ErrorCode } from '../adapters/http/errors.ts';
+import { DECIMAL_INTEGER_PATTERN, POSITIVE_INTEGER_PATTERN } from './decimal-integer.ts';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecations.ts';
+import { ERROR_STATUS } from './error-codes.ts';
+import type { ErrorCode } from './error-codes.ts';
 import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
-import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample } from './event-feed.ts';
-import { RECONNECT_MS } from '../adapters/http/event-stream.ts';
+import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample, RECONNECT_MS } from './event-feed.ts';
 import { NewWebhookSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema } from './webhooks.ts';
 
 /** The interface version the document describes (not the package's). */
@@ -246,7 +246,7 @@ const WEBHOOK_CALLBACKS: Json = {
       security: [],
       parameters: [
         { name: 'webhook-id', in: 'header', required: true, description: 'The same for every attempt at one event (or batch): `msg_{subscription}_{position of its last event}`.', schema: { type: 'string' } },
-        { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the epoch when this attempt was signed.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the epoch when this attempt was signed.', schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN } },
         { name: 'webhook-signature', in: 'header', required: true, description: '`v1,` and the base64 signature.', schema: { type: 'string' } },
       ],
       requestBody: {
@@ -437,7 +437,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           in: 'header',
           required: false,
           description: 'A stream resumes after this position (what EventSource sends when it reconnects); it takes precedence over `after`.',
-          schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' },
+          schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN },
         },
         IfMatch: {
           name: 'If-Match',
@@ -464,8 +464,8 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           description:
             'Answer from a state that includes at least this log position: the highest `Petstore-Position` you saw, so that a read ' +
             'through any instance sees every write you saw acknowledged. An instance that has not seen it yet checks the database; ' +
-            'when the log has not reached it within a second, 503 `unavailable` with `Retry-After`.',
-          schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
+            'when the log has not reached it within a second, 503 `unavailable` with `Retry-After`; a position past every committed one is 400 `invalid_header`, naming the end.',
+          schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN },
         },
         XRequestId: {
           name: 'X-Request-Id',
@@ -484,7 +484,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
             'The log position of the commit that holds this answer (for a replayed creation, the creation; for a change to the current status, the last change). ' +
             'Send the highest one you saw as `Petstore-Min-Position` on reads.',
           required: true,
-          schema: { type: 'string', pattern: '^[0-9]+$' },
+          schema: { type: 'string', pattern: POSITIVE_INTEGER_PATTERN },
         },
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
         NextLink: {
@@ -499,7 +499,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         Sunset: { description: 'RFC 8594: the day this operation goes away.', required: true, schema: { type: 'string', const: GET_PET_SUNSET } },
         SuccessorLink: { description: 'The operation to use instead: `<{base}/pets>; rel="successor-version"`.', required: true, schema: { type: 'string' } },
         WWWAuthenticate: { description: '`Bearer`, or `Bearer error="invalid_token"` when a key was sent but is not valid (RFC 6750).', required: true, schema: { type: 'string' } },
-        RetryAfter: { description: 'Whole seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        RetryAfter: { description: 'Whole seconds to wait before trying again.', schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN } },
         RateLimitPolicy: {
           description:
             'When rate limiting is on (`PETSTORE_RATE_LIMIT`): the per-key quota as a structured field of draft-ietf-httpapi-ratelimit-headers-11, ' +

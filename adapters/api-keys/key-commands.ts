@@ -1,9 +1,9 @@
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import type { ManagedApiKeys } from './key-table.ts';
 import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
 import type { Command, ParsedArguments } from '../cli/command.ts';
 
 const LABEL = /^[\x20-\x7e]{1,100}$/;
-const KEY_ID = /^[1-9][0-9]{0,15}$/;
 
 /** Runs `work` on the configured database's key table (loaded only when a command runs). */
 async function withKeyTable<T>(environment: ParsedArguments['environment'], work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
@@ -76,7 +76,7 @@ export const KEY_COMMANDS: Record<string, Command> = {
     ].join('\n'),
     arguments: ['id'],
     async run({ arguments: [idText], environment }) {
-      if (!KEY_ID.test(idText!)) throw new UsageError(`<id> must be a key id such as 3 (see keys list), got ${JSON.stringify(idText)}`, KEY_COMMANDS['keys revoke']!.help);
+      if (parseDecimalInteger(idText!, 1) === undefined) throw new UsageError(`<id> must be a key id such as 3 (see keys list), got ${JSON.stringify(idText)}`, KEY_COMMANDS['keys revoke']!.help);
       const id = Number(idText);
       return withKeyTable(environment, async (keys) => {
         if (await keys.revoke(id, new Date())) {

@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { ApiKeyVerifier, KeyCheck } from './key-verifier.ts';
 import { HttpProblem } from '../http/errors.ts';
-import { stateOf } from '../http/request-pipeline.ts';
-import type { Access, RequestState } from '../http/request-pipeline.ts';
+import { stateOf } from '../http/request-state.ts';
+import type { Access, RequestState } from '../http/request-state.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -1,5 +1,6 @@
 import { followLog } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { loadConfig, localBaseUrl } from '../config/config.ts';
 import { cloudEventJson } from '../http/cloud-events.ts';
@@ -16,7 +17,7 @@ const IDLE_MS = 3_600_000;
 /** `petstore events tail`: follows the log on the configured database and prints it. */
 export async function tailEvents({ options, environment }: ParsedArguments): Promise<number> {
   const afterText = (options.after as string | undefined) ?? '0';
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(afterText) || !Number.isSafeInteger(Number(afterText))) {
+  if (parseDecimalInteger(afterText) === undefined) {
     throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText)}`, HELP);
   }
   const types: PetEvent['type'][] = [];

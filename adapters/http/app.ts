@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -19,11 +20,11 @@ import { createWebhookRouter } from './webhook-routes.ts';
 import type { WebhookResource } from './webhook-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
-import { createCachedListingFastPath } from './cached-listing-fast-path.ts';
-import type { FastPath } from './cached-listing-fast-path.ts';
+import { createCachedListingBranch } from './cached-listing.ts';
 import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
-import { answerRecorder, recordAnswers, stateOf } from './request-pipeline.ts';
-import type { ObserveRequest, RecordAnswer } from './request-pipeline.ts';
+import { answerRecorder, createRequestPipeline } from './request-pipeline.ts';
+import type { AroundAnswer, ObserveRequest, RecordAnswer } from './request-pipeline.ts';
+import { stateOf } from './request-state.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
@@ -46,8 +47,8 @@ export interface HttpAppOptions {
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
-  /** First in the chain when given: the request's server span (tracing). */
-  readonly traceRequests?: Middleware | undefined;
+  /** Around every answer when given: the request's server span (tracing). */
+  readonly traceAnswers?: AroundAnswer | undefined;
   /** What the pet routes call; the application's use cases unless given. */
   readonly useCases?: PetUseCases | undefined;
   /** The event feed's routes (experimental), when given. */
@@ -59,21 +60,20 @@ export interface HttpAppOptions {
 }
 
 export interface HttpApp {
-  readonly app: Koa;
+  /** The one way in for every request Node has parsed (`request-pipeline.ts`). */
+  readonly dispatch: (request: IncomingMessage, response: ServerResponse) => void;
   /** The methods a path answers to (empty for an unknown path). */
   methodsAllowedAt(path: string): string[];
   /** The route template a path belongs to (undefined for an unknown path). */
   routeAt(path: string): string | undefined;
-  /** Writes an answer's log line and metrics: for answers given outside the app too. */
+  /** Writes an answer's log line and metrics: for what Node's parser refused too. */
   readonly record: RecordAnswer;
-  /** Answers cached listings before the app (on the state the server began); present when there is a listing cache. */
-  readonly fastPath: FastPath | undefined;
 }
 
 /**
- * The Koa application: the answer's record, log line and metrics (outermost, so it sees the final
- * status), error rendering, the Host check, CORS, then the routes: the pet operations, the documents,
- * the probes. The checks are those of `request-pipeline.ts`, shared with the fast path.
+ * The request pipeline and its Koa application: error rendering, the Host check, CORS, then the routes:
+ * the pet operations, the documents, the probes. With a listing cache, cached listings are a branch of
+ * the pipeline tried before the app, with the app's own checks (`cached-listing.ts`).
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
@@ -96,8 +96,6 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
   const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
-  if (options.traceRequests) app.use(options.traceRequests);
-  app.use(recordAnswers(record));
   app.use(renderErrors(options.logger));
   app.use(requireHost);
   // Without configured origins there is nothing to add: no middleware at all on the hot path.
@@ -113,15 +111,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     rejectUnrouted(ctx, methodsAllowedAt);
   });
-  const fastPath = options.listingCache && createCachedListingFastPath({
+  const branch = options.listingCache && createCachedListingBranch({
     cache: options.listingCache,
     keyCheck,
-    record,
     rateLimiter,
     crossOrigin: options.corsOrigins.length > 0,
     readPositions,
   });
-  return { app, methodsAllowedAt, routeAt, record, fastPath };
+  const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
+  return { dispatch, methodsAllowedAt, routeAt, record };
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

@@ -1,3 +1,4 @@
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
 
 /** A strong entity tag for a pet at a stream version. Strong, because If-Match compares strongly (RFC 9110 §13.1.1). */
@@ -21,7 +22,8 @@ export function parseIfMatch(header: string | undefined): readonly number[] | '*
     const tag = ENTITY_TAG.exec(part.trim());
     if (!tag) throw new HttpProblem('invalid_header', `If-Match must be "*" or a list of entity tags such as "3", got ${JSON.stringify(header)}`);
     const [, weak, opaque] = tag;
-    if (!weak && /^[1-9][0-9]{0,15}$/.test(opaque!)) versions.push(Number(opaque));
+    const version = weak ? undefined : parseDecimalInteger(opaque!, 1);
+    if (version !== undefined) versions.push(version);
   }
   return versions;
 }

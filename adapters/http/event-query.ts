@@ -1,8 +1,9 @@
 import type { PetEvent } from '../../domain/index.ts';
 import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { HttpProblem } from './errors.ts';
-import { plainInteger, single } from './list-query.ts';
+import { plainInteger, readQuery, single } from './list-query.ts';
 
 export interface EventFeedQuery {
   readonly after?: number;
@@ -17,7 +18,7 @@ export interface EventFeedQuery {
  * names, repeated (`type=a&type=b`) or as a comma list (`type=a,b`), or both: any of them matches.
  */
 export function parseEventQuery(querystring: string): EventFeedQuery {
-  const params = new URLSearchParams(querystring);
+  const params = readQuery(querystring);
   const after = plainInteger('after', single(params, 'after'));
   const limit = plainInteger('limit', single(params, 'limit'));
   const petId = plainInteger('petId', single(params, 'petId'));
@@ -42,10 +43,9 @@ export function parseEventQuery(querystring: string): EventFeedQuery {
 export function parseLastEventId(header: string | string[] | undefined): number | undefined {
   if (header === undefined) return undefined;
   const text = Array.isArray(header) ? header.join(',') : header;
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new HttpProblem('invalid_header', `Last-Event-ID must be a log position in plain digits, got ${JSON.stringify(text.slice(0, 40))}`);
-  }
-  return Number(text);
+  const position = parseDecimalInteger(text);
+  if (position === undefined) throw new HttpProblem('invalid_header', `Last-Event-ID must be a log position in plain digits, got ${JSON.stringify(text.slice(0, 40))}`);
+  return position;
 }
 
 /** The query string that continues the feed after `after`, with the same filters and limit. */

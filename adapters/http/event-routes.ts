@@ -21,7 +21,7 @@ export interface EventFeed {
 
 export interface EventRoutesOptions {
   readonly feed: EventFeed;
-  /** The request's key verdict, shared with the pet routes and the fast path. */
+  /** The request's key verdict, shared with the pet routes and the cached listing. */
   readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1: each event's `source`, and the base of `Link`. */
   readonly publicBaseUrl: () => string;

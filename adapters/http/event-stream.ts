@@ -2,14 +2,13 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { followLog } from '../../application/index.ts';
 import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
+import { RECONNECT_MS } from '../../contract/event-feed.ts';
 import type { EventStreamLimits } from '../config/config.ts';
 import { cloudEventJson } from './cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 
 /** Events read from the log at a time while a stream catches up: what one stream holds beside its socket's buffer. */
 const PAGE_EVENTS = 500;
-/** What `retry:` tells a client to wait before reconnecting, in milliseconds. */
-export const RECONNECT_MS = 2000;
 /** What a refused stream is told to wait before asking again, in seconds. */
 const RETRY_AFTER_SECONDS = '5';
 

@@ -1,16 +1,13 @@
 import type { ListPetsInput } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
-
-// Plain decimal digits, no sign and no leading zero: anything else (1e1, 0x10, 1.5, +5) is refused,
-// because a lenient converter would quietly turn it into some other number.
-const PLAIN_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
 
 /**
  * Turns `limit`, `status` and `after` from the raw query string into the listing's input, checking only
  * that each is written as its type; the listing use case checks their values.
  */
 export function parseListQuery(querystring: string): ListPetsInput {
-  const params = new URLSearchParams(querystring);
+  const params = readQuery(querystring);
   const limit = plainInteger('limit', single(params, 'limit'));
   const status = single(params, 'status');
   const after = plainInteger('after', single(params, 'after'));
@@ -20,10 +17,44 @@ export function parseListQuery(querystring: string): ListPetsInput {
 /** A query value written as a whole number in plain digits (0 to 2^53-1); whether it is in range is the use case's to say. */
 export function plainInteger(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!PLAIN_INTEGER.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new HttpProblem('invalid_query', `${name} must be a whole number written in plain digits, got ${JSON.stringify(text)}`);
+  const value = parseDecimalInteger(text);
+  if (value === undefined) throw new HttpProblem('invalid_query', `${name} must be a whole number written in plain digits, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/**
+ * The query's parameters. A percent-encoded value that is not UTF-8 (`status=%ff`) is refused naming
+ * its bytes as written: decoding would put U+FFFD in its place, and an error would echo a character
+ * the client never sent.
+ */
+export function readQuery(querystring: string): URLSearchParams {
+  const params = new URLSearchParams(querystring);
+  if (!querystring.includes('%')) return params;
+  for (const part of querystring.split('&')) {
+    const [name = '', value = ''] = part.split('=', 2);
+    const decodedName = decodedOrUndefined(name);
+    if (decodedName === undefined) throw notUtf8('a parameter name', name);
+    if (decodedOrUndefined(value) === undefined) throw notUtf8(decodedName, value);
   }
-  return Number(text);
+  return params;
+}
+
+/** The text a query component decodes to, or undefined where its percent-encoded bytes are not UTF-8. */
+function decodedOrUndefined(component: string): string | undefined {
+  const decoded = new URLSearchParams(`v=${component}`).get('v')!;
+  if (!decoded.includes('\uFFFD')) return decoded;
+  // U+FFFD the client did send, encoded, is text like any other.
+  try {
+    decodeURIComponent(component.replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+    return decoded;
+  } catch {
+    return undefined;
+  }
+}
+
+function notUtf8(name: string, written: string): HttpProblem {
+  const shown = written.length > 60 ? `${written.slice(0, 60)}…` : written;
+  return new HttpProblem('invalid_query', `${name} must be UTF-8 text; its percent-encoded bytes ${shown} are not`);
 }
 
 /** The one value of a query parameter given at most once. */

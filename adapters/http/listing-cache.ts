@@ -1,5 +1,7 @@
 import type { PageScope } from '../../application/index.ts';
-import type { CatalogChanges, PetChange } from '../store/catalog-changes.ts';
+import type { CatalogChanges } from '../store/catalog-changes.ts';
+import { createScopeIndex } from './scope-index.ts';
+import type { ScopeIndex } from './scope-index.ts';
 
 // What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -13,7 +15,15 @@ export interface ListingAnswer {
 /** What an answer depends on: the page's scope, the pets of its filter with ids in `(after, through]`. */
 export type ListingScope = PageScope;
 
-type Entry = ListingAnswer & ListingScope;
+/** A cached answer, with the pet ids it depends on as a closed range (a last page reaches past every id). */
+interface Entry extends ListingAnswer {
+  readonly key: string;
+  readonly status: ListingScope['status'];
+  readonly first: number;
+  readonly last: number;
+}
+
+const PAST_EVERY_ID = Number.MAX_SAFE_INTEGER + 1;
 
 export interface ListingCache {
   /**
@@ -35,26 +45,37 @@ export const LISTING_CACHE_BYTES = 8 * 1024 * 1024;
  * this process's commits drop exactly the answers whose filter and id range they touch (a new pet
  * past the end of page one leaves page one cached); a commit by another process, or anything the
  * store cannot describe, drops them all. The oldest answers go first when the budget is full.
+ * The answers are indexed by filter and id range, so that a commit visits only the answers it drops:
+ * the cost of keeping the cache exact does not grow with the number of answers kept.
  */
 export function createListingCache(changes: CatalogChanges, budgetBytes = LISTING_CACHE_BYTES): ListingCache {
   const entries = new Map<string, Entry>();
+  /** By the status an answer is filtered on (undefined: unfiltered). */
+  let byFilter = new Map<Entry['status'], ScopeIndex<Entry>>();
   let bytes = 0;
   let generation = 0;
 
-  const drop = (key: string, entry: Entry) => {
-    entries.delete(key);
-    bytes -= sizeOf(key, entry.body);
+  const drop = (entry: Entry) => {
+    entries.delete(entry.key);
+    bytes -= sizeOf(entry.key, entry.body);
+  };
+  const indexOf = (status: Entry['status']) => {
+    let index = byFilter.get(status);
+    if (index === undefined) byFilter.set(status, (index = createScopeIndex<Entry>()));
+    return index;
   };
 
   changes.subscribe((changed) => {
     generation += 1;
     if (changed === undefined) {
       entries.clear();
+      byFilter = new Map();
       bytes = 0;
       return;
     }
-    for (const [key, entry] of entries) {
-      if (changed.some((change) => touches(entry, change))) drop(key, entry);
+    for (const { id, statuses } of changed) {
+      byFilter.get(undefined)?.takeHolding(id, drop);
+      for (const status of statuses) if (status !== null) byFilter.get(status)?.takeHolding(id, drop);
     }
   });
 
@@ -70,15 +91,27 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
       const size = sizeOf(querystring, answer.body);
       if (size > budgetBytes) return;
       const previous = entries.get(querystring);
-      if (previous) drop(querystring, previous);
-      for (const [key, entry] of entries) {
+      if (previous) evict(previous);
+      for (const entry of entries.values()) {
         if (bytes + size <= budgetBytes) break;
-        drop(key, entry);
+        evict(entry);
       }
-      entries.set(querystring, { ...answer, body: ownMemory(answer.body), ...scope });
+      const entry: Entry = {
+        key: querystring, body: ownMemory(answer.body), link: answer.link, status: scope.status,
+        first: scope.after + 1, last: Math.min(scope.through, PAST_EVERY_ID),
+      };
+      // No page scope holds no id; such an answer would be one no commit could drop.
+      if (entry.first > entry.last) return;
+      entries.set(querystring, entry);
+      indexOf(entry.status).add(entry);
       bytes += size;
     },
   };
+
+  function evict(entry: Entry): void {
+    byFilter.get(entry.status)?.remove(entry);
+    drop(entry);
+  }
 }
 
 // What an entry costs beyond its body and key (the map slot and the entry object), so that many tiny answers stay bounded too.
@@ -97,9 +130,4 @@ function ownMemory(body: Buffer): Buffer {
   const own = Buffer.allocUnsafeSlow(body.byteLength);
   body.copy(own);
   return own;
-}
-
-function touches(entry: Entry, change: PetChange): boolean {
-  if (change.id <= entry.after || change.id > entry.through) return false;
-  return entry.status === undefined || change.statuses.includes(entry.status);
 }

@@ -14,7 +14,7 @@ import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
-import { stateOf } from './request-pipeline.ts';
+import { stateOf } from './request-state.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
@@ -22,7 +22,7 @@ import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
-  /** The request's key verdict, shared with the fast path. */
+  /** The request's key verdict, shared with the cached listing. */
   readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
@@ -43,14 +43,14 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
   const router = new Router({ strict: true, sensitive: true });
   const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
-  // A cached answer is sent without a promise of its own; a query the fast path found uncached is not looked up again.
+  // A cached answer is sent without a promise of its own; a query the cached-listing branch found uncached is not looked up again.
   // A read that names a position newer than this instance has seen waits for it first (see read-positions.ts).
   router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined && minPosition > readPositions.reached) {
       return readPositions.reach(minPosition).then(() => listing(ctx, listingCache?.get(ctx.querystring)));
     }
-    return listing(ctx, stateOf(ctx).listingMissed ? undefined : listingCache?.get(ctx.querystring));
+    return listing(ctx, stateOf(ctx).listingNotCached ? undefined : listingCache?.get(ctx.querystring));
   });
 
   /** A cached answer where the cache has one (on PostgreSQL once it has looked at the log), else one read now. */
@@ -161,6 +161,7 @@ function nextPageUrl(base: string, page: PetPage, after: number): string {
 }
 
 function requestContext(ctx: Context): RequestContext {
-  const { requestId, apiKeyId, traceId } = ctx.state;
+  const { requestId, traceId } = stateOf(ctx);
+  const apiKeyId = ctx.state.apiKeyId as string;
   return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };
 }

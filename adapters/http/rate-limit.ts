@@ -3,18 +3,11 @@ import type { Context, Next } from 'koa';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
-import { stateOf } from './request-pipeline.ts';
-import type { RequestState } from './request-pipeline.ts';
+import { stateOf } from './request-state.ts';
+import type { RateDecision, RequestState } from './request-state.ts';
 
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
 export const RATE_LIMIT_POLICY_NAME = 'per-key';
-
-export interface RateDecision {
-  readonly allowed: boolean;
-  /** `RateLimit-Policy` and `RateLimit`, for every answer. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly secondsToNextToken: number;
-}
 
 /** A token bucket per API key. A refused request takes no token, so asking again gives the same refusal. */
 export interface RateLimiter {

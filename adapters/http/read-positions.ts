@@ -1,4 +1,5 @@
 import type { EventStore } from '../../application/index.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
 
 /** On every write's answer: the log position of its commit. */
@@ -26,12 +27,18 @@ export interface ReadPositions {
 
 export interface ReadPositionsOptions {
   readonly log: Pick<EventStore, 'readAll'>;
+  /**
+   * The highest position committed to the log, as the database holds it now, whether or not reads see
+   * it yet. A read asking for more is refused at once: no write has been acknowledged with that position.
+   * Without it, such a read waits like any other and gets 503.
+   */
+  readonly logEnd?: (() => Promise<number>) | undefined;
   /** Makes the caches take in every commit visible now (the listing cache's look at the file). */
   readonly refresh: () => void;
   readonly waitMs?: number;
 }
 
-export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }: ReadPositionsOptions): ReadPositions {
+export function createReadPositions({ log, logEnd, refresh, waitMs = POSITION_WAIT_MS }: ReadPositionsOptions): ReadPositions {
   let reached = 0;
   /**
    * Whether the log has reached `position`: the first committed event at or past it, one look-up by the
@@ -58,6 +65,14 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
     return own.reachedIt;
   };
 
+  /** A position past every committed one is the client's mistake; an end that cannot be read leaves the read to wait. */
+  const refusePastTheEnd = async (position: number): Promise<void> => {
+    const end = await logEnd?.().catch(() => undefined);
+    if (end !== undefined && position > end) {
+      throw new HttpProblem('invalid_header', `${MIN_POSITION_HEADER} ${position} is past the end of the log, position ${end}: no write has been given it`);
+    }
+  };
+
   return {
     get reached() {
       return reached;
@@ -70,6 +85,7 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
       let pause = FIRST_RECHECK_MS;
       for (let waited = 0; ; waited += pause, pause *= 2) {
         if (await lookUp(position)) return;
+        if (waited === 0) await refusePastTheEnd(position);
         if (waited >= waitMs) break;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, waitMs - waited)));
       }
@@ -80,14 +96,13 @@ export function createReadPositions({ log, refresh, waitMs = POSITION_WAIT_MS }:
 
 /**
  * The position a read asks for: decimal digits naming a safe integer, or none (undefined). Anything
- * else is a 400 `invalid_header`, returned here (for the fast path, which leaves it to the app).
+ * else is a 400 `invalid_header`, returned here (for the cached listing, which leaves it to the app).
  */
 export function minPositionOf(header: string | string[] | undefined): number | undefined | HttpProblem {
   if (header === undefined) return undefined;
-  if (typeof header !== 'string' || !/^\d{1,16}$/.test(header) || !Number.isSafeInteger(Number(header))) {
-    return new HttpProblem('invalid_header', `${MIN_POSITION_HEADER} must be one log position: decimal digits, at most 2^53-1`);
-  }
-  return Number(header);
+  const position = typeof header === 'string' ? parseDecimalInteger(header) : undefined;
+  if (position === undefined) return new HttpProblem('invalid_header', `${MIN_POSITION_HEADER} must be one log position: decimal digits without a leading zero, at most 2^53-1`);
+  return position;
 }
 
 /** Like `minPositionOf`, throwing the 400. */

@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, METHODS } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type Koa from 'koa';
 import type { ServerLimits } from '../config/config.ts';
 import { limitClients } from './client-limits.ts';
 import { errorBody } from './errors.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
-import type { FastPath } from './cached-listing-fast-path.ts';
-import { beginRequest } from './request-pipeline.ts';
 import { ResponsesInFlight } from './responses-in-flight.ts';
 import type { RecordAnswer } from './request-pipeline.ts';
 
@@ -22,8 +19,6 @@ export interface HttpServerOptions {
   readonly routeAt?: (path: string) => string | undefined;
   /** Records the answers given here to what Node's parser refused (their log line and metrics). */
   readonly record?: RecordAnswer | undefined;
-  /** Tried before the app, on the request's state: answers what it can (returning true) and leaves the rest to the app. */
-  readonly fastPath?: FastPath | undefined;
 }
 
 export interface RunningHttpServer {
@@ -33,11 +28,10 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-export async function startHttpServer(app: Koa, options: HttpServerOptions): Promise<RunningHttpServer> {
+/** Serves `dispatch` (the request pipeline) within the limits; what Node's parser refuses is answered here. */
+export async function startHttpServer(dispatch: RequestListener, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
-  const fastPath = options.fastPath ?? (() => false);
-  const handle = app.callback();
   const inFlight = new ResponsesInFlight();
   let closing: Promise<void> | undefined;
 
@@ -51,9 +45,7 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
     });
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
-    const answered = fastPath(request, response, beginRequest(request, response));
-    if (answered === false) void handle(request, response);
-    else if (answered !== true) void answered.then((done) => { if (!done) void handle(request, response); });
+    dispatch(request, response);
   };
 
   const server = createServer(
@@ -78,7 +70,10 @@ export async function startHttpServer(app: Koa, options: HttpServerOptions): Pro
   server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
     const started = performance.now();
     const refused = answerClientError(error, socket, methodsAllowedAt);
-    if (refused) options.record?.({ requestId: refused.requestId, started }, refused.method, refused.path === '' ? null : (routeAt(refused.path) ?? null), refused.path, refused.status, null);
+    if (refused) {
+      const route = refused.path === '' ? null : (routeAt(refused.path) ?? null);
+      options.record?.({ requestId: refused.requestId, started }, refused.method, { route, path: refused.path, status: refused.status, keyId: null });
+    }
   });
   // RFC 9110 lets a server ignore an expectation it does not support; Node would answer a bare 417.
   server.on('checkExpectation', answer);

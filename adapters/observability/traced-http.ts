@@ -5,9 +5,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
-import type { Context, Middleware, Next } from 'koa';
-import type { FastPath } from '../http/cached-listing-fast-path.ts';
-import { markFailed } from './spans.ts';
+import type { Answered, AroundAnswer } from '../http/request-pipeline.ts';
 import type { Spans } from './spans.ts';
 
 /** The request id the service answered with (X-Request-Id): what its log line and the events it caused carry. */
@@ -46,42 +44,21 @@ function endServerSpan(span: Span, method: string, route: string | undefined, st
 }
 
 /**
- * The server span of each request the app answers, continuing the caller's trace. First in the
- * chain, so it sees the final status. A recorded trace's id goes to `ctx.state.traceId`, and from
- * there into the metadata of the events the request causes.
+ * The server span of each request, whichever branch of the pipeline answers it, continuing the
+ * caller's trace and begun at the request's arrival. A recorded trace's id goes to the request's state,
+ * and from there into the metadata of the events the request causes.
  */
-export function traceRequests(spans: Spans): Middleware {
-  return async function traceRequestsMiddleware(ctx: Context, next: Next): Promise<void> {
-    const { span, parent } = startServerSpan(spans, ctx.method, ctx.path, ctx.req.headers);
+export function traceAnswers(spans: Spans): AroundAnswer {
+  return (answer) => function tracedAnswer(request, response, state) {
+    const method = request.method!;
+    const { span, parent } = startServerSpan(spans, method, request.url!.split('?', 1)[0]!, request.headers, state.started);
     const context = span.spanContext();
-    if ((context.traceFlags & TraceFlags.SAMPLED) !== 0) ctx.state.traceId = context.traceId;
-    try {
-      await spans.within(trace.setSpan(parent, span), next);
-    } catch (error) {
-      markFailed(span, error);
-      throw error;
-    } finally {
-      const route = ctx._matchedRoute;
-      endServerSpan(span, ctx.method, typeof route === 'string' ? route : undefined, ctx.status, ctx.state.requestId);
-    }
-  };
-}
-
-/**
- * The fast path that answers before the app (cached listings), with a server span for each request it
- * answers, from the request's arrival. It answers one route only, so its path is the route template.
- */
-export function traceFastPath(spans: Spans, fastPath: FastPath): FastPath {
-  return function tracedFastPath(request, response, state) {
-    const traced = (answered: boolean) => {
-      if (!answered) return false;
-      const method = request.method!;
-      const path = request.url!.split('?', 1)[0]!;
-      const { span } = startServerSpan(spans, method, path, request.headers, state.started);
-      endServerSpan(span, method, path, response.statusCode, state.requestId);
-      return true;
+    if ((context.traceFlags & TraceFlags.SAMPLED) !== 0) state.traceId = context.traceId;
+    const ended = (answered: Answered): Answered => {
+      endServerSpan(span, method, answered.route ?? undefined, answered.status, state.requestId);
+      return answered;
     };
-    const answered = fastPath(request, response, state);
-    return typeof answered === 'boolean' ? traced(answered) : answered.then(traced);
+    const answered = spans.within(trace.setSpan(parent, span), () => answer(request, response, state));
+    return answered instanceof Promise ? answered.then(ended) : ended(answered);
   };
 }

@@ -1,3 +1,4 @@
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { ConfigError } from '../config/config-error.ts';
 
 /** How spans are sampled: OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG. */
@@ -93,7 +94,7 @@ function readTimeout(read: (name: string) => string | undefined): number {
   const name = read('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT' : 'OTEL_EXPORTER_OTLP_TIMEOUT';
   const value = read(name);
   if (value === undefined) return DEFAULT_TIMEOUT_MS;
-  if (!/^[1-9][0-9]{0,6}$/.test(value)) throw new ConfigError(`${name} is invalid (${JSON.stringify(value)}): milliseconds, a whole number from 1`);
+  if (parseDecimalInteger(value, 1, 9_999_999) === undefined) throw new ConfigError(`${name} is invalid (${JSON.stringify(value)}): milliseconds, a whole number from 1`);
   return Number(value);
 }
 

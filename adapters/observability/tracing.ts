@@ -1,4 +1,3 @@
-import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ExportResultCode } from '@opentelemetry/core';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
@@ -8,21 +7,19 @@ import {
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { PetStorePorts } from '../../application/index.ts';
-import type { FastPath } from '../http/cached-listing-fast-path.ts';
+import type { AroundAnswer } from '../http/request-pipeline.ts';
 import type { PetUseCases } from '../http/pet-use-cases.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
 import { createSpans } from './spans.ts';
-import { traceFastPath, traceRequests } from './traced-http.ts';
+import { traceAnswers } from './traced-http.ts';
 import { observeWrites, tracePorts, traceUseCases } from './traced-ports.ts';
 import type { DatabaseSystem } from './traced-ports.ts';
 import type { TraceSampling, TracingConfig } from './tracing-config.ts';
 
 /** What the composition root attaches: each piece decorates a port or hooks into the HTTP layer. */
 export interface Tracing {
-  /** The server span of each request the app answers; first in the chain. */
-  readonly traceRequests: Middleware;
-  /** A server span for each request the fast path answers before the app. */
-  traceFastPath(fastPath: FastPath): FastPath;
+  /** The server span of each request, around its whole answer. */
+  readonly traceAnswers: AroundAnswer;
   /** A span around each query and append. */
   tracePorts(ports: PetStorePorts): PetStorePorts;
   /** A span around each use case. */
@@ -56,8 +53,7 @@ export async function startTracing(config: TracingConfig, options: TracingOption
   });
   const spans = createSpans(provider.getTracer('petstore'));
   return {
-    traceRequests: traceRequests(spans),
-    traceFastPath: (fastPath) => traceFastPath(spans, fastPath),
+    traceAnswers: traceAnswers(spans),
     tracePorts: (ports) => tracePorts(spans, ports, options.databaseSystem),
     traceUseCases: (useCases) => traceUseCases(spans, useCases),
     observeWrite: observeWrites(spans),

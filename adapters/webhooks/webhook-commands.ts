@@ -1,9 +1,9 @@
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
 import type { Command, ParsedArguments } from '../cli/command.ts';
 import type { WebhookSubscriptions } from '../../application/index.ts';
 
-const KEY_ID = /^([1-9][0-9]{0,15}|env:[0-9a-f]{12})$/;
-const PET_ID = /^[1-9][0-9]{0,15}$/;
+const ENVIRONMENT_KEY_ID = /^env:[0-9a-f]{12}$/;
 
 /** Runs `work` on the configured database's subscriptions (loaded only when a command runs). */
 async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>): Promise<T> {
@@ -64,17 +64,17 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       const help = WEBHOOK_COMMANDS['webhooks create']!.help;
       const keyId = options['key-id'] as string | undefined;
       const url = options.url as string | undefined;
-      if (keyId === undefined || !KEY_ID.test(keyId)) throw new UsageError(`--key-id must be a key id (digits, or env: and 12 hex digits), got ${JSON.stringify(keyId ?? '')}`, help);
+      if (keyId === undefined || (parseDecimalInteger(keyId, 1) === undefined && !ENVIRONMENT_KEY_ID.test(keyId))) throw new UsageError(`--key-id must be a key id (digits, or env: and 12 hex digits), got ${JSON.stringify(keyId ?? '')}`, help);
       if (url === undefined) throw new UsageError('--url is required', help);
       const petIdText = options['pet-id'] as string | undefined;
-      if (petIdText !== undefined && !PET_ID.test(petIdText)) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
+      if (petIdText !== undefined && parseDecimalInteger(petIdText, 1) === undefined) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
       const batchText = options['batch-size'] as string | undefined;
-      if (batchText !== undefined && !(/^[1-9][0-9]{0,2}$/.test(batchText) && Number(batchText) <= 100)) {
-        throw new UsageError(`--batch-size must be a whole number from 1 to 100, got ${JSON.stringify(batchText)}`, help);
-      }
-      const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
-        import('../../contract/event-feed.ts'), import('../config/config.ts'), import('./safe-target.ts'),
+      const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { MAX_WEBHOOK_BATCH }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
+        import('../../contract/event-feed.ts'), import('../../contract/webhooks.ts'), import('../config/config.ts'), import('./safe-target.ts'),
       ]);
+      if (batchText !== undefined && parseDecimalInteger(batchText, 1, MAX_WEBHOOK_BATCH) === undefined) {
+        throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_WEBHOOK_BATCH}, got ${JSON.stringify(batchText)}`, help);
+      }
       const types = ((options.type as string[] | undefined) ?? []).map((name) => {
         const type = eventTypeNamed(name);
         if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`, help);

@@ -48,6 +48,30 @@ function runtimeGraph(entry: string): { files: string[]; offences: string[] } {
   return { files: [...files].map((file) => relative(root, file)).sort(), offences };
 }
 
+/**
+ * Each import cycle among the relative imports reached from `files`, type-only imports included (a
+ * cycle of types is still two files that cannot be read one before the other), as the files on it.
+ */
+function importCycles(files: readonly string[]): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    const onPath = path.indexOf(file);
+    if (onPath >= 0) {
+      cycles.push(path.slice(onPath).map((each) => relative(root, each)));
+      return;
+    }
+    if (done.has(file)) return;
+    path.push(file);
+    for (const specifier of importsOf(file)) if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
+    path.pop();
+    done.add(file);
+  };
+  for (const file of files) visit(file);
+  return cycles;
+}
+
 function topFolder(file: string, specifier: string): string {
   return relative(root, resolve(dirname(file), specifier)).split(/[\\/]/)[0]!;
 }
@@ -83,6 +107,25 @@ describe('dependency direction', () => {
     assert.ok(imports.some((specifier) => specifier.endsWith('contract/schemas.ts')));
     assert.deepEqual(imports.filter((specifier) => specifier.includes('adapters/')), []);
     assert.ok(sourceFiles('client').flatMap(runtimeImportsOf).every((specifier) => !specifier.includes('contract/')));
+  });
+
+  it('the contract imports nothing from adapters/: the client and the server share it', () => {
+    const offences = sourceFiles('contract').flatMap((file) =>
+      importsOf(file)
+        .filter((specifier) => specifier.startsWith('.') && !['contract', 'application', 'domain'].includes(topFolder(file, specifier)))
+        .map((specifier) => `${relative(root, file)} imports ${specifier}`),
+    );
+    assert.deepEqual(offences, []);
+  });
+
+  it('the HTTP adapter, the contract and the client have no import cycles, type-only imports included', () => {
+    const folders = [join('adapters', 'http'), 'contract', 'client'];
+    assert.deepEqual(importCycles(folders.flatMap(sourceFiles)), []);
+  });
+
+  it('the cycle finder finds a cycle (guards against a walk that sees none)', () => {
+    const cycles = importCycles([join(root, 'tests', 'architecture', 'fixtures', 'cycle-a.ts')]);
+    assert.deepEqual(cycles, [[join('tests', 'architecture', 'fixtures', 'cycle-a.ts'), join('tests', 'architecture', 'fixtures', 'cycle-b.ts')]]);
   });
 
   it('adapters/ holds folders by capability; at its root only the composition root', () => {

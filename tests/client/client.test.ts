@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createPetStoreClient, PetStoreError } from 'petstore/client';
 import type { DeprecationNotice, Pet, PetStatus, PetStoreClient } from 'petstore/client';
-import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../adapters/http/deprecation.ts';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../contract/deprecations.ts';
 import { ERROR_STATUS } from '../../contract/error-codes.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';

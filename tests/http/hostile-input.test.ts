@@ -129,6 +129,25 @@ describe('injection through the query, the path and the key', () => {
     });
   }
 
+  const notUtf8 = [['/v1/pets?status=%ff', 'status', '%ff'], ['/v1/pets?limit=1%C3', 'limit', '1%C3'], ['/v1/events?type=a%80b', 'type', 'a%80b'], ['/v1/pets?%fe=1', 'a parameter name', '%fe']] as const;
+  for (const [path, name, bytes] of notUtf8) {
+    it(`refuses ${path}, whose bytes are not UTF-8, with 400 naming the bytes rather than echoing U+FFFD`, async () => {
+      const response = await api.request(path);
+      assert.equal(response.status, 400);
+      const { code, message } = await readError(response);
+      assert.equal(code, 'invalid_query');
+      assert.ok(!message.includes('\uFFFD'), message);
+      assert.ok(message.startsWith(name), message);
+      assert.ok(message.includes(` ${bytes} `), message);
+    });
+  }
+
+  it('takes an encoded U+FFFD the client did send as text like any other', async () => {
+    const response = await api.request('/v1/pets?status=%EF%BF%BD');
+    assert.equal(response.status, 400);
+    assert.match((await readError(response)).message, /\uFFFD/);
+  });
+
   for (const petId of ["1' OR '1'='1", '1;DROP TABLE pets', '1%00', '-1', '0x10']) {
     it(`refuses /v1/pets/${petId} with 400 invalid_path`, async () => {
       await assertRefusedUnchanged(() => api.request(`/v1/pets/${encodeURIComponent(petId)}`), 'invalid_path');

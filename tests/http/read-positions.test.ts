@@ -59,8 +59,8 @@ describe('a read asking for at least a position', () => {
     assert.equal((await api.request(`/v1/pets/${id}`, atLeast(positionOf(created)))).status, 200);
   });
 
-  it('refuses a position that is not decimal digits with 400 invalid_header, on both reads', async () => {
-    for (const value of ['-1', '1.5', 'x', '', '99999999999999999']) {
+  it('refuses a position that is not plain decimal digits (a leading zero included) with 400 invalid_header, on both reads', async () => {
+    for (const value of ['-1', '1.5', 'x', '', '99999999999999999', '007']) {
       for (const path of ['/v1/pets', '/v1/pets/1']) {
         const answer = await api.request(path, atLeast(value));
         assert.equal(answer.status, 400, `${path} ${JSON.stringify(value)}`);
@@ -69,12 +69,14 @@ describe('a read asking for at least a position', () => {
     }
   });
 
-  it('answers 503 with Retry-After for a position the log has not reached, after a bounded wait, on both reads', async () => {
+  it('refuses a position past the end of the log with 400 invalid_header naming the end, on both reads', async () => {
+    const end = positionOf(await api.createPet({ name: 'Last', categoryId: 1 }));
     for (const path of ['/v1/pets?limit=3', '/v1/pets/1']) {
-      const answer = await api.request(path, atLeast(1_000_000));
-      assert.equal(answer.status, 503, path);
-      assert.equal(answer.headers.get('retry-after'), '1');
-      assert.equal((await readError(answer)).code, 'unavailable');
+      const answer = await api.request(path, atLeast(end + 1_000_000));
+      assert.equal(answer.status, 400, path);
+      const { code, message } = await readError(answer);
+      assert.equal(code, 'invalid_header');
+      assert.match(message, new RegExp(`past the end of the log, position ${end}\\b`));
     }
   });
 });
@@ -111,6 +113,22 @@ describe('what an instance knows its reads include', () => {
     positions.observe(3);
     await positions.reach(3);
     assert.equal(log.lookUps, 0);
+  });
+
+  it('answers 503 after a bounded wait for a position committed but not yet visible to its reads', async () => {
+    const log = logAt(4);
+    const positions = createReadPositions({ log, logEnd: async () => 9, refresh: () => {}, waitMs: 50 });
+    await assert.rejects(positions.reach(9), (error: { status?: number; headers?: Record<string, string> }) => error.status === 503 && error.headers?.['Retry-After'] === '1');
+    assert.ok(log.lookUps > 1, 'it looked again while it waited');
+  });
+
+  it('refuses a position past the log\'s end at once, and waits as before when the end cannot be read', async () => {
+    const log = logAt(4);
+    const positions = createReadPositions({ log, logEnd: async () => 4, refresh: () => {}, waitMs: 50 });
+    await assert.rejects(positions.reach(5), (error: { status?: number; message?: string }) => error.status === 400 && /position 4\b/.test(error.message ?? ''));
+    assert.equal(log.lookUps, 1);
+    const unreadable = createReadPositions({ log, logEnd: () => Promise.reject(new Error('database lost')), refresh: () => {}, waitMs: 50 });
+    await assert.rejects(unreadable.reach(5), (error: { status?: number }) => error.status === 503);
   });
 
   it('waits for a position the log reaches meanwhile, and gives up with 503 on one it never reaches', async () => {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { RECONNECT_MS } from '../../adapters/http/event-stream.ts';
+import { RECONNECT_MS } from '../../contract/event-feed.ts';
 import { documentSchemas } from '../support/response-contract.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';

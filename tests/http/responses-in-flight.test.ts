@@ -58,7 +58,7 @@ describe('shutdown', () => {
       ctx.body = { ok: true };
     });
     const limits: ServerLimits = { ...DEFAULT_LIMITS, shutdownGraceMs: 5000 };
-    const server = await startHttpServer(app, { host: '127.0.0.1', port: 0, limits });
+    const server = await startHttpServer(app.callback(), { host: '127.0.0.1', port: 0, limits });
     const answer = new Promise<IncomingMessage>((resolve, reject) => {
       const sent = httpRequest({ host: '127.0.0.1', port: server.port, path: '/', headers: { connection: 'keep-alive' } }, resolve);
       sent.on('error', reject);

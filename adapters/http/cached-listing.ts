@@ -1,18 +1,16 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { HttpProblem } from './errors.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { decideRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import type { RecordAnswer, RequestState } from './request-pipeline.ts';
+import type { AnswerBranch, Answered } from './request-pipeline.ts';
 import { MIN_POSITION_FIELD, minPositionOf } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
 
-export interface CachedListingFastPathOptions {
+export interface CachedListingOptions {
   readonly cache: ListingCache;
   readonly keyCheck: KeyCheckOf;
-  readonly record: RecordAnswer;
   readonly rateLimiter?: RateLimiter | undefined;
   /** CORS is configured: answers vary by Origin, and requests that carry one take the full chain. */
   readonly crossOrigin: boolean;
@@ -20,44 +18,39 @@ export interface CachedListingFastPathOptions {
   readonly readPositions: Pick<ReadPositions, 'reached'>;
 }
 
-/**
- * Answers a request on Node's response and returns true, or returns false and leaves it, and its state,
- * to the app; a promise of either when it must first ask the database whether the cache is current.
- */
-export type FastPath = (request: IncomingMessage, response: ServerResponse, state: RequestState) => boolean | Promise<boolean>;
-
 // The only path answered here, and so also the route template it reports.
 const LISTING_PATH = '/v1/pets';
 
 /**
- * Cached listings, answered before Koa: a context, the middleware chain and the router cost more than
- * the rest of such an answer. The checks are the app's own, decided once on the request's state (which
- * the app then reads); only a 200 is answered here, anything else is left to the app.
+ * The pipeline's branch for cached listings, tried before the Koa app: a context, the middleware chain
+ * and the router cost more than the rest of such an answer. The checks are the app's own, decided once
+ * on the request's state (which the app then reads); only a 200 is answered here, anything else is
+ * left to the app.
  */
-export function createCachedListingFastPath(options: CachedListingFastPathOptions): FastPath {
-  const { cache, keyCheck, record, rateLimiter, crossOrigin, readPositions } = options;
+export function createCachedListingBranch(options: CachedListingOptions): AnswerBranch {
+  const { cache, keyCheck, rateLimiter, crossOrigin, readPositions } = options;
   return function answerCachedListing(request, response, state) {
-    if (request.method !== 'GET') return false;
+    if (request.method !== 'GET') return undefined;
     const target = request.url!;
     const queryStart = target.indexOf('?');
-    if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return false;
-    if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return false;
+    if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return undefined;
+    if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return undefined;
     const minPosition = minPositionOf(request.headers[MIN_POSITION_FIELD]);
-    if (minPosition !== undefined && (minPosition instanceof HttpProblem || minPosition > readPositions.reached)) return false;
+    if (minPosition !== undefined && (minPosition instanceof HttpProblem || minPosition > readPositions.reached)) return undefined;
     const access = keyCheck(state, request);
-    if (access instanceof Promise || access instanceof HttpProblem) return false;
+    if (access instanceof Promise || access instanceof HttpProblem) return undefined;
     const found = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));
     // When the look for other instances' commits fails, the app reads the database and answers for it.
     if (found instanceof Promise) return found.then((answer) => answerWith(answer, access.keyId), () => answerWith(undefined, access.keyId));
     return answerWith(found, access.keyId);
 
-    function answerWith(answer: ListingAnswer | undefined, keyId: string): boolean {
+    function answerWith(answer: ListingAnswer | undefined, keyId: string): Answered | undefined {
       if (answer === undefined) {
-        state.listingMissed = true;
-        return false;
+        state.listingNotCached = true;
+        return undefined;
       }
       const decision = rateLimiter && decideRate(rateLimiter, state, keyId);
-      if (decision !== undefined && !decision.allowed) return false;
+      if (decision !== undefined && !decision.allowed) return undefined;
 
       if (crossOrigin) response.setHeader('Vary', 'Origin');
       if (decision !== undefined) for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
@@ -65,8 +58,7 @@ export function createCachedListingFastPath(options: CachedListingFastPathOption
       response.setHeader('Content-Type', JSON_TYPE);
       response.setHeader('Content-Length', answer.body.length);
       response.end(answer.body);
-      record(state, 'GET', LISTING_PATH, LISTING_PATH, 200, keyId);
-      return true;
+      return { route: LISTING_PATH, path: LISTING_PATH, status: 200, keyId };
     }
   };
 }

@@ -6,15 +6,14 @@ import Koa from 'koa';
 import pino from 'pino';
 import { createKeyCheck } from '../../adapters/api-keys/require-api-key.ts';
 import { createHttpApp } from '../../adapters/http/app.ts';
-import { createCachedListingFastPath } from '../../adapters/http/cached-listing-fast-path.ts';
-import type { CachedListingFastPathOptions } from '../../adapters/http/cached-listing-fast-path.ts';
+import { createCachedListingBranch } from '../../adapters/http/cached-listing.ts';
+import type { CachedListingOptions } from '../../adapters/http/cached-listing.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import type { ListingCache } from '../../adapters/http/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
-import { answerRecorder, beginRequest } from '../../adapters/http/request-pipeline.ts';
+import { beginRequest } from '../../adapters/http/request-state.ts';
 import { startHttpServer } from '../../adapters/http/server.ts';
 import { PET_USE_CASES } from '../../adapters/http/pet-use-cases.ts';
-import type { RequestFields } from '../../adapters/observability/request-log.ts';
 import type { PetStorePorts } from '../../application/index.ts';
 import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
 import type { ServerLimits } from '../../adapters/config/config.ts';
@@ -37,7 +36,7 @@ async function missThenHit(request: () => Promise<Response>) {
   return { missed, hit };
 }
 
-/** Counts the Koa contexts made meanwhile: a request the fast path answers makes none. */
+/** Counts the Koa contexts made meanwhile: a request the cached-listing branch answers makes none. */
 async function koaContextsDuring(run: () => Promise<void>): Promise<number> {
   const prototype = Koa.prototype as unknown as { createContext: (...args: unknown[]) => unknown };
   const createContext = prototype.createContext;
@@ -54,7 +53,7 @@ async function koaContextsDuring(run: () => Promise<void>): Promise<number> {
   return made;
 }
 
-describe('cached listings answered before the app', () => {
+describe('cached listings answered by the pipeline\'s branch before the app', () => {
   it('are answered without a Koa context once cached, and a miss goes through the app', async () => {
     const api = await startTestService();
     try {
@@ -101,10 +100,10 @@ describe('cached listings answered before the app', () => {
     const { logger, lines } = capturedLog();
     const api = await startTestService({}, { logger });
     try {
-      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-fast-path-1' } }));
-      assert.equal(missed.headers.get('x-request-id'), 'trace-fast-path-1');
-      assert.equal(hit.headers.get('x-request-id'), 'trace-fast-path-1');
-      const logged = lines.filter((line) => line.requestId === 'trace-fast-path-1');
+      const { missed, hit } = await missThenHit(() => api.request('/v1/pets?limit=3', { headers: { 'x-request-id': 'trace-cached-listing-1' } }));
+      assert.equal(missed.headers.get('x-request-id'), 'trace-cached-listing-1');
+      assert.equal(hit.headers.get('x-request-id'), 'trace-cached-listing-1');
+      const logged = lines.filter((line) => line.requestId === 'trace-cached-listing-1');
       assert.equal(logged.length, 2);
       const comparable = (line: Record<string, unknown>) => ({ ...line, time: 0, durationMs: typeof line.durationMs });
       assert.deepEqual(comparable(logged[1]!), comparable(logged[0]!));
@@ -158,21 +157,17 @@ describe('cached listings answered before the app', () => {
   });
 });
 
-// The fast path on its own, with a cache holding one answer: which requests it takes, and what it writes.
-describe('the cached listing fast path', () => {
-  const KEY = 'fast-path-key-0123456789';
+// The branch on its own, with a cache holding one answer: which requests it takes, and what it writes.
+describe('the cached listing branch', () => {
+  const KEY = 'cached-listing-key-0123456789';
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
   const noChanges: CatalogChanges = { subscribe() {}, refresh() {} };
 
-  function fastPath(overrides: Partial<CachedListingFastPathOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
+  function branch(overrides: Partial<CachedListingOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
     const cache = createListingCache(noChanges);
     cache.set('limit=1', cache.mark(), { body, link: '<http://x/v1/pets?limit=1&after=1>; rel="next"' }, { status: undefined, after: 0, through: 2 });
-    const logged: RequestFields[] = [];
     const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), ...options } = overrides;
-    const answer = createCachedListingFastPath({
-      cache, keyCheck: createKeyCheck(verifier), record: answerRecorder((fields) => logged.push(fields)), crossOrigin: false, readPositions: { reached: 5 }, ...options,
-    });
-    return { answer, logged };
+    return createCachedListingBranch({ cache, keyCheck: createKeyCheck(verifier), crossOrigin: false, readPositions: { reached: 5 }, ...options });
   }
 
   function request(init: { method?: string; url?: string; headers?: Record<string, string>; rawHeaders?: string[] } = {}) {
@@ -194,24 +189,21 @@ describe('the cached listing fast path', () => {
     return { fake: fake as unknown as ServerResponse, headers, body: () => ended };
   }
 
-  /** Offers `incoming` to the fast path with the state the server would have begun. */
-  function offer(answer: ReturnType<typeof fastPath>['answer'], incoming: IncomingMessage, out = response()) {
+  /** Offers `incoming` to the branch with the state the pipeline would have begun; `taken` is how it answered, if it did. */
+  function offer(answer: ReturnType<typeof branch>, incoming: IncomingMessage, out = response()) {
     const state = beginRequest(incoming, response().fake);
-    return { taken: answer(incoming, out.fake, state), state, out };
+    const taken = answer(incoming, out.fake, state);
+    assert.ok(!(taken instanceof Promise), 'a cache without a database to ask answers at once');
+    return { taken, state, out };
   }
 
-  it('answers a cached listing with its body, Link, type and length, and records it under the request id', () => {
-    const { answer, logged } = fastPath();
-    const { taken, state, out } = offer(answer, request());
-    assert.equal(taken, true);
+  it('answers a cached listing with its body, Link, type and length, and says how for the record', () => {
+    const { taken, out } = offer(branch(), request());
+    assert.deepEqual({ ...taken, keyId: typeof taken?.keyId }, { route: '/v1/pets', path: '/v1/pets', status: 200, keyId: 'string' });
     assert.deepEqual(out.body(), body);
     assert.equal(out.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(out.headers.get('content-length'), body.length);
     assert.equal(out.headers.get('link'), '<http://x/v1/pets?limit=1&after=1>; rel="next"');
-    assert.match(state.requestId, /^[0-9a-f-]{36}$/);
-    assert.equal(logged.length, 1);
-    assert.equal(logged[0]!.status, 200);
-    assert.equal(logged[0]!.requestId, state.requestId);
   });
 
   const leftToTheApp: [string, Parameters<typeof request>[0]][] = [
@@ -229,59 +221,55 @@ describe('the cached listing fast path', () => {
   ];
   for (const [what, init] of leftToTheApp) {
     it(`leaves ${what} to the app, writing nothing`, () => {
-      const { answer, logged } = fastPath();
-      const { taken, out } = offer(answer, request(init));
-      assert.equal(taken, false);
+      const { taken, out } = offer(branch(), request(init));
+      assert.equal(taken, undefined);
       assert.equal(out.headers.size, 0);
       assert.equal(out.body(), undefined);
-      assert.equal(logged.length, 0);
     });
   }
 
   it('leaves a key that must be looked up in the key table to the app, with the lookup begun on the state', () => {
     const table = { activeKeyHashes: async () => new Map<string, number>() };
-    const { answer } = fastPath({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) });
-    const { taken, state } = offer(answer, request());
-    assert.equal(taken, false);
+    const { taken, state } = offer(branch({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) }), request());
+    assert.equal(taken, undefined);
     assert.ok(state.access instanceof Promise);
   });
 
   it('leaves a request from a browser origin to the app when CORS is on, and marks its own answers Vary: Origin', () => {
-    const { answer } = fastPath({ crossOrigin: true });
+    const answer = branch({ crossOrigin: true });
     const withOrigin = request({ headers: { host: 'pets.example', authorization: `Bearer ${KEY}`, origin: 'https://app.example.com' } });
-    assert.equal(offer(answer, withOrigin).taken, false);
+    assert.equal(offer(answer, withOrigin).taken, undefined);
     const { taken, out } = offer(answer, request());
-    assert.equal(taken, true);
+    assert.equal(taken?.status, 200);
     assert.equal(out.headers.get('vary'), 'Origin');
   });
 
   it('answers a read asking for a position its cache has reached, and leaves a newer one to the app', () => {
-    const { answer, logged } = fastPath();
+    const answer = branch();
     const headers = (position: string) => ({ host: 'pets.example', authorization: `Bearer ${KEY}`, 'petstore-min-position': position });
-    assert.equal(offer(answer, request({ headers: headers('5') })).taken, true);
+    assert.equal(offer(answer, request({ headers: headers('5') })).taken?.status, 200);
     const tooNew = offer(answer, request({ headers: headers('6') }));
-    assert.equal(tooNew.taken, false);
+    assert.equal(tooNew.taken, undefined);
     assert.equal(tooNew.out.body(), undefined);
-    assert.equal(offer(answer, request({ headers: headers('-1') })).taken, false, 'a malformed position is the app\'s to refuse');
-    assert.equal(logged.length, 1);
+    assert.equal(offer(answer, request({ headers: headers('-1') })).taken, undefined, 'a malformed position is the app\'s to refuse');
   });
 
   it('takes a token for each answer, and leaves the request, with its refusal decided, to the app once the bucket is empty', () => {
     let now = 0;
-    const { answer } = fastPath({ rateLimiter: createRateLimiter({ perSecond: 1, burst: 2 }, () => now) });
+    const answer = branch({ rateLimiter: createRateLimiter({ perSecond: 1, burst: 2 }, () => now) });
     const first = offer(answer, request());
-    assert.equal(first.taken, true);
+    assert.equal(first.taken?.status, 200);
     assert.equal(first.out.headers.get('ratelimit'), '"per-key";r=1;t=1');
-    assert.equal(offer(answer, request()).taken, true);
+    assert.equal(offer(answer, request()).taken?.status, 200);
     const refused = offer(answer, request());
-    assert.equal(refused.taken, false);
+    assert.equal(refused.taken, undefined);
     assert.equal(refused.state.rate?.allowed, false);
     now += 1000;
-    assert.equal(offer(answer, request()).taken, true);
+    assert.equal(offer(answer, request()).taken?.status, 200);
   });
 });
 
-// The fast path and the app together: each check decided once per request.
+// The branch and the app together: each check decided once per request.
 describe('one request pipeline', () => {
   const KEY = 'pipeline-key-0123456789';
   const limits: ServerLimits = {
@@ -291,12 +279,12 @@ describe('one request pipeline', () => {
   async function serve(cache: ListingCache, verify: () => void) {
     const verifier = createApiKeyVerifier({ environmentKeys: [KEY] });
     const counted = { verify: (key: string) => (verify(), verifier.verify(key)) };
-    const { app, methodsAllowedAt, fastPath } = createHttpApp({
+    const { dispatch, methodsAllowedAt } = createHttpApp({
       ports: {} as PetStorePorts, verifier: counted, publicBaseUrl: () => 'http://pets.example/v1', logger: pino({ level: 'silent' }),
       rateLimit: { perSecond: 1, burst: 100 }, document: () => ({}) as never, readiness: async () => ({ ready: true as const }), corsOrigins: [],
       listingCache: cache, useCases: { ...PET_USE_CASES, listPetPage: async () => ({ pets: [], nextAfter: undefined, limit: 3, scope: { status: undefined, after: 0, through: Infinity } }) },
     });
-    return startHttpServer(app, { host: '127.0.0.1', port: 0, limits, methodsAllowedAt, fastPath });
+    return startHttpServer(dispatch, { host: '127.0.0.1', port: 0, limits, methodsAllowedAt });
   }
 
   it('on a miss, checks the key, takes a rate-limit token and looks up the cache once each', async () => {

@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context } from 'koa';
+import { requestIdFor } from '../observability/request-log.ts';
+import { HttpProblem } from './errors.ts';
+
+/**
+ * What is decided about a request once, where the pipeline begins it: each check reads or fills its
+ * field here instead of deciding again, whether the cached listing or the Koa app asks.
+ */
+export interface RequestState {
+  readonly requestId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** The Host rule's refusal, or undefined when the request may go on. */
+  readonly hostProblem: HttpProblem | undefined;
+  /** How many Authorization fields the request carries. */
+  readonly authorizations: number;
+  /** The key's verdict (`api-keys/require-api-key.ts`), decided at most once. */
+  access: Access | Promise<Access> | undefined;
+  /** The rate limit's decision (`rate-limit.ts`), taken at most once. */
+  rate: RateDecision | undefined;
+  /** The listing cache was asked for this request's query and held no answer: the route reads the catalogue without asking again. */
+  listingNotCached: boolean;
+  /** The recorded trace this request belongs to, when traces are on; the events it causes carry it. */
+  traceId: string | undefined;
+}
+
+/** A request with a live key (its id, never the key), or the refusal to answer. */
+export type Access = { readonly keyId: string } | HttpProblem;
+
+/** The rate limit's answer to one request. */
+export interface RateDecision {
+  readonly allowed: boolean;
+  /** `RateLimit-Policy` and `RateLimit`, for every answer. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly secondsToNextToken: number;
+}
+
+// Like the parser's own rejections, these end the connection: the client's framing is not to be trusted.
+const CLOSE = { Connection: 'close' };
+
+/** RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host header is answered 400. */
+function hostProblem(hosts: number, httpVersion: string): HttpProblem | undefined {
+  if (hosts > 1) return new HttpProblem('invalid_header', 'a request carries one Host header, not several', CLOSE);
+  if (hosts === 0 && httpVersion === '1.1') return new HttpProblem('invalid_header', 'an HTTP/1.1 request must carry a Host header', CLOSE);
+  return undefined;
+}
+
+/** Gives the request its id (the client's X-Request-Id or a new one), echoes it, and decides the Host rule; counts the Authorization fields. */
+export function beginRequest(request: IncomingMessage, response: ServerResponse): RequestState {
+  const started = performance.now();
+  const raw = request.rawHeaders;
+  let hosts = 0;
+  let authorizations = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
+  }
+  const state: RequestState = {
+    requestId: requestIdFor(request.headers['x-request-id']),
+    started,
+    hostProblem: hosts === 1 ? undefined : hostProblem(hosts, request.httpVersion),
+    authorizations,
+    access: undefined,
+    rate: undefined,
+    listingNotCached: false,
+    traceId: undefined,
+  };
+  response.setHeader('X-Request-Id', state.requestId);
+  return state;
+}
+
+/** The state of a request inside the Koa app, which the pipeline put on `ctx.state.request`. */
+export function stateOf(ctx: Context): RequestState {
+  return (ctx.state.request ??= beginRequest(ctx.req, ctx.res)) as RequestState;
+}
