@@ -72,10 +72,14 @@ export interface WebhookSubscriptions {
   delete(id: string): Promise<boolean>;
   /** `failing` back to `active`, retrying the event it stopped at; false when there is no such subscription. */
   resume(id: string): Promise<boolean>;
-  /** Ids of the subscriptions that want delivering now (active). */
-  activeIds(): Promise<string[]>;
-  /** Takes or renews the lease until `expiresAt`: true when `holder` holds it now. */
-  lease(id: string, holder: string, now: Date, expiresAt: Date): Promise<boolean>;
+  /**
+   * Renews every lease `holder` has and takes those of the active subscriptions nobody holds or whose
+   * lease expired before `now`, all until `expiresAt`, in a few statements whatever their number; answers
+   * the ids of the active subscriptions `holder` holds now.
+   */
+  lease(holder: string, now: Date, expiresAt: Date): Promise<string[]>;
+  /** Takes only the leases of active subscriptions nobody holds or whose lease expired; answers the ids it took. */
+  takeFree(holder: string, now: Date, expiresAt: Date): Promise<string[]>;
   release(id: string, holder: string): Promise<void>;
   /** Fixes the batch in flight as the events up to `until`, before its first attempt; false when the lease was lost. */
   fixBatch(id: string, holder: string, until: number): Promise<boolean>;

@@ -92,24 +92,39 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
       return changed(result);
     },
 
-    async activeIds() {
-      const rows = await run(() => db.selectFrom('webhooks').select('id').where('status', '=', 'active').orderBy('id').execute());
+    async lease(holder: string, now: Date, expiresAt: Date) {
+      // Own leases with more than half their time left are not rewritten: a look soon after a renewal writes only what it takes.
+      const renewBefore = new Date(now.getTime() + (expiresAt.getTime() - now.getTime()) / 2).toISOString();
+      const rows = await write(async (on) => {
+        await on
+          .updateTable('webhooks')
+          .set({ lease_holder: holder, lease_expires_at: expiresAt.toISOString() })
+          .where('status', '=', 'active')
+          .where((where) =>
+            where.or([
+              where('lease_holder', 'is', null),
+              where.and([where('lease_holder', '=', holder), where('lease_expires_at', '<', renewBefore)]),
+              where('lease_expires_at', '<', now.toISOString()),
+            ]),
+          )
+          .execute();
+        return on.selectFrom('webhooks').select('id').where('lease_holder', '=', holder).where('status', '=', 'active').orderBy('id').execute();
+      });
       return rows.map((row) => row.id);
     },
 
-    async lease(id: string, holder: string, now: Date, expiresAt: Date) {
-      const result = await write((on) =>
-        on
+    async takeFree(holder: string, now: Date, expiresAt: Date) {
+      const rows = await write(async (on) => {
+        await on
           .updateTable('webhooks')
           .set({ lease_holder: holder, lease_expires_at: expiresAt.toISOString() })
-          .where('id', '=', id)
           .where('status', '=', 'active')
-          .where((where) =>
-            where.or([where('lease_holder', 'is', null), where('lease_holder', '=', holder), where('lease_expires_at', '<', now.toISOString())]),
-          )
-          .executeTakeFirst(),
-      );
-      return changed(result);
+          .where((where) => where.or([where('lease_holder', 'is', null), where('lease_expires_at', '<', now.toISOString())]))
+          .execute();
+        // What this write took carries its expiry.
+        return on.selectFrom('webhooks').select('id').where('lease_holder', '=', holder).where('lease_expires_at', '=', expiresAt.toISOString()).where('status', '=', 'active').execute();
+      });
+      return rows.map((row) => row.id);
     },
 
     async release(id: string, holder: string) {

@@ -35,7 +35,7 @@ export interface WebhookDispatcherOptions {
 }
 
 export interface WebhookDispatcher {
-  /** Looks for subscriptions to deliver now (one was created or resumed here) rather than at the next scan. */
+  /** Looks for subscriptions to deliver now (one was created or resumed here) rather than at the next lease renewal. */
   poke(): void;
   /** Stops every delivery (an attempt in flight is abandoned: it will be made again) and lets go of the leases. */
   close(): Promise<void>;
@@ -54,52 +54,53 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   const { subscriptions, clock, logger, delivery } = options;
   const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stop = new AbortController();
-  const workers = new Map<string, Promise<void>>();
-  let scanning: Promise<void> | undefined;
-  let scanAgain = false;
+  /** Each delivered subscription's loop, and what ends it when its lease is lost. */
+  const workers = new Map<string, { done: Promise<void>; lost: AbortController }>();
+  let leasing: Promise<void> | undefined;
+  /** What to do once the round in flight ends: nothing, take the free leases, or a whole round. */
+  let next: 'none' | 'take' | 'renew' = 'none';
 
-  const scan = () => {
+  /**
+   * A whole round (`renew`) renews this instance's leases, takes the free and expired ones, and ends the
+   * loops of the subscriptions no longer held; `take` (a subscription was created or resumed) only takes
+   * free ones. Either starts a loop for each subscription newly held, in a few statements whatever their number.
+   */
+  const leaseRound = (kind: 'take' | 'renew') => {
     if (stop.signal.aborted) return;
-    if (scanning) {
-      scanAgain = true;
-      return;
-    }
-    scanning = (async () => {
-      do {
-        scanAgain = false;
+    if (next !== 'renew') next = kind;
+    if (leasing) return;
+    leasing = (async () => {
+      while (next !== 'none' && !stop.signal.aborted) {
+        const whole = next === 'renew';
+        next = 'none';
         try {
-          for (const id of await subscriptions.activeIds()) {
-            if (stop.signal.aborted || workers.has(id)) continue;
-            const now = clock.now();
-            if (!(await subscriptions.lease(id, holder, now, new Date(now.getTime() + delivery.leaseMs)))) continue;
-            const worker = deliverSubscription(id).finally(() => workers.delete(id));
-            workers.set(id, worker);
+          const now = clock.now();
+          const expiresAt = new Date(now.getTime() + delivery.leaseMs);
+          const held = new Set(await (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt)));
+          if (stop.signal.aborted) return;
+          if (whole) for (const [id, worker] of workers) if (!held.has(id)) worker.lost.abort();
+          for (const id of held) {
+            if (workers.has(id)) continue;
+            const lost = new AbortController();
+            workers.set(id, { lost, done: deliverSubscription(id, lost).finally(() => workers.delete(id)) });
           }
         } catch (error) {
-          logger.warn({ err: error }, 'webhooks: could not look for subscriptions to deliver; trying again');
+          // A fault: the next round tries again, and the leases still have time.
+          logger.warn({ err: error }, 'webhooks: could not renew or take leases; trying again');
         }
-      } while (scanAgain && !stop.signal.aborted);
+      }
     })().finally(() => {
-      scanning = undefined;
+      leasing = undefined;
     });
   };
-  // Another instance's lease runs out within leaseMs: looking a few times per lease takes over soon after.
-  const scanTimer = setInterval(scan, Math.max(Math.floor(delivery.leaseMs / 3), 10));
-  scanTimer.unref();
-  scan();
+  // Renewed a few times per lease; another instance's lease runs out within leaseMs, so it is taken over soon after.
+  const leaseTimer = setInterval(() => leaseRound('renew'), Math.max(Math.floor(delivery.leaseMs / 3), 10));
+  leaseTimer.unref();
+  leaseRound('renew');
 
   /** One subscription's loop, while this instance holds its lease. */
-  async function deliverSubscription(id: string): Promise<void> {
-    const lost = new AbortController();
+  async function deliverSubscription(id: string, lost: AbortController): Promise<void> {
     const signal = AbortSignal.any([stop.signal, lost.signal]);
-    const renew = setInterval(() => {
-      const now = clock.now();
-      subscriptions.lease(id, holder, now, new Date(now.getTime() + delivery.leaseMs)).then(
-        (held) => held || lost.abort(),
-        () => undefined, // a fault: the next renewal tries again, and the lease still has time
-      );
-    }, Math.max(Math.floor(delivery.leaseMs / 3), 5));
-    renew.unref();
     try {
       for (;;) {
         try {
@@ -112,7 +113,6 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         }
       }
     } finally {
-      clearInterval(renew);
       if (!lost.signal.aborted) await subscriptions.release(id, holder).catch(() => undefined);
     }
   }
@@ -257,12 +257,12 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   }
 
   return {
-    poke: scan,
+    poke: () => leaseRound('take'),
     async close() {
       stop.abort();
-      clearInterval(scanTimer);
-      await scanning;
-      await Promise.all(workers.values());
+      clearInterval(leaseTimer);
+      await leasing;
+      await Promise.all([...workers.values()].map((worker) => worker.done));
     },
   };
 }

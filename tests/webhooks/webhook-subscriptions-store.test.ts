@@ -15,27 +15,52 @@ describe('webhook subscriptions on SQLite', () => {
       const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h', types: ['PetAdded'] }, now, 100);
       assert.equal(subscription.position, 1, 'from the end of the log');
       assert.deepEqual(subscription.types, ['PetAdded']);
-      assert.equal(await subscriptions.lease(subscription.id, 'a', now, later), true);
-      assert.equal(await subscriptions.lease(subscription.id, 'b', now, later), false, 'held by a until it expires');
+      assert.deepEqual(await subscriptions.lease('a', now, later), [subscription.id]);
+      assert.deepEqual(await subscriptions.lease('b', now, later), [], 'held by a until it expires');
       assert.equal(await subscriptions.advance(subscription.id, 'b', 5, now), false);
       assert.equal(await subscriptions.fixBatch(subscription.id, 'b', 5), false);
       assert.equal(await subscriptions.fixBatch(subscription.id, 'a', 5), true);
       assert.equal((await subscriptions.get(subscription.id))!.batchUntil, 5);
       assert.equal(await subscriptions.advance(subscription.id, 'a', 5, now), true);
       assert.equal((await subscriptions.get(subscription.id))!.batchUntil, null, 'the batch delivered, none is in flight');
-      assert.equal(await subscriptions.lease(subscription.id, 'b', later, new Date(later.getTime() + 10_000)), false, 'still held at its expiry');
+      assert.deepEqual(await subscriptions.lease('b', later, new Date(later.getTime() + 10_000)), [], 'still held at its expiry');
       const expired = new Date(later.getTime() + 1);
-      assert.equal(await subscriptions.lease(subscription.id, 'b', expired, new Date(expired.getTime() + 10_000)), true, 'taken over once expired');
+      assert.deepEqual(await subscriptions.lease('b', expired, new Date(expired.getTime() + 10_000)), [subscription.id], 'taken over once expired');
       assert.equal(await subscriptions.advance(subscription.id, 'a', 6, now), false, 'the old holder moves nothing');
       assert.equal((await subscriptions.get(subscription.id))!.position, 5);
       assert.equal(await subscriptions.failed(subscription.id, 'b', { attempts: 9, lastError: 'answered 500', failingSince: now.toISOString(), nextTryAt: undefined }), true);
       const failing = (await subscriptions.get(subscription.id))!;
       assert.equal(failing.status, 'failing');
-      assert.deepEqual(await subscriptions.activeIds(), []);
-      assert.equal(await subscriptions.lease(subscription.id, 'b', expired, later), false, 'a failing subscription is not delivered');
+      assert.deepEqual(await subscriptions.lease('b', expired, later), [], 'a failing subscription is not delivered');
       assert.equal(await subscriptions.resume(subscription.id), true);
-      assert.deepEqual(await subscriptions.activeIds(), [subscription.id]);
+      assert.deepEqual(await subscriptions.lease('b', expired, later), [subscription.id]);
       assert.equal((await subscriptions.get(subscription.id))!.attempts, 0);
+    } finally {
+      await close();
+    }
+  });
+
+  it('renews and takes every lease of an instance in the same few statements, whatever the number of subscriptions', async () => {
+    const { store, close } = await openTemporaryStore('sqlite');
+    try {
+      const subscriptions = createSqlWebhookSubscriptions(store);
+      const now = new Date('2026-01-01T00:00:00Z');
+      let statements = 0;
+      const counting = createSqlWebhookSubscriptions({
+        ...store,
+        writeAside: (work) => store.writeAside!((on) => work(on.withPlugin({ transformQuery: (args) => (statements++, args.node), transformResult: async (args) => args.result }))),
+      });
+      const statementsOfLease = async () => {
+        statements = 0;
+        const held = await counting.lease('a', now, new Date(now.getTime() + 10_000));
+        return { held: held.length, statements };
+      };
+      for (let index = 0; index < 3; index++) await subscriptions.create({ ownerKeyId: '1', url: `https://93.184.215.14/h/${index}` }, now, 1000);
+      const few = await statementsOfLease();
+      for (let index = 3; index < 300; index++) await subscriptions.create({ ownerKeyId: '1', url: `https://93.184.215.14/h/${index}` }, now, 1000);
+      const many = await statementsOfLease();
+      assert.deepEqual({ few: few.held, many: many.held }, { few: 3, many: 300 });
+      assert.ok(many.statements > 0 && many.statements === few.statements, `${few.statements} statements for 3 subscriptions, ${many.statements} for 300`);
     } finally {
       await close();
     }
@@ -49,7 +74,7 @@ describe('webhook subscriptions on SQLite', () => {
       const subscriptions = createSqlWebhookSubscriptions(store);
       const now = new Date();
       const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, now, 100);
-      await subscriptions.lease(subscription.id, 'a', now, new Date(now.getTime() + 10_000));
+      await subscriptions.lease('a', now, new Date(now.getTime() + 10_000));
       await subscriptions.advance(subscription.id, 'a', 0, now);
       store.changes.refresh();
       assert.deepEqual(told, [], 'no commit that might have changed the catalogue');
