@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ensureDeno } from '../../scripts/run-deno-tests.mjs';
 
 const root = new URL('../../', import.meta.url);
 const denoConfig = fileURLToPath(new URL('deno.json', root));
@@ -19,7 +20,13 @@ export const NODE_TS_ARGS: readonly string[] = onDeno ? denoArgs : nodeArgs;
 /** The runtime these tests are not running on, as a command that runs TypeScript (for checks across the two). */
 export const OTHER_RUNTIME: { readonly command: string; readonly args: readonly string[] } = onDeno
   ? { command: 'node', args: nodeArgs }
-  : { command: fileURLToPath(new URL('node_modules/.bin/deno', root)), args: denoArgs };
+  : {
+    // The pinned Deno is installed on first use, by the first test that starts it.
+    get command() {
+      return ensureDeno();
+    },
+    args: denoArgs,
+  };
 
 function denoStartPermissions(): string[] {
   const { tasks } = JSON.parse(readFileSync(denoConfig, 'utf8')) as { tasks: { start: string } };
