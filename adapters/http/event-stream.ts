@@ -43,6 +43,11 @@ export function createEventStreams(
     open.add(stop);
     const end = () => stop.abort();
     response.once('close', end);
+    // The server keeps a half-closed connection open for answers still being prepared; a stream has no
+    // more to prepare, so a client that closes its side has left, and the stream ends with it.
+    const socket = response.socket;
+    socket?.once('end', end);
+    if (socket?.readableEnded) end();
     /** Resolves once the socket has taken what it holds, or the stream ends. */
     const drained = () => new Promise<void>((resolve) => {
       const done = () => {
@@ -83,6 +88,7 @@ export function createEventStreams(
       await pages.return(undefined).catch(() => undefined);
       open.delete(stop);
       response.off('close', end);
+      socket?.off('end', end);
       if (!response.writableEnded) response.end();
     }
   }
