@@ -11,6 +11,17 @@ export interface ClientLimits {
   requestEnded(socket: Socket): void;
 }
 
+/**
+ * Connections that hold an event stream, and since when: a stream waits for events as an idle
+ * connection waits for a request, and gives way alike under pressure (its client resumes elsewhere or later).
+ */
+const streamingSince = new WeakMap<Socket, number>();
+
+/** Marks the connection as holding an event stream from now on. */
+export function holdsEventStream(socket: Socket): void {
+  streamingSince.set(socket, performance.now());
+}
+
 /** One open connection: its requests in flight, and since when it has had none (undefined while it has). */
 interface HeldConnection {
   inFlight: number;
@@ -21,7 +32,7 @@ interface HeldConnection {
  * Keeps one client from taking the service from the others. Each client address may hold at most
  * `maxConnectionsPerClient` connections: one more is closed as it arrives, before anything of it is read.
  * Under pressure, a connection that has waited `waitingTimeoutUnderPressureMs` with no request in flight
- * (silent, trickling its headers, or idle between requests) is closed, so held places free up within a
+ * (silent, trickling its headers, idle between requests, or holding an event stream) is closed, so held places free up within a
  * second rather than the full header or keep-alive timeout. A request only counts on its connection's
  * record: nothing is added or removed per request.
  */
@@ -34,7 +45,8 @@ export function limitClients(server: Server, limits: ServerLimits): ClientLimits
     if (open.size <= pressureAbove) return;
     const deadline = performance.now() - limits.waitingTimeoutUnderPressureMs;
     for (const [socket, held] of open) {
-      if (held.waitingSince === undefined || held.waitingSince > deadline) continue;
+      const waitingSince = held.waitingSince ?? streamingSince.get(socket);
+      if (waitingSince === undefined || waitingSince > deadline) continue;
       held.waitingSince = undefined;
       socket.destroy();
     }

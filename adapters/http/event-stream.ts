@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { followLog } from '../../application/index.ts';
 import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
 import type { EventStreamLimits } from '../config/config.ts';
+import { holdsEventStream } from './client-limits.ts';
 import { cloudEventJson } from './cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 
@@ -68,6 +69,7 @@ export function createEventStreams(
         'X-Accel-Buffering': 'no',
       });
       response.write(`retry: ${RECONNECT_MS}\n\n`);
+      if (socket) holdsEventStream(socket);
       // The next page is read while the socket takes the last: a stream holds at most one page beside its socket's buffer.
       let next = pages.next();
       for (let read = await next; !read.done; read = await next) {
