@@ -54,6 +54,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT: wholeNumber('open event streams'),
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOKS_ALLOW_PRIVATE: oneOf(['true', 'false']),
   PETSTORE_WEBHOOK_TIMEOUT_MS: wholeNumber('milliseconds'),
@@ -136,13 +137,21 @@ export interface EventStreamLimits {
    * `maxConnections`, below the mark where waiting connections (streams among them) give way.
    */
   readonly maxStreams: number;
+  /**
+   * Streams open at once from one client address (an IPv6 client by its /64); one more is refused with
+   * 429 and Retry-After. By default half of `maxConnectionsPerClient`.
+   */
+  readonly maxStreamsPerClient: number;
   /** A stream silent this long sends a comment line, so that proxies keep it open. */
   readonly heartbeatMs: number;
 }
 
 export const DEFAULT_EVENT_STREAM_HEARTBEAT_MS = 15_000;
 
-/** The share of the connection cap that event streams may take unless `PETSTORE_EVENT_STREAMS_MAX` says otherwise. */
+/**
+ * The share of the connection caps (in all, and of each client) that event streams may take unless
+ * `PETSTORE_EVENT_STREAMS_MAX` and `PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT` say otherwise.
+ */
 export const STREAM_SHARE_OF_CONNECTIONS = 1 / 2;
 
 /** How webhooks are delivered: the configuration's `webhooks` part. */
@@ -255,6 +264,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     idempotencyKeyTtlMs: Number(env.PETSTORE_IDEMPOTENCY_KEY_TTL_MS ?? IDEMPOTENCY_WINDOW_MS),
     eventStreams: Object.freeze({
       maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? Math.floor(limits.maxConnections * STREAM_SHARE_OF_CONNECTIONS)),
+      maxStreamsPerClient: Number(env.PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT ?? Math.floor(limits.maxConnectionsPerClient * STREAM_SHARE_OF_CONNECTIONS)),
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_HEARTBEAT_MS),
     }),
     webhooks: readWebhookDelivery(env),

@@ -16,10 +16,11 @@ const RETRY_AFTER_SECONDS = '5';
 
 export interface EventStreams {
   /**
-   * Checks that one more stream may open (throws the 503 `HttpProblem` otherwise) and returns the
-   * function that then serves it on `response`, resolving once the stream has ended.
+   * Checks that one more stream may open for the client `client` (its `clientAddressKey`): throws the
+   * 503 `HttpProblem` when every stream is taken, the 429 one when the client holds its share. Returns
+   * the function that then serves it on `response`, resolving once the stream has ended.
    */
-  admit(): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
+  admit(client: string): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
   /** Streams open now. */
   readonly open: number;
   /** Ends every open stream cleanly and refuses new ones: for shutdown. */
@@ -37,11 +38,13 @@ export function createEventStreams(
   logger?: Logger,
 ): EventStreams {
   const open = new Set<AbortController>();
+  const openByClient = new Map<string, number>();
   let closed = false;
 
-  async function serve(response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
+  async function serve(client: string, response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
     const stop = new AbortController();
     open.add(stop);
+    openByClient.set(client, (openByClient.get(client) ?? 0) + 1);
     const end = () => stop.abort();
     response.once('close', end);
     // The server keeps a half-closed connection open for answers still being prepared; a stream has no
@@ -89,6 +92,9 @@ export function createEventStreams(
       stop.abort();
       await pages.return(undefined).catch(() => undefined);
       open.delete(stop);
+      const left = openByClient.get(client)! - 1;
+      if (left === 0) openByClient.delete(client);
+      else openByClient.set(client, left);
       response.off('close', end);
       socket?.off('end', end);
       if (!response.writableEnded) response.end();
@@ -96,14 +102,19 @@ export function createEventStreams(
   }
 
   return {
-    admit() {
+    admit(client) {
       if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
       if (open.size >= limits.maxStreams) {
         throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }
-      return serve;
+      if ((openByClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
+        throw new HttpProblem('rate_limited', `too many event streams are open from this address (at most ${limits.maxStreamsPerClient}); close one or try again later`, {
+          'Retry-After': RETRY_AFTER_SECONDS,
+        });
+      }
+      return (response, from, source) => serve(client, response, from, source);
     },
     get open() {
       return open.size;

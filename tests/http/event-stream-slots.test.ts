@@ -47,6 +47,7 @@ describe('event streams closed by their client', () => {
   before(async () => {
     api = await startTestService({
       PETSTORE_EVENT_STREAMS_MAX: '4',
+      PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT: '4',
       PETSTORE_MAX_CONNECTIONS_PER_CLIENT: '4',
       // Far longer than closedBy waits: a stream closed in time was closed because its client closed it.
       PETSTORE_EVENT_STREAM_HEARTBEAT_MS: '60000',
@@ -135,9 +136,24 @@ describe('event streams and the connection caps', () => {
     await api.stop();
   });
 
+  it('admits a client\'s streams up to half its connection cap by default, refusing more with 429', async () => {
+    const port = api.service.port;
+    const { admitted, refused } = await openStreams(port, ['127.0.0.2'], 12);
+    assert.equal(admitted.length, 8);
+    assert.deepEqual(refused, [429, 429, 429, 429]);
+    for (const socket of admitted) socket.destroy();
+  });
+
   it('admits streams up to half the connection cap by default, refusing more with 503, so other clients still get in', async () => {
     const port = api.service.port;
-    const { admitted, refused } = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.5'], 16);
+    let streams = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.5'], 8);
+    // The last test's streams are let go a moment after their connections close: wait for their slots.
+    for (let attempt = 0; attempt < 50 && streams.admitted.length < 20; attempt++) {
+      for (const socket of streams.admitted) socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      streams = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.5'], 8);
+    }
+    const { admitted, refused } = streams;
     sockets.push(...admitted);
     assert.equal(admitted.length, 20);
     assert.deepEqual(new Set(refused), new Set([503]));
@@ -148,18 +164,19 @@ describe('event streams and the connection caps', () => {
   it('closes streams, like idle connections, once they have waited past the timeout under pressure, and serves another client', async () => {
     const port = api.service.port;
     // Wait for the last test's streams to be let go.
-    let streams = await openStreams(port, ['127.0.0.2', '127.0.0.4'], 10);
+    let streams = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.6'], 8);
     for (let attempt = 0; attempt < 50 && streams.admitted.length < 20; attempt++) {
       for (const socket of streams.admitted) socket.destroy();
       await new Promise((resolve) => setTimeout(resolve, 20));
-      streams = await openStreams(port, ['127.0.0.2', '127.0.0.4'], 10);
+      streams = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.6'], 8);
     }
     sockets.push(...streams.admitted);
     assert.equal(streams.admitted.length, 20);
     const closings = streams.admitted.map((socket) => closedBy(socket, 10_000));
-    // Twelve bodies that never finish take the server past the pressure mark (32 of 40 connections).
+    // Twelve bodies that never finish take the server past the pressure mark (32 of 40 connections):
+    // streams that have waited past the timeout are closed until it is under the mark again.
     for (let index = 0; index < 12; index++) sockets.push(await slowBody(port, '127.0.0.5'));
-    await Promise.all(closings);
+    await Promise.any(closings);
     assert.equal(await listFrom(port, OTHER), 200);
   });
 });
@@ -180,8 +197,8 @@ describe('event streams at the default limits', () => {
     const port = api.service.port;
     const { admitted, refused } = await openStreams(port, ['127.0.0.2', '127.0.0.4', '127.0.0.5', '127.0.0.6'], 250);
     sockets.push(...admitted);
-    assert.equal(admitted.length, 512, 'streams may take half of the 1,024 connections');
-    assert.deepEqual(new Set(refused), new Set([503]));
+    assert.equal(admitted.length, 512, 'streams may take half of the 1,024 connections, and each client half of its 256');
+    assert.deepEqual(refused.filter((status) => status !== 429 && status !== 503), []);
     for (let index = 0; index < 40; index++) sockets.push(await slowBody(port, '127.0.0.7'));
     for (let request = 0; request < 20; request++) assert.equal(await listFrom(port, OTHER), 200, `request ${request} of another client`);
   });
