@@ -113,7 +113,7 @@ export async function startFeedService(database: string, directory: string, opti
     cwd: directory,
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_METRICS: 'false',
-      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(maxStreams),
+      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: KEY, PETSTORE_EVENT_STREAMS_MAX: String(maxStreams), PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT: String(maxStreams),
       // Every stream comes from this one address, and the cap's pressure share must not be reached.
       PETSTORE_MAX_CONNECTIONS_PER_CLIENT: String(maxStreams + 64), PETSTORE_MAX_CONNECTIONS: String(2 * (maxStreams + 64)),
     },

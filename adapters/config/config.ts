@@ -54,6 +54,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections'),
   PETSTORE_WAITING_TIMEOUT_UNDER_PRESSURE_MS: wholeNumber('milliseconds'),
   PETSTORE_EVENT_STREAMS_MAX: wholeNumber('open event streams'),
+  PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT: wholeNumber('open event streams'),
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOKS_ALLOW_PRIVATE: oneOf(['true', 'false']),
   PETSTORE_WEBHOOK_TIMEOUT_MS: wholeNumber('milliseconds'),
@@ -131,13 +132,27 @@ export interface Config {
 
 /** What open event streams (`GET /v1/events` as Server-Sent Events) may cost. */
 export interface EventStreamLimits {
-  /** Streams open at once; one more is refused with 503 and Retry-After. */
+  /**
+   * Streams open at once; one more is refused with 503 and Retry-After. By default half of
+   * `maxConnections`, below the mark where waiting connections (streams among them) give way.
+   */
   readonly maxStreams: number;
+  /**
+   * Streams open at once from one client address (an IPv6 client by its /64); one more is refused with
+   * 429 and Retry-After. By default half of `maxConnectionsPerClient`.
+   */
+  readonly maxStreamsPerClient: number;
   /** A stream silent this long sends a comment line, so that proxies keep it open. */
   readonly heartbeatMs: number;
 }
 
-export const DEFAULT_EVENT_STREAM_LIMITS: EventStreamLimits = Object.freeze({ maxStreams: 1000, heartbeatMs: 15_000 });
+export const DEFAULT_EVENT_STREAM_HEARTBEAT_MS = 15_000;
+
+/**
+ * The share of the connection caps (in all, and of each client) that event streams may take unless
+ * `PETSTORE_EVENT_STREAMS_MAX` and `PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT` say otherwise.
+ */
+export const STREAM_SHARE_OF_CONNECTIONS = 1 / 2;
 
 /** How webhooks are delivered: the configuration's `webhooks` part. */
 export interface WebhookDelivery {
@@ -227,6 +242,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     const name = deployment === 'production' ? 'PETSTORE_PRODUCTION_URL' : 'PETSTORE_STAGING_URL';
     throw new ConfigError(`${name} is required when PETSTORE_ENV is ${deployment}: the public base address, e.g. https://api.example.com/v1`);
   }
+  const limits = readLimits(env);
   return Object.freeze({
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -237,7 +253,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     stagingUrl: env.PETSTORE_STAGING_URL,
     publicBaseUrl,
     logLevel: env.PETSTORE_LOG_LEVEL ?? 'info',
-    limits: readLimits(env),
+    limits,
     rateLimit: readRateLimit('PETSTORE_RATE_LIMIT', env.PETSTORE_RATE_LIMIT),
     keyFailureLimit: env.PETSTORE_KEY_FAILURE_LIMIT === undefined ? DEFAULT_KEY_FAILURE_LIMIT : readRateLimit('PETSTORE_KEY_FAILURE_LIMIT', env.PETSTORE_KEY_FAILURE_LIMIT),
     // Metrics reveal traffic and volumes: served by default only where nobody outside is looking.
@@ -247,8 +263,9 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     shutdownDelayMs: Number(env.PETSTORE_SHUTDOWN_DELAY_MS ?? '0'),
     idempotencyKeyTtlMs: Number(env.PETSTORE_IDEMPOTENCY_KEY_TTL_MS ?? IDEMPOTENCY_WINDOW_MS),
     eventStreams: Object.freeze({
-      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? DEFAULT_EVENT_STREAM_LIMITS.maxStreams),
-      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_LIMITS.heartbeatMs),
+      maxStreams: Number(env.PETSTORE_EVENT_STREAMS_MAX ?? Math.floor(limits.maxConnections * STREAM_SHARE_OF_CONNECTIONS)),
+      maxStreamsPerClient: Number(env.PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT ?? Math.floor(limits.maxConnectionsPerClient * STREAM_SHARE_OF_CONNECTIONS)),
+      heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_HEARTBEAT_MS),
     }),
     webhooks: readWebhookDelivery(env),
     workers: env.PETSTORE_WORKERS === 'auto' ? availableParallelism() : Number(env.PETSTORE_WORKERS ?? '1'),

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ServerLimits } from '../config/config.ts';
+import { clientAddressKey } from './client-address.ts';
 
 /** Past this share of the connection cap the server is under pressure, and waiting connections are closed sooner. */
 export const PRESSURE_SHARE = 3 / 4;
@@ -11,6 +12,17 @@ export interface ClientLimits {
   requestEnded(socket: Socket): void;
 }
 
+/**
+ * Connections that hold an event stream, and since when: a stream waits for events as an idle
+ * connection waits for a request, and gives way alike under pressure (its client resumes elsewhere or later).
+ */
+const streamingSince = new WeakMap<Socket, number>();
+
+/** Marks the connection as holding an event stream from now on. */
+export function holdsEventStream(socket: Socket): void {
+  streamingSince.set(socket, performance.now());
+}
+
 /** One open connection: its requests in flight, and since when it has had none (undefined while it has). */
 interface HeldConnection {
   inFlight: number;
@@ -18,12 +30,13 @@ interface HeldConnection {
 }
 
 /**
- * Keeps one client from taking the service from the others. Each client address may hold at most
- * `maxConnectionsPerClient` connections: one more is closed as it arrives, before anything of it is read.
- * Under pressure, a connection that has waited `waitingTimeoutUnderPressureMs` with no request in flight
- * (silent, trickling its headers, or idle between requests) is closed, so held places free up within a
- * second rather than the full header or keep-alive timeout. A request only counts on its connection's
- * record: nothing is added or removed per request.
+ * Keeps one client from taking the service from the others. Each client address (an IPv6 client by
+ * its /64, see `clientAddressKey`) may hold at most `maxConnectionsPerClient` connections: one more is
+ * closed as it arrives, before anything of it is read. Under pressure, a connection that has waited
+ * `waitingTimeoutUnderPressureMs` with no request in flight (silent, trickling its headers, idle
+ * between requests) or holding an event stream is closed, so held places free up within a second
+ * rather than the full header or keep-alive timeout. A request only counts on its connection's record:
+ * nothing is added or removed per request.
  */
 export function limitClients(server: Server, limits: ServerLimits): ClientLimits {
   const heldByAddress = new Map<string, number>();
@@ -34,14 +47,15 @@ export function limitClients(server: Server, limits: ServerLimits): ClientLimits
     if (open.size <= pressureAbove) return;
     const deadline = performance.now() - limits.waitingTimeoutUnderPressureMs;
     for (const [socket, held] of open) {
-      if (held.waitingSince === undefined || held.waitingSince > deadline) continue;
+      const waitingSince = held.waitingSince ?? streamingSince.get(socket);
+      if (waitingSince === undefined || waitingSince > deadline) continue;
       held.waitingSince = undefined;
       socket.destroy();
     }
   };
 
   server.on('connection', (socket: Socket) => {
-    const address = clientAddress(socket);
+    const address = clientAddressKey(socket.remoteAddress ?? '');
     const held = heldByAddress.get(address) ?? 0;
     if (held >= limits.maxConnectionsPerClient) {
       socket.destroy();
@@ -76,10 +90,4 @@ export function limitClients(server: Server, limits: ServerLimits): ClientLimits
       if (held.inFlight === 0 && !socket.destroyed) held.waitingSince = performance.now();
     },
   };
-}
-
-/** The client's IP address; an IPv4 address mapped into IPv6 counts as the IPv4 one. */
-function clientAddress(socket: Socket): string {
-  const address = socket.remoteAddress ?? '';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }

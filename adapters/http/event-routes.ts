@@ -4,6 +4,7 @@ import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../
 import type { CommitSignal, EventLog } from '../../application/index.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { clientAddressKey } from './client-address.ts';
 import { cloudEventsJson } from './cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query.ts';
 import type { EventStreams } from './event-stream.ts';
@@ -42,7 +43,7 @@ export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }
       const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
       // Checked as for a page; the page size means nothing to a stream.
       const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
-      const serve = feed.streams.admit();
+      const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''));
       ctx.respond = false;
       ctx.status = 200;
       await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());

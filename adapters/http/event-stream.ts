@@ -4,6 +4,7 @@ import { followLog } from '../../application/index.ts';
 import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
 import { RECONNECT_MS } from '../../contract/event-feed.ts';
 import type { EventStreamLimits } from '../config/config.ts';
+import { holdsEventStream } from './client-limits.ts';
 import { cloudEventJson } from './cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 
@@ -14,10 +15,11 @@ const RETRY_AFTER_SECONDS = '5';
 
 export interface EventStreams {
   /**
-   * Checks that one more stream may open (throws the 503 `HttpProblem` otherwise) and returns the
-   * function that then serves it on `response`, resolving once the stream has ended.
+   * Checks that one more stream may open for the client `client` (its `clientAddressKey`): throws the
+   * 503 `HttpProblem` when every stream is taken, the 429 one when the client holds its share. Returns
+   * the function that then serves it on `response`, resolving once the stream has ended.
    */
-  admit(): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
+  admit(client: string): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
   /** Streams open now. */
   readonly open: number;
   /** Ends every open stream cleanly and refuses new ones: for shutdown. */
@@ -35,13 +37,20 @@ export function createEventStreams(
   logger?: Logger,
 ): EventStreams {
   const open = new Set<AbortController>();
+  const openByClient = new Map<string, number>();
   let closed = false;
 
-  async function serve(response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
+  async function serve(client: string, response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
     const stop = new AbortController();
     open.add(stop);
+    openByClient.set(client, (openByClient.get(client) ?? 0) + 1);
     const end = () => stop.abort();
     response.once('close', end);
+    // The server keeps a half-closed connection open for answers still being prepared; a stream has no
+    // more to prepare, so a client that closes its side has left, and the stream ends with it.
+    const socket = response.socket;
+    socket?.once('end', end);
+    if (socket?.readableEnded) end();
     /** Resolves once the socket has taken what it holds, or the stream ends. */
     const drained = () => new Promise<void>((resolve) => {
       const done = () => {
@@ -62,6 +71,7 @@ export function createEventStreams(
         'X-Accel-Buffering': 'no',
       });
       response.write(`retry: ${RECONNECT_MS}\n\n`);
+      if (socket) holdsEventStream(socket);
       // The next page is read while the socket takes the last: a stream holds at most one page beside its socket's buffer.
       let next = pages.next();
       for (let read = await next; !read.done; read = await next) {
@@ -81,20 +91,29 @@ export function createEventStreams(
       stop.abort();
       await pages.return(undefined).catch(() => undefined);
       open.delete(stop);
+      const left = openByClient.get(client)! - 1;
+      if (left === 0) openByClient.delete(client);
+      else openByClient.set(client, left);
       response.off('close', end);
+      socket?.off('end', end);
       if (!response.writableEnded) response.end();
     }
   }
 
   return {
-    admit() {
+    admit(client) {
       if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
       if (open.size >= limits.maxStreams) {
         throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }
-      return serve;
+      if ((openByClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
+        throw new HttpProblem('rate_limited', `too many event streams are open from this address (at most ${limits.maxStreamsPerClient}); close one or try again later`, {
+          'Retry-After': RETRY_AFTER_SECONDS,
+        });
+      }
+      return (response, from, source) => serve(client, response, from, source);
     },
     get open() {
       return open.size;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { RateLimitPolicy } from '../config/config.ts';
+import { clientAddressKey } from './client-address.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
 import { stateOf } from './request-state.ts';
@@ -59,13 +60,13 @@ export function limitRate(limiter: RateLimiter) {
 }
 
 /**
- * Requests without a valid key, counted per client address (a token bucket each): past the burst,
+ * Requests without a valid key, counted per client address (an IPv6 client by its /64; a token bucket each): past the burst,
  * such a request is answered 429 with `Retry-After` instead of 401. Requests with a valid key are never counted.
  */
 export function limitKeyFailures(policy: RateLimitPolicy, now?: () => number): (request: IncomingMessage, refusal: HttpProblem) => HttpProblem {
   const buckets = createTokenBuckets(policy, now);
   return (request, refusal) => {
-    const taken = buckets.take(request.socket?.remoteAddress ?? '');
+    const taken = buckets.take(clientAddressKey(request.socket?.remoteAddress ?? ''));
     if (taken.allowed) return refusal;
     return new HttpProblem(
       'rate_limited',

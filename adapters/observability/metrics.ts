@@ -10,6 +10,22 @@ export interface ServiceMetrics {
   countAppended(eventTypes: readonly string[]): void;
 }
 
+/**
+ * The methods a request is labelled by; any other token is labelled "other". A label takes values
+ * from fixed sets only (methods, route templates, statuses), so that no client can add series.
+ */
+const METHOD_LABELS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+/** A method as a label: itself when it is one of HTTP's usual methods, else "other". */
+export function methodLabel(method: string): string {
+  return METHOD_LABELS.has(method) ? method : 'other';
+}
+
+/** A status as a label: itself when it is a status code, else "other" (a client cannot choose it, but the rule costs nothing). */
+export function statusLabel(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : 'other';
+}
+
 /** Pets in the read model per status (`null`: pets without a status). */
 export type PetCounts = ReadonlyMap<PetStatus | null, number>;
 
@@ -60,7 +76,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     registry,
     exposition: options.everyWorker ?? (() => registry.metrics()),
     observeRequest(method, route, status, seconds) {
-      requestDuration.observe({ method, route, status: String(status) }, seconds);
+      requestDuration.observe({ method: methodLabel(method), route, status: statusLabel(status) }, seconds);
     },
     countAppended(eventTypes) {
       for (const type of eventTypes) eventsAppended.inc({ type });
