@@ -105,11 +105,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     });
     const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
-    // Started once the base address is known: it is each delivered event's `source`.
     // Sweeps at least as often as keys expire, and at most every second.
     idempotencyExpiry = startIdempotencyExpiry(store, {
       clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)),
     });
+    // Started once the base address is known: it is each delivered event's `source`.
     dispatcher = startWebhookDispatcher({
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
     });

@@ -67,4 +67,22 @@ export function idempotencyExpiryCases(
       await close();
     }
   });
+
+  it('sweeps of several instances at once delete each expired record once, without an error', async () => {
+    const { store, close } = await openStore();
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const clock = { now: () => new Date(now) };
+    const ports = { ...store, clock, idempotencyKeyTtlMs: 1000 };
+    const instances = [1, 2, 3].map(() => startIdempotencyExpiry(store, { clock, everyMs: 3_600_000, batch: 4 }));
+    try {
+      for (let n = 0; n < 30; n++) await addPet(ports, { name: `pet ${n}`, categoryId: 1 }, { apiKeyId: 'k' }, { idempotencyKey: `key-${n}` });
+      now += 1000;
+      const deleted = await Promise.all(instances.map((instance) => instance.sweep()));
+      assert.equal(deleted.reduce((sum, count) => sum + count, 0), 30);
+      assert.equal(await recordCount(store), 0);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await close();
+    }
+  });
 }
