@@ -48,7 +48,7 @@ describe('webhook subscriptions on SQLite', () => {
       let statements = 0;
       const counting = createSqlWebhookSubscriptions({
         ...store,
-        writeAside: (work) => store.writeAside!((on) => work(on.withPlugin({ transformQuery: (args) => (statements++, args.node), transformResult: async (args) => args.result }))),
+        writeOutsideLog: (work) => store.writeOutsideLog!((on) => work(on.withPlugin({ transformQuery: (args) => (statements++, args.node), transformResult: async (args) => args.result }))),
       });
       const statementsOfLease = async () => {
         statements = 0;
