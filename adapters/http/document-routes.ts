@@ -11,8 +11,11 @@ export function createDocumentRouter(options: { document: () => OpenApiDocument;
 
   for (const path of LANDING_PATHS) {
     router.get(path, (ctx) => {
-      // 302: where the reference lives may move; the base address printed at start stays.
-      ctx.redirect(`${options.publicBaseUrl()}/docs`);
+      // 302: where the reference lives may move; the base address printed at start stays. No body: every
+      // body this service writes is JSON or the page itself, and a redirect needs none.
+      ctx.body = null; // before the status: Koa turns a null body set after it into 204
+      ctx.status = 302;
+      ctx.set('Location', `${options.publicBaseUrl()}/docs`);
     });
   }
 

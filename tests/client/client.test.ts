@@ -192,13 +192,13 @@ describe('the log position a client has seen', () => {
     assert.equal((await own.getPet(pet.id)).pet.status, 'pending');
   });
 
-  it('is sent on every read: one past the log makes listPets, pets and getPet answer 503 unavailable', async () => {
+  it('is sent on every read: one past the log makes listPets, pets and getPet answer 400 invalid_header', async () => {
     const pet = await client.createPet({ name: 'Ahead', categoryId: 1 });
     const ahead = createPetStoreClient({ baseUrl: api.baseUrl, apiKey: TEST_API_KEY, minPosition: client.position + 1_000_000, retry: { attempts: 1 }, onDeprecation: () => undefined });
     for (const read of [() => ahead.listPets(), () => ahead.pets().next(), () => ahead.getPet(pet.id)]) {
       const error = await failure(read());
-      assert.equal(error.code, 'unavailable');
-      assert.equal(error.retryAfterMs, 1000);
+      assert.equal(error.code, 'invalid_header');
+      assert.match(error.message, /Petstore-Min-Position/);
     }
   });
 });
@@ -276,7 +276,7 @@ describe('every error code a caller can meet becomes one PetStoreError', () => {
 
   it('leaves out only codes the client cannot meet, each with its reason', () => {
     const unreachable = Object.entries(PROVOKE).filter(([, provoke]) => typeof provoke === 'string').map(([code]) => code);
-    assert.deepEqual(unreachable.sort(), ['internal', 'malformed_json', 'method_not_allowed', 'request_timeout', 'unsupported_media_type']);
+    assert.deepEqual(unreachable.sort(), ['internal', 'limit_reached', 'malformed_json', 'method_not_allowed', 'request_timeout', 'unsupported_media_type']);
   });
 });
 

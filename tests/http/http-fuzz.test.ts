@@ -85,6 +85,13 @@ async function checkOneRequest(request: WireRequest): Promise<number | 'no reque
   }
   assert.ok(response, exchange.closed ? `closed without an answer: ${JSON.stringify(exchange.bytes.toString('latin1'))}` : `no answer within ${ANSWER_WITHIN_MS} ms`);
   assert.ok(response.status < 500, `answered ${response.status}: ${response.body.toString('utf8')}`);
+  if (response.status === 302) {
+    // The addresses a person tries first lead to the reference page, with no body.
+    assert.match(response.headers.location ?? '', /\/v1\/docs$/);
+    assert.equal(response.body.length, 0);
+    assert.deepEqual(after, before);
+    return response.status;
+  }
   assert.match(response.headers['content-type'] ?? '', /^application\/json\b/, `answered ${response.status} with Content-Type ${response.headers['content-type']}`);
   if (response.status >= 400 && !request.head) errorCodeOf(response);
   if (response.status === 201) {

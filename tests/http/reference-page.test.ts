@@ -21,6 +21,7 @@ describe('GET /, /v1 and /v1/ (the addresses a person tries first)', () => {
       const response = await api.request(path, { key: null, redirect: 'manual' });
       assert.equal(response.status, 302);
       assert.equal(response.headers.get('location'), `${api.baseUrl}/docs`);
+      assert.equal(await response.text(), '', 'a redirect carries no body');
       const page = await api.request(path, { key: null });
       assert.equal(page.status, 200);
       assert.equal(page.url, `${api.baseUrl}/docs`);
