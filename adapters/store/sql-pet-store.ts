@@ -88,13 +88,6 @@ function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect):
       const events = rows.map(storedEventFromRow);
       return { version: events.at(-1)?.streamVersion ?? 0, events };
     },
-
-    async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-      const rows = await translated(dialect, () =>
-        db.selectFrom('events').selectAll().where('position', '>', afterPosition).orderBy('position').limit(limit).execute(),
-      );
-      return rows.map(storedEventFromRow);
-    },
   };
 }
 
