@@ -23,7 +23,7 @@ export interface PetStore extends PetStorePorts {
   readonly commits: CommitSignal;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
-  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see BatchedWrites). */
+  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see SqliteWrites). */
   checkWrites?(): Promise<Error | undefined>;
   close(): Promise<void>;
 }

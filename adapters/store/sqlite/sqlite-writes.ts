@@ -5,7 +5,7 @@ import type { PendingAppend } from '../append-group.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import type { CatalogWatch } from './commit-watch.ts';
+import type { SqliteCatalogChanges } from './sqlite-catalog-changes.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 import { deserializeError } from './group-writer.ts';
 import type { CommitRequest, SerializedError, GroupReply } from './group-writer.ts';
@@ -14,7 +14,7 @@ import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
-export interface BatchedWrites {
+export interface SqliteWrites {
   readonly append: EventStore['append'];
   readonly petIds: PetIds;
   /**
@@ -37,7 +37,7 @@ export interface BatchedWrites {
   drain(): Promise<void>;
 }
 
-export interface BatchedWritesOptions {
+export interface SqliteWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
 }
 
@@ -68,7 +68,7 @@ const REOPEN_AT_MOST_EVERY_MS = 1_000;
  * their appends (the use case decides and appends as soon as it has its id) before it commits.
  * Processes sharing the file never hand out one id twice, and a creation costs one commit.
  */
-export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogWatch, clock: Clock, options: BatchedWritesOptions = {}): BatchedWrites {
+export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCatalogChanges, clock: Clock, options: SqliteWritesOptions = {}): SqliteWrites {
   const { observeWrite } = options;
   /** Write checks waiting for the next group (see `checkWrites`). */
   let checks: WaitingCheck[] = [];
