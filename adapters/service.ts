@@ -100,7 +100,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: { subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke() },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
-      readPositions: createReadPositions({ log: store.eventStore, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
+      readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });

@@ -80,8 +80,6 @@ export interface EventStore {
     metadata: AppendMetadata,
     options: AppendOptions,
   ): Promise<AppendResult>;
-  /** Up to `limit` events after `afterPosition`, in position order. */
-  readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;
 }
 
 /**

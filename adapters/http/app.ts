@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { PetStorePorts } from '../../application/index.ts';
+import type { EventLog, PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { allowCrossOrigin } from './cors.ts';
@@ -75,13 +75,16 @@ export interface HttpApp {
  * the pet operations, the documents, the probes. With a listing cache, cached listings are a branch of
  * the pipeline tried before the app, with the app's own checks (`cached-listing.ts`).
  */
+/** Without a log to read, no position can be shown reached: such an app answers a position it has not seen 503. */
+const NO_LOG: Pick<EventLog, 'readLog'> = { readLog: async () => [] };
+
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
   app.silent = true;
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
-  const readPositions = options.readPositions ?? createReadPositions({ log: options.ports.eventStore, refresh: () => {} });
+  const readPositions = options.readPositions ?? createReadPositions({ log: options.feed?.eventLog ?? NO_LOG, refresh: () => {} });
   const routers: Router[] = [
     createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),

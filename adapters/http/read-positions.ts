@@ -1,4 +1,4 @@
-import type { EventStore } from '../../application/index.ts';
+import type { EventLog } from '../../application/index.ts';
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
 
@@ -26,7 +26,7 @@ export interface ReadPositions {
 }
 
 export interface ReadPositionsOptions {
-  readonly log: Pick<EventStore, 'readAll'>;
+  readonly log: Pick<EventLog, 'readLog'>;
   /**
    * The highest position committed to the log, as the database holds it now, whether or not reads see
    * it yet. A read asking for more is refused at once: no write has been acknowledged with that position.
@@ -50,7 +50,7 @@ export function createReadPositions({ log, logEnd, refresh, waitMs = POSITION_WA
     if (pending !== undefined && pending.position >= position) return pending.reachedIt;
     const own = {
       position,
-      reachedIt: log.readAll(position - 1, 1).then(([first]) => {
+      reachedIt: log.readLog({ after: position - 1, limit: 1 }).then(([first]) => {
         if (first === undefined) return false;
         refresh();
         if (first.position > reached) reached = first.position;

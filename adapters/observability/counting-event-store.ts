@@ -4,7 +4,6 @@ import type { EventStore } from '../../application/index.ts';
 export function countingEventStore(store: EventStore, countAppended: (eventTypes: readonly string[]) => void): EventStore {
   return {
     readStream: (streamId) => store.readStream(streamId),
-    readAll: (afterPosition, limit) => store.readAll(afterPosition, limit),
     async append(streamId, expected, events, metadata, options) {
       const result = await store.append(streamId, expected, events, metadata, options);
       countAppended(events.map((event) => event.type));

@@ -50,11 +50,6 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         const read = await eventStore.readStream(streamId);
         return returned(span, read.events.length, read);
       }),
-    readAll: (afterPosition, limit) =>
-      spans.run('SELECT events', select('events', { [ATTR_LOG_POSITION]: afterPosition }), async (span) => {
-        const events = await eventStore.readAll(afterPosition, limit);
-        return returned(span, events.length, events);
-      }),
     append: (streamId, expected, events, metadata, options) =>
       spans.run('append', appending(streamId, expected, events), async (span) => {
         const result = await eventStore.append(streamId, expected, events, metadata, options);

@@ -23,7 +23,7 @@ export interface PetStore extends PetStorePorts {
   readonly commits: CommitSignal;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
-  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see BatchedWrites). */
+  /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see SqliteWrites). */
   checkWrites?(): Promise<Error | undefined>;
   close(): Promise<void>;
 }
@@ -87,13 +87,6 @@ function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect):
       );
       const events = rows.map(storedEventFromRow);
       return { version: events.at(-1)?.streamVersion ?? 0, events };
-    },
-
-    async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-      const rows = await translated(dialect, () =>
-        db.selectFrom('events').selectAll().where('position', '>', afterPosition).orderBy('position').limit(limit).execute(),
-      );
-      return rows.map(storedEventFromRow);
     },
   };
 }

@@ -45,7 +45,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         const id = freshId();
         const appended = await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         assert.equal(appended.version, 1);
-        const [stored] = await ports.eventStore.readAll(appended.position - 1, 1);
+        const [stored] = await ports.eventLog.readLog({ after: appended.position - 1, limit: 1 });
         assert.deepEqual([stored?.streamId, stored?.position], [`pet-${id}`, appended.position]);
       });
 
@@ -53,7 +53,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         const id = freshId();
         const change: PetEvent = { type: 'PetStatusChanged', data: { id, from: null, to: 'pending' } };
         const { position } = await append(`pet-${id}`, 'no_stream', [petAdded(id), change], metadata);
-        const stored = await ports.eventStore.readAll(position - 2, 3);
+        const stored = await ports.eventLog.readLog({ after: position - 2, limit: 3 });
         assert.deepEqual(stored.map((event) => [event.streamId, event.streamVersion]), [[`pet-${id}`, 1], [`pet-${id}`, 2]]);
         assert.equal(stored.at(-1)?.position, position);
       });
@@ -154,7 +154,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         for (const id of ids) await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         const all = [];
         for (let after = 0; ; ) {
-          const page = await ports.eventStore.readAll(after, 2);
+          const page = await ports.eventLog.readLog({ after: after, limit: 2 });
           if (page.length === 0) break;
           all.push(...page);
           after = page.at(-1)!.position;
@@ -168,11 +168,12 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     });
 
     describe('the log by position', () => {
-      it('reads what readAll reads, after a position and up to a limit', async () => {
+      it('reads the events after a position, up to a limit, as a read of the whole log has them', async () => {
         const id = freshId();
         const { position } = await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const whole = await ports.eventLog.readLog({ after: 0, limit: 1_000_000 });
         for (const [after, limit] of [[0, 1000], [position - 1, 1], [position - 1, 5], [position, 5]] as const) {
-          assert.deepEqual(await ports.eventLog.readLog({ after, limit }), await ports.eventStore.readAll(after, limit));
+          assert.deepEqual(await ports.eventLog.readLog({ after, limit }), whole.filter((stored) => stored.position > after).slice(0, limit));
         }
         assert.deepEqual(await ports.eventLog.readLog({ after: position, limit: 10 }), []);
       });
@@ -298,12 +299,12 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
 
       it('creates exactly one pet for concurrent creations with one key', async () => {
-        const before = (await ports.eventStore.readAll(0, 1_000_000)).length;
+        const before = (await ports.eventLog.readLog({ after: 0, limit: 1_000_000 })).length;
         const answers = await Promise.all(
           Array.from({ length: 20 }, () => addPet(ports, { name: 'racer', categoryId: 1 }, { apiKeyId: 'k1' }, { idempotencyKey: 'race' })),
         );
         assert.equal(new Set(answers.map((pet) => pet.id)).size, 1);
-        assert.equal((await ports.eventStore.readAll(0, 1_000_000)).length, before + 1);
+        assert.equal((await ports.eventLog.readLog({ after: 0, limit: 1_000_000 })).length, before + 1);
       });
     });
   });

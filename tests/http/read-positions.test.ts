@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createReadPositions } from '../../adapters/http/read-positions.ts';
-import type { StoredEvent } from '../../application/index.ts';
+import type { LogQuery, StoredEvent } from '../../application/index.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 
@@ -87,7 +87,7 @@ describe('what an instance knows its reads include', () => {
     const log = {
       lookUps: 0,
       head,
-      async readAll(after: number): Promise<StoredEvent[]> {
+      async readLog({ after }: LogQuery): Promise<StoredEvent[]> {
         log.lookUps++;
         return log.head > after ? [{ position: after + 1 } as StoredEvent] : [];
       },

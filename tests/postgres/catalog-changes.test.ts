@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus } from '../../application/index.ts';
-import type { CommitSignal, StoredEvent } from '../../application/index.ts';
+import type { CommitSignal, LogQuery, StoredEvent } from '../../application/index.ts';
 import { postgresCatalogChanges } from '../../adapters/store/postgres/postgres-catalog-changes.ts';
 import { readLogHead } from '../../adapters/store/postgres/postgres-commit-signal.ts';
 import type { PetChange } from '../../adapters/store/catalog-changes.ts';
@@ -27,10 +27,10 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     let hold: Promise<void> | undefined;
     let notify: ((position: number) => void) | undefined;
     const log = {
-      async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-        reads.push(afterPosition);
+      async readLog(query: LogQuery): Promise<StoredEvent[]> {
+        reads.push(query.after);
         await hold;
-        return store.eventStore.readAll(afterPosition, limit);
+        return store.eventLog.readLog(query);
       },
       async head(): Promise<number> {
         looks.push(looks.length);

@@ -51,7 +51,7 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
     const read = await getPet(opened.store, pet.id);
     assert.equal(typeof read.pet.id, 'number');
     assert.deepEqual(read, { pet: { id: 2 ** 40 + 1, name: 'Big', categoryId: 2 ** 53 - 1, status: 'available' }, version: 1 });
-    const [stored] = await opened.store.eventStore.readAll(0, 1);
+    const [stored] = await opened.store.eventLog.readLog({ after: 0, limit: 1 });
     assert.equal(typeof stored!.position, 'number');
   });
 
@@ -185,7 +185,7 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
     assert.deepEqual((await eventStore.readStream(`pet-${other}`)).version, 0, 'the refused append wrote nothing');
     assert.equal(await opened.store.catalog.get(other), undefined);
     assert.deepEqual(await idempotencyKeys.find('k', 'expired', new Date()), record(third, 'expired', far));
-    const positions = (await eventStore.readAll(0, 100)).map((stored) => stored.position);
+    const positions = (await opened.store.eventLog.readLog({ after: 0, limit: 100 })).map((stored) => stored.position);
     assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
   });
 });

@@ -13,7 +13,7 @@ import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import type { SqliteDatabase } from 'kysely';
-import { openCommitMark } from '../../adapters/store/sqlite/commit-watch.ts';
+import { openCommitMark } from '../../adapters/store/sqlite/sqlite-catalog-changes.ts';
 import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
 import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';

@@ -70,7 +70,7 @@ describe('traces of a service exporting over OTLP/JSON', () => {
     const json = { 'content-type': 'application/json' };
     await send('unsampled', '/v1/pets', { method: 'POST', headers: { ...json, traceparent: `00-${UNSAMPLED_TRACE}-00f067aa0ba902b7-00` }, body: JSON.stringify({ name: 'Unseen', categoryId: 2 }) });
     await send('malformed', '/v1/pets', { method: 'POST', headers: { ...json, traceparent: '00-not-a-trace-01' }, body: JSON.stringify({ name: 'Fresh', categoryId: 3 }) });
-    events = await api.service.store.eventStore.readAll(0, 100);
+    events = await api.service.store.eventLog.readLog({ after: 0, limit: 100 });
     // Closing exports what is still buffered.
     await api.stop();
     spans = receiver.spans;

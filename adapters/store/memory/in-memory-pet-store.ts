@@ -86,9 +86,6 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       appending = appended.catch(() => undefined);
       return appended;
     },
-    async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-      return log.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit);
-    },
   };
 
   const petIds: PetIds = { next: async () => ++lastId };

@@ -1,4 +1,4 @@
-import type { CommitSignal, EventStore, StoredEvent } from '../../../application/index.ts';
+import type { CommitSignal, EventLog, StoredEvent } from '../../../application/index.ts';
 import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
 import type { CommittedPositions } from './postgres-writes.ts';
 
@@ -26,7 +26,7 @@ export interface PostgresCatalogChanges extends CatalogChanges {
  * follow what was told: their positions were drawn under the append lock, so no other commit lies between.
  */
 export function postgresCatalogChanges(
-  log: Pick<EventStore, 'readAll'> & { head(): Promise<number> }, commits: CommitSignal,
+  log: EventLog & { head(): Promise<number> }, commits: CommitSignal,
 ): PostgresCatalogChanges {
   const listeners: CatalogListener[] = [];
   /** Every commit up to this position has been told; undefined before the first look. */
@@ -52,7 +52,7 @@ export function postgresCatalogChanges(
       return;
     }
     if (!announced && (await log.head()) <= told) return;
-    const events = await log.readAll(told, CATCH_UP_EVENTS);
+    const events = await log.readLog({ after: told, limit: CATCH_UP_EVENTS });
     // This instance's own group may have been told meanwhile, and with it what the read found.
     if (events.length === 0 || events.at(-1)!.position <= told) return;
     told = events.at(-1)!.position;

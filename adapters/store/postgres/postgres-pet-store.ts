@@ -1,5 +1,6 @@
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
-import type { EventStore } from '../../../application/index.ts';
+import type { EventLog } from '../../../application/index.ts';
+import { createSqlEventLog } from '../sql-event-log.ts';
 import { storedEventFromRow } from '../event-rows.ts';
 import type { EventRow } from '../event-rows.ts';
 import type { Logger } from 'pino';
@@ -86,11 +87,14 @@ const READ_LOG: ListeningStatement = {
  * mostly to learn that nothing is new) and the events after a position. On the listening connection
  * while it listens (no pool to wait in, no query builder), else through the pool.
  */
-function logLooks(db: Kysely<PetStoreDatabase>, commits: PostgresCommitSignal): Pick<EventStore, 'readAll'> & { head(): Promise<number> } {
+function logLooks(db: Kysely<PetStoreDatabase>, commits: PostgresCommitSignal): EventLog & { head(): Promise<number> } {
+  const eventLog = createSqlEventLog(db, postgresSqlDialect);
   const rowsOf = <Row>(statement: ListeningStatement, values: unknown[]) => translated(postgresSqlDialect, async () =>
     await commits.queryWhileListening<Row>(statement, values) ?? (await db.executeQuery<Row>(CompiledQuery.raw(statement.text, values))).rows);
   return {
-    readAll: async (afterPosition, limit) => (await rowsOf<EventRow>(READ_LOG, [afterPosition, limit])).map(storedEventFromRow),
+    readLog: async (query) => query.types === undefined && query.petId === undefined
+      ? (await rowsOf<EventRow>(READ_LOG, [query.after, query.limit])).map(storedEventFromRow)
+      : eventLog.readLog(query),
     head: async () => headOf(await rowsOf<{ head: number | null }>(LOG_HEAD, [])),
   };
 }

@@ -2,12 +2,14 @@ import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
-import type { AppendResult, Clock } from '../../../application/index.ts';
+import type { Clock } from '../../../application/index.ts';
 import type { AppendRequest } from '../append-plan.ts';
 import { GroupRows } from '../group-rows.ts';
 import type { GroupReads, GroupWrites } from '../group-rows.ts';
 import { appendAll } from '../append-group.ts';
 import type { GroupOutcome, PendingAppend } from '../append-group.ts';
+import { createGroupCommitter } from '../group-committer.ts';
+import type { GroupWaiting, IdWanted } from '../group-committer.ts';
 import type { PetChange } from '../catalog-changes.ts';
 import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
@@ -22,12 +24,6 @@ const MOST_FRESH_STREAMS = 10_000;
 
 /** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
 export const GROUP_MOST_APPENDS = 256;
-
-/** A caller waiting for a new pet's id. */
-interface IdWanted {
-  readonly resolve: (id: number) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 /**
  * A group this instance committed: its events lie in `[drawnFrom, last]`, positions drawn under the
@@ -56,11 +52,6 @@ export interface PostgresWrites extends SqlWrites {
  * `position > n` never skips an event still in flight.
  */
 export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (group: CommittedPositions) => void): PostgresWrites {
-  let waiting: PendingAppend[] = [];
-  let scheduled = false;
-  let flushing: Promise<void> | undefined;
-
-  let idsWanted: IdWanted[] = [];
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -91,28 +82,14 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     }
   }
 
-  function schedule(): void {
-    if (scheduled || flushing) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      flushing = commitGroup().finally(() => {
-        flushing = undefined;
-        if (waiting.length > 0 || idsWanted.length > 0) schedule();
-      });
-    });
-  }
-
   /**
    * Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. When the database refuses
    * the group's write (a unique key: a writer outside the append lock got there first), each append runs
    * again as a group of its own, so only the one refused is answered with the failure. Never rejects.
    */
-  async function commitGroup(): Promise<void> {
-    const batch = waiting.slice(0, GROUP_MOST_APPENDS);
-    waiting = waiting.slice(batch.length);
-    const wanted = idsWanted;
-    idsWanted = [];
+  async function commitGroup(waiting: GroupWaiting): Promise<void> {
+    const batch = waiting.takeAppends(GROUP_MOST_APPENDS);
+    const wanted = waiting.takeIds();
     if (batch.length === 0) return drawIds(wanted);
     try {
       answer(await committedGroup(batch, wanted));
@@ -180,29 +157,8 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     }
   }
 
-  return {
-    append(streamId, expected, events, metadata, options) {
-      return new Promise<AppendResult>((resolve, reject) => {
-        waiting.push({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: undefined });
-        schedule();
-      });
-    },
-    petIds: {
-      next() {
-        return new Promise<number>((resolve, reject) => {
-          idsWanted.push({ resolve, reject });
-          schedule();
-        });
-      },
-    },
-    async drain() {
-      while (scheduled || flushing || waiting.length > 0 || idsWanted.length > 0) {
-        if (flushing) await flushing;
-        else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
-        else schedule();
-      }
-    },
-  };
+  const committer = createGroupCommitter({ commitGroup });
+  return { append: committer.append, petIds: committer.petIds, drain: committer.drain };
 }
 
 /**

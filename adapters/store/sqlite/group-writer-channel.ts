@@ -3,7 +3,7 @@ import type { SqliteDatabase } from 'kysely';
 import { createGroupWriter } from './group-writer.ts';
 import type { GroupReply, GroupRequest } from './group-writer.ts';
 import type { GroupWriterThreadData } from './group-writer-thread.ts';
-import { openCommitMark } from './commit-watch.ts';
+import { openCommitMark } from './sqlite-catalog-changes.ts';
 
 /** Where the store's group transactions run: one request at a time, each answered. */
 export interface GroupWriterChannel {

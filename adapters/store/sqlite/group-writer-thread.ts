@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { openCommitMark, publishedMarks } from './commit-watch.ts';
+import { openCommitMark, publishedMarks } from './sqlite-catalog-changes.ts';
 import { createGroupWriter } from './group-writer.ts';
 import type { GroupRequest } from './group-writer.ts';
 import { openConfigured } from './open-sqlite.ts';

@@ -10,7 +10,7 @@ import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow } from '../pet-rows.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
 import type { TableDeclaration } from '../schema.ts';
-import type { CommitMark, OwnCommitMarks } from './commit-watch.ts';
+import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
 /**
@@ -36,7 +36,7 @@ export type GroupRequest =
 export interface CommitRequest {
   readonly kind: 'commit';
   readonly appends: readonly AppendRequest[];
-  /** Touches the store_health row: a write check (see BatchedWrites.checkWrites). */
+  /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
   /** The store's clock, read on the main thread. */
   readonly now: string;

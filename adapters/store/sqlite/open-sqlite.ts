@@ -30,7 +30,7 @@ export interface OpenSqliteOptions {
   /**
    * How long a statement waits for a lock another connection holds, once migrated (default BUSY_TIMEOUT_MS).
    * The service gives 0: SQLite waits by sleeping on the calling thread, which would freeze the event
-   * loop, so its writes retry asynchronously instead (see batched-writes.ts).
+   * loop, so its writes retry asynchronously instead (see sqlite-writes.ts).
    */
   readonly busyTimeoutMs?: number;
   /**

@@ -8,8 +8,8 @@ import { createSqlPetStore } from '../sql-pet-store.ts';
 import { PET_FIELD_COLUMNS, petFromRow } from '../pet-rows.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
-import { createCatalogWatch, publishedMarks } from './commit-watch.ts';
-import { createBatchedWrites } from './batched-writes.ts';
+import { createSqliteCatalogChanges, publishedMarks } from './sqlite-catalog-changes.ts';
+import { createSqliteWrites } from './sqlite-writes.ts';
 import { groupWriterInProcess, groupWriterThread } from './group-writer-channel.ts';
 import type { GroupWriterThreadData } from './group-writer-thread.ts';
 import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
@@ -20,7 +20,7 @@ import type { WriteObserver } from '../write-observer.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
   readonly changes: CatalogChanges;
-  /** See `BatchedWrites.writerPragma`: the connection the store's appends commit on is not `db`'s. */
+  /** See `SqliteWrites.writerPragma`: the connection the store's appends commit on is not `db`'s. */
   writerPragma(pragma: string): Promise<void>;
 }
 
@@ -57,13 +57,13 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   });
   const clock = options.clock ?? { now: () => new Date() };
   const marks = publishedMarks();
-  const changes = createCatalogWatch(database, path, marks);
+  const changes = createSqliteCatalogChanges(database, path, marks);
   // The commits run on a thread of their own; only a memory database, which no other connection can open, writes here.
   const writer = path === ':memory:' ? groupWriterInProcess(database, path) : groupWriterThread({
     file: path, driver, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS, marks: marks.buffer,
     ...(options.holdCommits ? { holdCommits: options.holdCommits } : {}),
   });
-  const writes = createBatchedWrites(writer, changes, clock, { observeWrite: options.observeWrite });
+  const writes = createSqliteWrites(writer, changes, clock, { observeWrite: options.observeWrite });
   const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,

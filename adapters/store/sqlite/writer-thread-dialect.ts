@@ -4,7 +4,7 @@ import { deserializeError } from './group-writer.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 
 /**
- * Kysely on the group writer's connection, for a write beside the groups (see BatchedWrites.writeOutsideLog):
+ * Kysely on the group writer's connection, for a write beside the groups (see SqliteWrites.writeOutsideLog):
  * each statement crosses to the writer and runs in the transaction the write holds there.
  */
 export class WriterThreadDialect extends SqliteDialect {

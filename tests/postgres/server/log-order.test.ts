@@ -29,7 +29,7 @@ function follower(store: TemporaryPostgresStore['store']) {
     async poll(): Promise<number> {
       let read = 0;
       for (;;) {
-        const page = await store.eventStore.readAll(cursor, 100);
+        const page = await store.eventLog.readLog({ after: cursor, limit: 100 });
         if (page.length === 0) return read;
         seen.push(...page);
         cursor = page.at(-1)!.position;
@@ -126,7 +126,7 @@ describe('reading the log in position order while writers commit', () => {
     await following;
     await reader.poll();
 
-    const all = await opened.store.eventStore.readAll(0, 1_000_000);
+    const all = await opened.store.eventLog.readLog({ after: 0, limit: 1_000_000 });
     assert.equal(reader.seen.length - before, 6 * 40 * 2);
     assert.deepEqual(reader.seen.map(key), all.map(key), 'the follower saw the whole log, in the log\'s order');
     assert.equal(new Set(reader.seen.map(key)).size, reader.seen.length);

@@ -3,7 +3,7 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
 
 /** The store's side of `CatalogChanges`. */
-export interface CatalogWatch extends CatalogChanges {
+export interface SqliteCatalogChanges extends CatalogChanges {
   /**
    * A commit of the store's own made on another connection (the writer thread): `marks.before` read under
    * its write lock before it wrote, `marks.after` right after it committed (either empty when unknown: it
@@ -75,7 +75,7 @@ function statementMark(database: SqliteDatabase): CommitMark {
  * thread, see group-writer.ts) are reported precisely, from the marks read under their write lock;
  * anything else as "anything may have changed".
  */
-export function createCatalogWatch(database: SqliteDatabase, file: string, published?: PublishedMarks): CatalogWatch {
+export function createSqliteCatalogChanges(database: SqliteDatabase, file: string, published?: PublishedMarks): SqliteCatalogChanges {
   const mark = openCommitMark(database, file);
   const listeners: CatalogListener[] = [];
   let seen = Buffer.from(mark.read());

@@ -1,9 +1,11 @@
 import { Kysely } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import type { AppendResult, Clock, EventStore, PetIds } from '../../../application/index.ts';
+import type { Clock, EventStore, PetIds } from '../../../application/index.ts';
 import type { PendingAppend } from '../append-group.ts';
+import { createGroupCommitter } from '../group-committer.ts';
+import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import type { CatalogWatch } from './commit-watch.ts';
+import type { SqliteCatalogChanges } from './sqlite-catalog-changes.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 import { deserializeError } from './group-writer.ts';
 import type { CommitRequest, SerializedError, GroupReply } from './group-writer.ts';
@@ -12,7 +14,7 @@ import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
-export interface BatchedWrites {
+export interface SqliteWrites {
   readonly append: EventStore['append'];
   readonly petIds: PetIds;
   /**
@@ -35,8 +37,14 @@ export interface BatchedWrites {
   drain(): Promise<void>;
 }
 
-export interface BatchedWritesOptions {
+export interface SqliteWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
+}
+
+/** A write check waiting for its group: resolved once the group committed. */
+interface WaitingCheck {
+  readonly resolve: (value: number) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 const lockStayedTaken = () => Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' });
@@ -47,14 +55,9 @@ const FAULT_QUIET_MS = 3_000;
 /** At most this often is the file opened again while writes find it unwritable. */
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
 
-interface PendingId {
-  readonly resolve: (id: number) => void;
-  readonly reject: (error: unknown) => void;
-}
-
 /**
- * Group commit: the writes asked for during one turn of the event loop share one `BEGIN IMMEDIATE`
- * transaction and one fsync (each append's plan runs against the group's rows, so a refused one is
+ * SQLite's side of group commit (the queue and its schedule are `createGroupCommitter`'s): the writes
+ * asked for during one turn of the event loop share one `BEGIN IMMEDIATE` transaction and one fsync (each append's plan runs against the group's rows, so a refused one is
  * rejected alone, having written nothing), and nobody is answered before the commit. The transaction runs on the group
  * writer (`channel`, a thread with its own connection): SQLite's waits for the write lock and for the
  * commit's fsync sleep there while the event loop serves reads; a group that waited the writer's
@@ -65,15 +68,10 @@ interface PendingId {
  * their appends (the use case decides and appends as soon as it has its id) before it commits.
  * Processes sharing the file never hand out one id twice, and a creation costs one commit.
  */
-export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogWatch, clock: Clock, options: BatchedWritesOptions = {}): BatchedWrites {
+export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCatalogChanges, clock: Clock, options: SqliteWritesOptions = {}): SqliteWrites {
   const { observeWrite } = options;
-  let appends: PendingAppend[] = [];
-  let ids: PendingId[] = [];
-  let checks: PendingId[] = [];
-  let scheduled = false;
-  /** The group under way, or the write beside groups: one at a time. */
-  let exclusive: Promise<unknown> = Promise.resolve();
-  let groups = 0;
+  /** Write checks waiting for the next group (see `checkWrites`). */
+  let checks: WaitingCheck[] = [];
   /** The fault the last group failed with, until a group commits. */
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
@@ -82,27 +80,6 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
   const aside = new Kysely<PetStoreDatabase>({ dialect: new WriterThreadDialect(channel) });
-  const asked = () => appends.length > 0 || ids.length > 0 || checks.length > 0;
-
-  function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-    const turn = exclusive.then(work);
-    exclusive = turn.catch(() => {});
-    return turn;
-  }
-
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      groups += 1;
-      void oneAtATime(runGroup).finally(() => {
-        groups -= 1;
-        // What was asked for while this group was under way.
-        if (asked()) schedule();
-      });
-    });
-  }
 
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
@@ -114,11 +91,9 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
   const translated = (error: SerializedError) => sqliteSqlDialect.translateError(deserializeError(error));
 
   /** One group, from taking the write lock to answering its writes. Never rejects. */
-  async function runGroup(): Promise<void> {
-    if (!asked()) return;
-    const waitingIds = ids;
+  async function runGroup(waiting: GroupWaiting): Promise<void> {
+    const waitingIds = waiting.takeIds();
     const waitingChecks = checks;
-    ids = [];
     checks = [];
     let taken: PendingAppend[] = [];
     const reopen = reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS;
@@ -127,8 +102,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       reopenWanted = false;
     }
     const commitRequest = (): CommitRequest => {
-      taken = appends;
-      appends = [];
+      taken = waiting.takeAppends();
       return { kind: 'commit', appends: taken.map((write) => write.request), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
     };
     let reply: GroupReply;
@@ -147,9 +121,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     if (reply.kind === 'busy') {
       // The writer waited its busy timeout: what was asked meanwhile would wait as long again.
       const failure = sqliteSqlDialect.translateError(lockStayedTaken());
-      const everything = [...waitingIds, ...taken, ...waitingChecks, ...ids, ...appends, ...checks];
-      ids = [];
-      appends = [];
+      const everything = [...waitingIds, ...taken, ...waitingChecks, ...waiting.takeIds(), ...waiting.takeAppends(), ...checks];
       checks = [];
       noteFailure(failure);
       for (const waiting of everything) waiting.reject(failure);
@@ -177,27 +149,17 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
     for (const check of waitingChecks) check.resolve(0);
   }
 
+  const committer = createGroupCommitter({ commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite });
+
   return {
-    append(streamId, expected, events, metadata, options) {
-      return new Promise<AppendResult>((resolve, reject) => {
-        appends.push({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() });
-        schedule();
-      });
-    },
-    petIds: {
-      next() {
-        return new Promise<number>((resolve, reject) => {
-          ids.push({ resolve, reject });
-          schedule();
-        });
-      },
-    },
+    append: committer.append,
+    petIds: committer.petIds,
     checkWrites() {
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
       if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
-        schedule();
+        committer.schedule();
       }).then(() => {
         // A small write may fit where the others do not (a page free in a full file): only a check
         // after a quiet spell, or a group of appends, says the fault is over.
@@ -207,7 +169,7 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       lastCheck = { at: Date.now(), outcome };
       return outcome;
     },
-    writeOutsideLog: (work) => oneAtATime(async () => {
+    writeOutsideLog: (work) => committer.alone(async () => {
       const begun = await channel.send({ kind: 'begin', ids: 0, reopen: false });
       if (begun.kind === 'busy') throw lockStayedTaken();
       if (begun.kind === 'failed') throw deserializeError(begun.error);
@@ -223,16 +185,10 @@ export function createBatchedWrites(channel: GroupWriterChannel, watch: CatalogW
       if (committed.kind === 'committed') watch.committed(committed, []);
       return result;
     }),
-    writerPragma: (pragma) => oneAtATime(async () => {
+    writerPragma: (pragma) => committer.alone(async () => {
       const reply = await channel.send({ kind: 'pragma', pragma });
       if (reply.kind === 'failed') throw translated(reply.error);
     }),
-    async drain() {
-      while (scheduled || groups > 0 || asked()) {
-        if (groups > 0) await exclusive;
-        else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
-        else schedule();
-      }
-    },
+    drain: committer.drain,
   };
 }
