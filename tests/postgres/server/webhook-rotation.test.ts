@@ -78,6 +78,19 @@ describe('webhook secret rotation on PostgreSQL with two instances', () => {
       }
       assert.ok(verifies(newSecret, after));
       assert.ok(!verifies(oldSecret, after));
+
+      // The attempt log, read through the other instance, as PostgreSQL gives it back: numbers, newest first.
+      type Attempt = { id: unknown; positions: unknown[]; responseStatus: unknown; messageId: string };
+      const readAttempts = async () => (await (await fetch(`${other}/webhooks/${id}/attempts?limit=2`, { headers })).json()) as Attempt[];
+      // Written behind delivery, with the next stored position: ask again until the last one is there.
+      let attempts = await readAttempts();
+      for (let tries = 0; attempts[0]?.messageId !== after.webhookId && tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        attempts = await readAttempts();
+      }
+      assert.equal(attempts.length, 2);
+      assert.ok(typeof attempts[0]!.id === 'number' && (attempts[0]!.id as number) > (attempts[1]!.id as number));
+      assert.deepEqual([attempts[0]!.messageId, attempts[0]!.positions, attempts[0]!.responseStatus], [after.webhookId, [after.position], 204]);
     } finally {
       for (const service of services) service.cleanup();
       await client.end().catch(() => undefined);
