@@ -12,7 +12,7 @@ import type { TargetPolicy } from '../webhooks/safe-target.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { requireJsonBody, readJsonObject } from './json-body.ts';
-import { plainInteger, single } from './list-query.ts';
+import { plainInteger, readQuery, single } from './list-query.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -119,7 +119,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
   });
 
   router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', ...authenticated, async (ctx) => {
-    const params = new URLSearchParams(ctx.querystring);
+    const params = readQuery(ctx.querystring);
     const limit = plainInteger('limit', single(params, 'limit')) ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT);
     if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
     const before = plainInteger('before', single(params, 'before'));
