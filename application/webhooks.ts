@@ -27,6 +27,8 @@ export interface WebhookSubscription {
   readonly batchSize: number;
   /** The last position of the batch in flight, fixed before its first attempt; null when none is. */
   readonly batchUntil: number | null;
+  /** Replays asked for so far: a delivery run that began before the last one writes nothing more. */
+  readonly replays: number;
 }
 
 /** A new subscription as the creator asks for it; the store adds id, secret and the start position. */
@@ -44,6 +46,51 @@ export class WebhookLimitReached extends Error {
     super(`this key has ${max} webhook subscriptions, the most it may have; delete one first`);
     this.name = 'WebhookLimitReached';
   }
+}
+
+/** One request to a subscription's URL, as its attempt log shows it. */
+export interface WebhookAttempt {
+  /** Orders the log: a later attempt has a larger id. */
+  readonly id: number;
+  readonly attemptedAt: string;
+  /** The request's `webhook-id`. */
+  readonly messageId: string;
+  /** The log positions of the events it carried. */
+  readonly positions: readonly number[];
+  /** The receiver's HTTP status; null when it did not answer. */
+  readonly responseStatus: number | null;
+  readonly durationMs: number;
+  /** Why it did not count as delivered; null after a 2xx. */
+  readonly error: string | null;
+}
+
+export type NewWebhookAttempt = Omit<WebhookAttempt, 'id'>;
+
+/** The secrets that sign a subscription's deliveries: the current one, and while a rotation's overlap lasts, the one it replaced. */
+export interface SigningSecrets {
+  readonly current: string;
+  readonly previous?: { readonly secret: string; readonly until: string };
+}
+
+/** The secrets that sign a request made at `now`: the previous one only until its overlap ends. */
+export function secretsSigningAt(secrets: SigningSecrets, now: Date): string[] {
+  const { current, previous } = secrets;
+  return previous && Date.parse(previous.until) > now.getTime() ? [current, previous.secret] : [current];
+}
+
+/** What a replay request came to. */
+export type ReplayOutcome = 'replaying' | 'no_subscription' | 'past_log_end';
+
+/** A subscription this instance holds the lease of, and the replays it had when the lease was looked at. */
+export interface HeldLease {
+  readonly id: string;
+  readonly replays: number;
+}
+
+/** Who writes a subscription's delivery state: the lease holder, in the run it began after `replays` replays. */
+export interface DeliveryRun {
+  readonly holder: string;
+  readonly replays: number;
 }
 
 /** The outcome of one failed attempt, written with the lease held. */
@@ -67,26 +114,39 @@ export interface WebhookSubscriptions {
   create(input: NewWebhookSubscription, now: Date, maxPerOwner: number): Promise<{ subscription: WebhookSubscription; secret: string }>;
   list(ownerKeyId?: string): Promise<WebhookSubscription[]>;
   get(id: string): Promise<WebhookSubscription | undefined>;
-  /** The subscription and its secret, for the instance that delivers it. */
-  withSecret(id: string): Promise<{ subscription: WebhookSubscription; secret: string } | undefined>;
+  /** The subscription and its signing secrets, for the instance that delivers it. */
+  withSecret(id: string): Promise<{ subscription: WebhookSubscription; secrets: SigningSecrets } | undefined>;
+  /** Deletes it and its attempt log. */
   delete(id: string): Promise<boolean>;
+  /** A new current secret; the one it replaces keeps signing for `overlapMs`. Undefined when there is no such subscription. */
+  rotateSecret(id: string, now: Date, overlapMs: number): Promise<string | undefined>;
+  /**
+   * Delivery starts again after log position `after` (active, fresh retries, one more replay counted, so the
+   * run delivering it now writes nothing more and the lease holder starts a new one there). Refused past the log's end.
+   */
+  replay(id: string, after: number): Promise<ReplayOutcome>;
+  /** The newest attempts first, those older than the attempt with id `before` when given; only those still kept (`now` decides their age). */
+  attempts(id: string, page: { limit: number; before?: number }, now: Date): Promise<WebhookAttempt[]>;
   /** `failing` back to `active`, retrying the event it stopped at; false when there is no such subscription. */
   resume(id: string): Promise<boolean>;
   /**
    * Renews every lease `holder` has and takes those of the active subscriptions nobody holds or whose
    * lease expired before `now`, all until `expiresAt`, in a few statements whatever their number; answers
-   * the ids of the active subscriptions `holder` holds now.
+   * the active subscriptions `holder` holds now.
    */
-  lease(holder: string, now: Date, expiresAt: Date): Promise<string[]>;
-  /** Takes only the leases of active subscriptions nobody holds or whose lease expired; answers the ids it took. */
-  takeFree(holder: string, now: Date, expiresAt: Date): Promise<string[]>;
+  lease(holder: string, now: Date, expiresAt: Date): Promise<HeldLease[]>;
+  /** Takes only the leases of active subscriptions nobody holds or whose lease expired; answers those it took. */
+  takeFree(holder: string, now: Date, expiresAt: Date): Promise<HeldLease[]>;
   release(id: string, holder: string): Promise<void>;
-  /** Fixes the batch in flight as the events up to `until`, before its first attempt; false when the lease was lost. */
-  fixBatch(id: string, holder: string, until: number): Promise<boolean>;
-  /** The receiver acknowledged everything up to `position`; false when the lease was lost. */
-  advance(id: string, holder: string, position: number, now: Date): Promise<boolean>;
-  /** Records a failed attempt; false when the lease was lost. */
-  failed(id: string, holder: string, attempt: FailedAttempt): Promise<boolean>;
+  /** Fixes the batch in flight as the events up to `until`, before its first attempt; false when the lease or the run was lost. */
+  fixBatch(id: string, run: DeliveryRun, until: number): Promise<boolean>;
+  /**
+   * The receiver acknowledged everything up to `position`; false when the lease or the run (a replay) was
+   * lost. `attempts` go into the attempt log in the same write, either way (they were made).
+   */
+  advance(id: string, run: DeliveryRun, position: number, now: Date, attempts?: readonly NewWebhookAttempt[]): Promise<boolean>;
+  /** Records a failed attempt (and `attempts` into the log, as `advance`); false when the lease or the run was lost. */
+  failed(id: string, run: DeliveryRun, attempt: FailedAttempt, attempts?: readonly NewWebhookAttempt[]): Promise<boolean>;
 }
 
 /** How failed deliveries are retried. */

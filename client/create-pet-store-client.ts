@@ -6,7 +6,7 @@ import { linkTarget } from './link-header.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
 import type { RetryPolicy } from './retry.ts';
 import { followEvents } from './event-stream.ts';
-import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus } from './types.ts';
+import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, Webhook, WebhookAttempt, WebhookSecretRotated } from './types.ts';
 
 export interface PetStoreClientOptions {
   /** A deployment's base address including `/v1`, e.g. `https://api.example.com/v1`. */
@@ -62,6 +62,13 @@ export interface EventsQuery {
   readonly petId?: number;
 }
 
+export interface WebhookAttemptsQuery {
+  /** 1 to 100 attempts a page; the service's default is 20. */
+  readonly limit?: number;
+  /** Only attempts older than this one: the last `id` of the page before. */
+  readonly before?: number;
+}
+
 /** A pet and its entity tag (its version), for `ifMatch`. */
 export interface VersionedPet {
   readonly pet: Pet;
@@ -87,6 +94,18 @@ export interface PetStoreClient {
   events(query?: EventsQuery, options?: CallOptions): AsyncGenerator<CloudEvent, never, undefined>;
   /** Experimental in the service. Every event of one pet, oldest first. */
   petHistory(id: number, options?: CallOptions): Promise<CloudEvent[]>;
+  /** Experimental in the service. One page of a webhook subscription's recent attempts, newest first. */
+  webhookAttempts(id: string, query?: WebhookAttemptsQuery, options?: CallOptions): Promise<WebhookAttempt[]>;
+  /**
+   * Experimental in the service. Delivers every matching event after log position `after` again, with the
+   * same webhook-ids and bodies, then carries on live. Never retried (a repeat would restart the replay).
+   */
+  replayWebhook(id: string, after: number, options?: CallOptions): Promise<Webhook>;
+  /**
+   * Experimental in the service. A new signing secret, shown only in this answer; the old one keeps signing
+   * beside it until `previousSecretExpiresAt`. Never retried: a repeat would replace the new secret too.
+   */
+  rotateWebhookSecret(id: string, options?: CallOptions): Promise<WebhookSecretRotated>;
   /**
    * The highest log position of any write this client saw answered (`Petstore-Position`). Every read
    * sends it (`Petstore-Min-Position`), so a read never misses a write this client saw acknowledged,
@@ -200,6 +219,23 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
       return body as CloudEvent[];
     },
 
+    async webhookAttempts(id, query = {}, options = {}) {
+      const { body } = await retried({ method: 'GET', url: url(`${webhookPath(id)}/attempts`, { ...query }), headers: traceHeaders(options), signal: options.signal });
+      return body as WebhookAttempt[];
+    },
+
+    async replayWebhook(id, after, options = {}) {
+      const answer = await exchange(settings, {
+        method: 'POST', url: url(`${webhookPath(id)}/replay`), json: { body: { after }, mediaType: 'application/json' }, headers: traceHeaders(options), signal: options.signal,
+      });
+      return answer.body as Webhook;
+    },
+
+    async rotateWebhookSecret(id, options = {}) {
+      const answer = await exchange(settings, { method: 'POST', url: url(`${webhookPath(id)}/rotate-secret`), headers: traceHeaders(options), signal: options.signal });
+      return answer.body as WebhookSecretRotated;
+    },
+
     async changePetStatus(id, status, options = {}) {
       const { ifMatch, signal } = options;
       const answer = await exchange(settings, {
@@ -227,6 +263,10 @@ function traceHeaders({ traceparent, tracestate }: CallOptions): Record<string, 
   if (traceparent === undefined) return {};
   if (!TRACEPARENT.test(traceparent)) throw new TypeError(`traceparent is malformed: ${JSON.stringify(traceparent)} (expected 00-<32 hex>-<16 hex>-<2 hex>)`);
   return tracestate === undefined ? { traceparent } : { traceparent, tracestate };
+}
+
+function webhookPath(id: string): string {
+  return `/webhooks/${encodeURIComponent(id)}`;
 }
 
 function versioned({ response, body }: Answer): VersionedPet {

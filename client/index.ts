@@ -1,9 +1,9 @@
 export { createPetStoreClient } from './create-pet-store-client.ts';
 export type {
-  CallOptions, ChangePetStatusOptions, CreatePetOptions, EventsQuery, ListPetsQuery, PetStoreClient, PetStoreClientOptions, VersionedPet,
+  CallOptions, ChangePetStatusOptions, CreatePetOptions, EventsQuery, ListPetsQuery, PetStoreClient, PetStoreClientOptions, VersionedPet, WebhookAttemptsQuery,
 } from './create-pet-store-client.ts';
 export type { DeprecationNotice } from './deprecation-notice.ts';
 export { PetStoreAbortError, PetStoreError, PetStoreNetworkError, PetStoreTimeoutError } from './errors.ts';
 export { DEFAULT_RETRY_POLICY } from './retry.ts';
 export type { RetryPolicy } from './retry.ts';
-export type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, PetStoreErrorCode } from './types.ts';
+export type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, PetStoreErrorCode, Webhook, WebhookAttempt, WebhookSecretRotated } from './types.ts';

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
 import type { CloudEventSchema } from '../contract/event-feed.ts';
+import type { WebhookAttemptSchema, WebhookSchema, WebhookSecretRotatedSchema } from '../contract/webhooks.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
 // so the client loads no TypeBox and no server code.
@@ -24,3 +25,12 @@ export type CloudEvent = Static<typeof CloudEventSchema>;
 
 /** The CloudEvents `type` names the feed filters on. */
 export type CloudEventType = CloudEvent['type'];
+
+/** A webhook subscription as its owner reads it (experimental). */
+export type Webhook = Static<typeof WebhookSchema>;
+
+/** One request made to a subscription's URL, from its attempt log (experimental). */
+export type WebhookAttempt = Static<typeof WebhookAttemptSchema>;
+
+/** A rotated signing secret, shown once, and until when the replaced one still signs (experimental). */
+export type WebhookSecretRotated = Static<typeof WebhookSecretRotatedSchema>;

@@ -8,7 +8,10 @@ import {
   AfterSchema, ErrorSchema, LimitSchema, NewPetSchema, PetIdSchema, PetSchema, PetsSchema, PetStatusSchema, StatusPatchSchema,
 } from './schemas.ts';
 import { CloudEventSchema, CloudEventsSchema, EventAfterSchema, EventLimitSchema, CLOUD_EVENT_TYPES, eventStreamExample, RECONNECT_MS } from './event-feed.ts';
-import { NewWebhookSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookSchema, WebhooksSchema } from './webhooks.ts';
+import {
+  NewWebhookSchema, WebhookAttemptSchema, WebhookAttemptsBeforeSchema, WebhookAttemptsSchema, WebhookCreatedSchema, WebhookDeliveriesSchema, WebhookReplaySchema,
+  WebhookSchema, WebhookSecretRotatedSchema, WebhooksSchema,
+} from './webhooks.ts';
 
 /** The interface version the document describes (not the package's). */
 export const INTERFACE_VERSION = '1.0.0';
@@ -51,6 +54,10 @@ const COMPONENT_SCHEMAS: Record<string, TSchema> = {
   WebhookCreated: WebhookCreatedSchema,
   Webhooks: WebhooksSchema,
   WebhookDeliveries: WebhookDeliveriesSchema,
+  WebhookAttempt: WebhookAttemptSchema,
+  WebhookAttempts: WebhookAttemptsSchema,
+  WebhookReplay: WebhookReplaySchema,
+  WebhookSecretRotated: WebhookSecretRotatedSchema,
 };
 
 /**
@@ -227,6 +234,61 @@ const WEBHOOK_PATHS: Json = {
       },
     },
   },
+  '/webhooks/{id}/attempts': {
+    parameters: [parameter('WebhookId')],
+    get: {
+      operationId: 'listWebhookAttempts',
+      tags: ['Webhooks'],
+      summary: 'The recent attempts (experimental)',
+      description:
+        `${WEBHOOK_EXPERIMENTAL} Each request made to the URL, newest first: when, its \`webhook-id\`, the positions it carried, the receiver's status ` +
+        '(null when it did not answer), how long it took and why it failed. Kept: the newest 100 per subscription, none older than 7 days. ' +
+        'When older ones follow, `Link: <…>; rel="next"` (RFC 8288) gives the next page, with the same limit and `before` set.',
+      'x-stability': 'experimental',
+      parameters: [parameter('Limit'), parameter('WebhookAttemptsBefore'), parameter('XRequestId')],
+      responses: {
+        200: { description: 'The attempts, newest first', headers: { ...withRequestId, Link: header('NextAttemptsLink'), ...RATE_LIMIT_HEADERS }, content: json('WebhookAttempts') },
+        ...errorResponses(['invalid_query', 'not_found']),
+      },
+    },
+  },
+  '/webhooks/{id}/replay': {
+    parameters: [parameter('WebhookId')],
+    post: {
+      operationId: 'replayWebhook',
+      tags: ['Webhooks'],
+      summary: 'Deliver again from a log position (experimental)',
+      description:
+        `${WEBHOOK_EXPERIMENTAL} Every matching event after \`after\` is delivered again, in order, with the \`webhook-id\` and body it had the first time ` +
+        '(a batch is named by its first and last events: one the first delivery grouped otherwise carries another id), then delivery carries on with new events. ' +
+        'The subscription becomes active with fresh retries. An `after` past the end of the log is refused with 400 `invalid_body`.',
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      requestBody: { required: true, content: json('WebhookReplay') },
+      responses: {
+        202: { description: 'Replaying: the subscription', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('Webhook') },
+        ...errorResponses([...BODY_CODES, 'not_found']),
+      },
+    },
+  },
+  '/webhooks/{id}/rotate-secret': {
+    parameters: [parameter('WebhookId')],
+    post: {
+      operationId: 'rotateWebhookSecret',
+      tags: ['Webhooks'],
+      summary: 'Replace the signing secret, with an overlap (experimental)',
+      description:
+        `${WEBHOOK_EXPERIMENTAL} A new secret, shown only in this answer. Until \`previousSecretExpiresAt\` (24 h by default) every delivery is signed ` +
+        'with the new and the replaced secret, two `v1,` entries in one `webhook-signature`, so a receiver knowing either verifies it. ' +
+        'A second rotation within the overlap drops the oldest secret: only the last replaced one keeps signing.',
+      'x-stability': 'experimental',
+      parameters: [parameter('XRequestId')],
+      responses: {
+        200: { description: 'The new secret', headers: { ...withRequestId, ...RATE_LIMIT_HEADERS }, content: json('WebhookSecretRotated') },
+        ...errorResponses(['not_found']),
+      },
+    },
+  },
 };
 
 /** What the service sends to a subscribed URL (OpenAPI 3.1 `webhooks`). */
@@ -245,9 +307,22 @@ const WEBHOOK_CALLBACKS: Json = {
       'x-stability': 'experimental',
       security: [],
       parameters: [
-        { name: 'webhook-id', in: 'header', required: true, description: 'The same for every attempt at one event (or batch): `msg_{subscription}_{position of its last event}`.', schema: { type: 'string' } },
+        {
+          name: 'webhook-id',
+          in: 'header',
+          required: true,
+          description:
+            'The same for every attempt at one event, and again on a replay: `msg_{subscription}_{position}`; for a batch, `msg_{subscription}_{first position}_{last position}`.',
+          schema: { type: 'string' },
+        },
         { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the epoch when this attempt was signed.', schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN } },
-        { name: 'webhook-signature', in: 'header', required: true, description: '`v1,` and the base64 signature.', schema: { type: 'string' } },
+        {
+          name: 'webhook-signature',
+          in: 'header',
+          required: true,
+          description: '`v1,` and the base64 signature; after a secret rotation, for the overlap, two such entries separated by a space (one per secret).',
+          schema: { type: 'string' },
+        },
       ],
       requestBody: {
         required: true,
@@ -457,6 +532,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
         },
         WebhookId: { name: 'id', in: 'path', required: true, description: 'The subscription.', schema: { type: 'string', pattern: '^wh_[A-Za-z0-9_-]+$' } },
+        WebhookAttemptsBefore: { name: 'before', in: 'query', required: false, schema: documentSchema(WebhookAttemptsBeforeSchema) },
         MinPosition: {
           name: 'Petstore-Min-Position',
           in: 'header',
@@ -489,6 +565,10 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
         NextLink: {
           description: 'Present when more animals follow: `<{base}/pets?limit=…&status=…&after=…>; rel="next"` (RFC 8288).',
+          schema: { type: 'string' },
+        },
+        NextAttemptsLink: {
+          description: 'Present when older attempts follow: `<{base}/webhooks/{id}/attempts?limit=…&before=…>; rel="next"` (RFC 8288).',
           schema: { type: 'string' },
         },
         NextEventsLink: {

@@ -14,6 +14,9 @@ const Types = Type.Array(CloudEventTypeName, {
 });
 
 export const MAX_WEBHOOK_BATCH = 100;
+/** Each subscription's attempt log keeps its newest this many attempts, none older than WEBHOOK_ATTEMPTS_KEPT_MS. */
+export const WEBHOOK_ATTEMPTS_KEPT = 100;
+export const WEBHOOK_ATTEMPTS_KEPT_MS = 7 * 24 * 3_600_000;
 const BatchSize = Type.Integer({
   minimum: 1,
   maximum: MAX_WEBHOOK_BATCH,
@@ -60,6 +63,56 @@ export const WebhookCreatedSchema = Type.Object(
 );
 
 export const WebhooksSchema = Type.Array(WebhookSchema, { $id: 'Webhooks' });
+
+/** One request to the subscription's URL, as the attempt log keeps it. */
+export const WebhookAttemptSchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, format: 'int64', description: 'Orders the log (a later attempt has a larger id); `before` in the next page\'s address.' }),
+    attemptedAt: Timestamp,
+    messageId: Type.String({ description: 'The `webhook-id` the request carried.' }),
+    positions: Type.Array(Type.Integer({ minimum: 1, format: 'int64' }), { minItems: 1, description: 'The log positions of the events it carried, in order.' }),
+    responseStatus: Type.Union([Type.Integer({ minimum: 100, maximum: 599 }), Type.Null()], { description: "The receiver's HTTP status; null when it did not answer (refused, timed out, closed)." }),
+    durationMs: Type.Integer({ minimum: 0, description: 'From sending to the end of the answer (or the failure).' }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why it did not count as delivered; null after a 2xx.' }),
+  },
+  { $id: 'WebhookAttempt', additionalProperties: false },
+);
+
+export const WebhookAttemptsSchema = Type.Array(WebhookAttemptSchema, {
+  $id: 'WebhookAttempts',
+  description: `The newest attempts first. Each subscription keeps its newest ${WEBHOOK_ATTEMPTS_KEPT}, none older than ${WEBHOOK_ATTEMPTS_KEPT_MS / 86_400_000} days.`,
+});
+
+export const WebhookAttemptsBeforeSchema = Type.Integer({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  format: 'int64',
+  description: 'Only attempts older than the one with this id: what `Link: rel="next"` sets. Plain decimal digits.',
+});
+
+export const WebhookReplaySchema = Type.Object(
+  {
+    after: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      format: 'int64',
+      description: "Every matching event after this log position is delivered again, in order; at most the log's end (0: from the start).",
+    }),
+  },
+  { $id: 'WebhookReplay', additionalProperties: false },
+);
+export const WebhookReplayCheck = TypeCompiler.Compile(WebhookReplaySchema);
+
+export const WebhookSecretRotatedSchema = Type.Object(
+  {
+    secret: WebhookCreatedSchema.properties.secret,
+    previousSecretExpiresAt: Type.String({
+      format: 'date-time',
+      description: 'Until then every delivery is signed with both secrets (two `v1,` entries in `webhook-signature`), so a receiver knowing either verifies it.',
+    }),
+  },
+  { $id: 'WebhookSecretRotated', additionalProperties: false },
+);
 
 /** Where delivery of one subscription stands. */
 export const WebhookDeliveriesSchema = Type.Object(

@@ -33,7 +33,7 @@ describe('configuration', () => {
       shutdownDelayMs: 0,
       idempotencyKeyTtlMs: 86_400_000,
       eventStreams: { maxStreams: 512, maxStreamsPerClient: 128, heartbeatMs: 15_000 },
-      webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 86_400_000 }, leaseMs: 30_000, maxPerKey: 100 },
+      webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 86_400_000 }, leaseMs: 30_000, maxPerKey: 100, secretOverlapMs: 86_400_000 },
       workers: 1,
     });
   });

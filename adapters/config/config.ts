@@ -63,6 +63,7 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_WEBHOOK_RETRY_FOR_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOK_LEASE_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOKS_MAX_PER_KEY: wholeNumber('subscriptions'),
+  PETSTORE_WEBHOOK_SECRET_OVERLAP_MS: wholeNumber('milliseconds'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -165,6 +166,8 @@ export interface WebhookDelivery {
   readonly leaseMs: number;
   /** Subscriptions one API key may have. */
   readonly maxPerKey: number;
+  /** After a rotation, how long the replaced secret keeps signing beside the new one. */
+  readonly secretOverlapMs: number;
 }
 
 export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
@@ -173,6 +176,7 @@ export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
   retry: Object.freeze({ baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 24 * 3_600_000 }),
   leaseMs: 30_000,
   maxPerKey: 100,
+  secretOverlapMs: 24 * 3_600_000,
 });
 
 /** What protects the process from slow, large or too many clients. */
@@ -285,6 +289,7 @@ function readWebhookDelivery(env: Static<typeof EnvironmentSchema>): WebhookDeli
     }),
     leaseMs: number(env.PETSTORE_WEBHOOK_LEASE_MS, defaults.leaseMs),
     maxPerKey: number(env.PETSTORE_WEBHOOKS_MAX_PER_KEY, defaults.maxPerKey),
+    secretOverlapMs: number(env.PETSTORE_WEBHOOK_SECRET_OVERLAP_MS, defaults.secretOverlapMs),
   });
 }
 

@@ -3,13 +3,16 @@ import type { Context } from 'koa';
 import type { PetEvent } from '../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
-import { NewWebhookCheck, NewWebhookSchema } from '../../contract/webhooks.ts';
+import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../contract/webhooks.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../webhooks/safe-target.ts';
 import type { TargetPolicy } from '../webhooks/safe-target.ts';
 import { HttpProblem } from './errors.ts';
+import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { requireJsonBody, readJsonObject } from './json-body.ts';
+import { plainInteger, readQuery, single } from './list-query.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -22,6 +25,12 @@ export interface WebhookResource {
   readonly clock: Clock;
   /** A subscription was created or resumed: deliver it without waiting for the next scan. */
   readonly changed: () => void;
+  /** A subscription was replayed: whoever delivers it here starts over from the new position. */
+  readonly replayed: (id: string) => void;
+  /** A subscription's secret was rotated: its next request here is signed with the new secrets. */
+  readonly rotated: (id: string) => void;
+  /** How long a replaced secret keeps signing beside the new one. */
+  readonly secretOverlapMs: number;
 }
 
 export interface WebhookRoutesOptions {
@@ -107,6 +116,48 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     await subscriptions.resume(subscription.id);
     webhooks.changed();
     ctx.body = webhookView({ ...subscription, status: 'active' });
+  });
+
+  router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', ...authenticated, async (ctx) => {
+    const params = readQuery(ctx.querystring);
+    const limit = plainInteger('limit', single(params, 'limit')) ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT);
+    if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
+    const before = plainInteger('before', single(params, 'before'));
+    if (before === 0) throw new HttpProblem('invalid_query', 'before must be an attempt id, from 1');
+    const subscription = await owned(ctx);
+    // One more than asked says whether a next page exists.
+    const attempts = await subscriptions.attempts(subscription.id, { limit: limit + 1, ...(before === undefined ? {} : { before }) }, webhooks.clock.now());
+    const page = attempts.slice(0, limit);
+    if (attempts.length > limit) ctx.set('Link', `<${publicBaseUrl()}/webhooks/${subscription.id}/attempts?limit=${limit}&before=${page.at(-1)!.id}>; rel="next"`);
+    ctx.body = page;
+  });
+
+  router.post('replayWebhook', '/v1/webhooks/:id/replay', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
+    const { body, raw } = readJsonObject(ctx, 'a WebhookReplay', Object.keys(WebhookReplaySchema.properties));
+    if (!Object.hasOwn(body, 'after')) throw new HttpProblem('invalid_body', 'after is required');
+    const text = topLevelNumberText(raw, 'after');
+    // Checked as written: JSON.parse would read 1.0000000000000001 as 1.
+    if (!WebhookReplayCheck.Check(body) || text === undefined || exactInteger(text) !== BigInt(body.after)) {
+      throw new HttpProblem('invalid_body', `after must be a log position, a whole number from 0, got ${text ?? JSON.stringify(body.after)}`);
+    }
+    const subscription = await owned(ctx);
+    const { after } = body;
+    const outcome = await subscriptions.replay(subscription.id, after);
+    if (outcome === 'no_subscription') throw new HttpProblem('not_found', `no webhook ${subscription.id}`);
+    if (outcome === 'past_log_end') throw new HttpProblem('invalid_body', `after ${after} is past the end of the log: nothing was committed there yet`);
+    webhooks.replayed(subscription.id);
+    ctx.status = 202;
+    ctx.body = webhookView({ ...subscription, status: 'active' });
+  });
+
+  router.post('rotateWebhookSecret', '/v1/webhooks/:id/rotate-secret', ...authenticated, async (ctx) => {
+    const subscription = await owned(ctx);
+    const now = webhooks.clock.now();
+    const secret = await subscriptions.rotateSecret(subscription.id, now, webhooks.secretOverlapMs);
+    if (secret === undefined) throw new HttpProblem('not_found', `no webhook ${subscription.id}`);
+    webhooks.rotated(subscription.id);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { secret, previousSecretExpiresAt: new Date(now.getTime() + webhooks.secretOverlapMs).toISOString() };
   });
 
   router.get('listWebhookDeliveries', '/v1/webhooks/:id/deliveries', ...authenticated, async (ctx) => {

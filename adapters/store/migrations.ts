@@ -128,6 +128,30 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('webhooks').addColumn('batch_until', id).execute();
     },
   },
+  '0008_webhook_attempts_and_rotation': {
+    async up(db: Kysely<any>) {
+      const postgres = onPostgres(db);
+      const id = postgres ? 'bigint' : 'integer';
+      // The secret a rotation replaced, which still signs beside the new one until `previous_secret_until`.
+      await db.schema.alterTable('webhooks').addColumn('previous_secret', 'text').execute();
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_until', 'text').execute();
+      // Counts replays: a delivery run writes its state only while the count is the one it began with.
+      await db.schema.alterTable('webhooks').addColumn('replays', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+      // Each subscription's recent attempts, newest kept: pruned as they are written (a count and an age per subscription).
+      await db.schema
+        .createTable('webhook_attempts')
+        .addColumn('id', id, (column) => (postgres ? column.primaryKey().generatedByDefaultAsIdentity() : column.primaryKey().autoIncrement()))
+        .addColumn('webhook_id', 'text', (column) => column.notNull())
+        .addColumn('attempted_at', 'text', (column) => column.notNull())
+        .addColumn('message_id', 'text', (column) => column.notNull())
+        .addColumn('positions', 'text', (column) => column.notNull())
+        .addColumn('response_status', 'integer')
+        .addColumn('duration_ms', 'integer', (column) => column.notNull())
+        .addColumn('error', 'text')
+        .execute();
+      await db.schema.createIndex('webhook_attempts_webhook_id_id').on('webhook_attempts').columns(['webhook_id', 'id']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -81,7 +81,8 @@ export const STORE_HEALTH = {
 
 /**
  * A webhook subscription and its delivery state (see `WebhookSubscriptions`). `types`: a JSON array of
- * event types, null for every type.
+ * event types, null for every type. `previous_secret`: the one the last rotation replaced, signing beside
+ * `secret` until `previous_secret_until`. `replays`: how many were asked for; a delivery run writes only while it is unchanged.
  */
 export const WEBHOOKS = {
   name: 'webhooks',
@@ -89,12 +90,27 @@ export const WEBHOOKS = {
     id: text, owner_key_id: text, url: text, types: nullableText, pet_id: { type: 'id', nullable: true }, secret: text, created_at: text, status: text,
     position: id, attempts: integer, last_error: nullableText, next_try_at: nullableText, failing_since: nullableText, last_delivered_at: nullableText,
     lease_holder: nullableText, lease_expires_at: nullableText, batch_size: { type: 'integer', default: 1 }, batch_until: { type: 'id', nullable: true },
+    previous_secret: nullableText, previous_secret_until: nullableText, replays: { type: 'integer', default: 0 },
   },
   primaryKey: ['id'],
   indexes: { webhooks_owner_key_id: ['owner_key_id'] },
 } as const satisfies TableDeclaration;
 
-export const TABLES: readonly TableDeclaration[] = [EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS];
+/**
+ * Each subscription's recent attempts (see `WebhookAttempt`): `message_id` the `webhook-id` sent, `positions`
+ * a JSON array, `response_status` null when the receiver did not answer. Pruned as they are written.
+ */
+export const WEBHOOK_ATTEMPTS = {
+  name: 'webhook_attempts',
+  columns: {
+    id: { type: 'id', generated: 'by default' }, webhook_id: text, attempted_at: text, message_id: text, positions: text,
+    response_status: { type: 'integer', nullable: true }, duration_ms: integer, error: nullableText,
+  },
+  primaryKey: ['id'],
+  indexes: { webhook_attempts_webhook_id_id: ['webhook_id', 'id'] },
+} as const satisfies TableDeclaration;
+
+export const TABLES: readonly TableDeclaration[] = [EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS];
 
 type ValueOf<C extends ColumnDeclaration> = (C['type'] extends 'text' ? string : number) | (C extends { nullable: true } ? null : never);
 
@@ -113,6 +129,7 @@ export type ApiKeysTable = TableRow<typeof API_KEYS>;
 export type IdempotencyKeysTable = TableRow<typeof IDEMPOTENCY_KEYS>;
 export type StoreHealthTable = TableRow<typeof STORE_HEALTH>;
 export type WebhooksTable = TableRow<typeof WEBHOOKS>;
+export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
 
 export interface PetStoreDatabase {
   events: EventsTable;
@@ -122,6 +139,7 @@ export interface PetStoreDatabase {
   idempotency_keys: IdempotencyKeysTable;
   store_health: StoreHealthTable;
   webhooks: WebhooksTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 /** A table's column names, in their declared order. */

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { WebhookLimitReached } from '../../application/index.ts';
-import type { FailedAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
 import type { PetStoreDatabase, WebhooksTable } from '../store/schema.ts';
@@ -20,15 +22,42 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
   // Delivery writes change no pet and no event: on SQLite they must not look like a commit that might have.
   const writeOutsideLog = store.writeOutsideLog ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
   const write = <T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => run(() => writeOutsideLog(work));
-  /** Updates that need the lease: nothing happens for an instance that lost it (or after a delete). */
-  const held = (on: Kysely<PetStoreDatabase>, id: string, holder: string) => on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder);
+  /** Updates that need the lease and the run: nothing happens for an instance that lost it, a run a replay ended, or after a delete. */
+  const held = (on: Kysely<PetStoreDatabase>, id: string, run: DeliveryRun) =>
+    on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', run.holder).where('replays', '=', run.replays);
   const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;
+  const logEnd = async () => {
+    const head = await run(() => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
+    return Number(head?.last ?? 0);
+  };
+  /**
+   * Adds attempts to a subscription's log and prunes it to the newest WEBHOOK_ATTEMPTS_KEPT and the last
+   * WEBHOOK_ATTEMPTS_KEPT_MS: the delete walks one subscription's few rows by index, whatever the table holds.
+   */
+  const record = async (on: Kysely<PetStoreDatabase>, id: string, attempts: readonly NewWebhookAttempt[]) => {
+    if (attempts.length === 0) return;
+    const kept = attempts.slice(-WEBHOOK_ATTEMPTS_KEPT);
+    await on.insertInto('webhook_attempts').values(kept.map((attempt) => attemptRow(id, attempt))).execute();
+    const oldestKept = Date.parse(kept.at(-1)!.attemptedAt) - WEBHOOK_ATTEMPTS_KEPT_MS;
+    await on
+      .deleteFrom('webhook_attempts')
+      .where('webhook_id', '=', id)
+      .where((where) =>
+        where.or([
+          where('attempted_at', '<', new Date(oldestKept).toISOString()),
+          where('id', '<', (select) =>
+            select.selectFrom('webhook_attempts').select('id').where('webhook_id', '=', id).orderBy('id', 'desc').limit(1).offset(WEBHOOK_ATTEMPTS_KEPT - 1),
+          ),
+        ]),
+      )
+      .execute();
+  };
 
   return {
     async create(input: NewWebhookSubscription, now: Date, maxPerOwner: number) {
       const secret = newWebhookSecret();
       // Starts at the end of the log: it hears of what commits from now on.
-      const head = await run(() => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
+      const position = await logEnd();
       const row: WebhooksTable = {
         id: `wh_${randomBytes(12).toString('base64url')}`,
         owner_key_id: input.ownerKeyId,
@@ -38,7 +67,7 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         secret,
         created_at: now.toISOString(),
         status: 'active',
-        position: Number(head?.last ?? 0),
+        position,
         attempts: 0,
         last_error: null,
         next_try_at: null,
@@ -48,6 +77,9 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         lease_expires_at: null,
         batch_size: input.batchSize ?? 1,
         batch_until: null,
+        previous_secret: null,
+        previous_secret_until: null,
+        replays: 0,
       };
       await write(async (on) => {
         // Counted beside the insert (on SQLite under the write lock; on PostgreSQL concurrent creates of one key may pass it by their number).
@@ -73,12 +105,64 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
 
     async withSecret(id: string) {
       const row = await run(() => db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst());
-      return row && { subscription: subscriptionFromRow(row), secret: row.secret };
+      if (!row) return undefined;
+      const previous = row.previous_secret !== null && row.previous_secret_until !== null ? { secret: row.previous_secret, until: row.previous_secret_until } : undefined;
+      return { subscription: subscriptionFromRow(row), secrets: { current: row.secret, ...(previous ? { previous } : {}) } };
     },
 
     async delete(id: string) {
-      const result = await write((on) => on.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst());
+      const result = await write(async (on) => {
+        await on.deleteFrom('webhook_attempts').where('webhook_id', '=', id).execute();
+        return on.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+      });
       return result.numDeletedRows > 0n;
+    },
+
+    async rotateSecret(id: string, now: Date, overlapMs: number) {
+      const secret = newWebhookSecret();
+      const result = await write((on) =>
+        on
+          .updateTable('webhooks')
+          .set((set) => ({ previous_secret: set.ref('secret'), previous_secret_until: new Date(now.getTime() + overlapMs).toISOString(), secret }))
+          .where('id', '=', id)
+          .executeTakeFirst(),
+      );
+      return changed(result) ? secret : undefined;
+    },
+
+    async replay(id: string, after: number) {
+      if (after > (await logEnd())) return 'past_log_end';
+      const result = await write((on) =>
+        on
+          .updateTable('webhooks')
+          .set((set) => ({
+            status: 'active', position: after, attempts: 0, last_error: null, next_try_at: null, failing_since: null, batch_until: null,
+            // The run delivering it writes nothing more; the lease holder sees the count change at its next look and starts over here.
+            replays: sql<number>`${set.ref('replays')} + 1`,
+          }))
+          .where('id', '=', id)
+          .executeTakeFirst(),
+      );
+      return changed(result) ? 'replaying' : 'no_subscription';
+    },
+
+    async attempts(id: string, page: { limit: number; before?: number }, now: Date) {
+      let query = db
+        .selectFrom('webhook_attempts')
+        .selectAll()
+        .where('webhook_id', '=', id)
+        .where('attempted_at', '>=', new Date(now.getTime() - WEBHOOK_ATTEMPTS_KEPT_MS).toISOString());
+      if (page.before !== undefined) query = query.where('id', '<', page.before);
+      const rows = await run(() => query.orderBy('id', 'desc').limit(Math.min(page.limit, WEBHOOK_ATTEMPTS_KEPT)).execute());
+      return rows.map((row) => ({
+        id: Number(row.id),
+        attemptedAt: row.attempted_at,
+        messageId: row.message_id,
+        positions: JSON.parse(row.positions) as number[],
+        responseStatus: row.response_status,
+        durationMs: row.duration_ms,
+        error: row.error,
+      }));
     },
 
     async resume(id: string) {
@@ -108,9 +192,9 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
             ]),
           )
           .execute();
-        return on.selectFrom('webhooks').select('id').where('lease_holder', '=', holder).where('status', '=', 'active').orderBy('id').execute();
+        return on.selectFrom('webhooks').select(['id', 'replays']).where('lease_holder', '=', holder).where('status', '=', 'active').orderBy('id').execute();
       });
-      return rows.map((row) => row.id);
+      return rows.map(heldLease);
     },
 
     async takeFree(holder: string, now: Date, expiresAt: Date) {
@@ -122,31 +206,39 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
           .where((where) => where.or([where('lease_holder', 'is', null), where('lease_expires_at', '<', now.toISOString())]))
           .execute();
         // What this write took carries its expiry.
-        return on.selectFrom('webhooks').select('id').where('lease_holder', '=', holder).where('lease_expires_at', '=', expiresAt.toISOString()).where('status', '=', 'active').execute();
+        return on
+          .selectFrom('webhooks')
+          .select(['id', 'replays'])
+          .where('lease_holder', '=', holder)
+          .where('lease_expires_at', '=', expiresAt.toISOString())
+          .where('status', '=', 'active')
+          .execute();
       });
-      return rows.map((row) => row.id);
+      return rows.map(heldLease);
     },
 
     async release(id: string, holder: string) {
-      await write((on) => held(on, id, holder).set({ lease_holder: null, lease_expires_at: null }).execute());
+      await write((on) => on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', holder).set({ lease_holder: null, lease_expires_at: null }).execute());
     },
 
-    async advance(id: string, holder: string, position: number, now: Date) {
-      const result = await write((on) =>
-        held(on, id, holder)
+    async advance(id: string, run: DeliveryRun, position: number, now: Date, attempts: readonly NewWebhookAttempt[] = []) {
+      const result = await write(async (on) => {
+        await record(on, id, attempts);
+        return held(on, id, run)
           .set({ position, attempts: 0, last_error: null, next_try_at: null, failing_since: null, last_delivered_at: now.toISOString(), batch_until: null })
-          .executeTakeFirst(),
-      );
+          .executeTakeFirst();
+      });
       return changed(result);
     },
 
-    async fixBatch(id: string, holder: string, until: number) {
-      return changed(await write((on) => held(on, id, holder).set({ batch_until: until }).executeTakeFirst()));
+    async fixBatch(id: string, run: DeliveryRun, until: number) {
+      return changed(await write((on) => held(on, id, run).set({ batch_until: until }).executeTakeFirst()));
     },
 
-    async failed(id: string, holder: string, attempt: FailedAttempt) {
-      const result = await write((on) =>
-        held(on, id, holder)
+    async failed(id: string, run: DeliveryRun, attempt: FailedAttempt, attempts: readonly NewWebhookAttempt[] = []) {
+      const result = await write(async (on) => {
+        await record(on, id, attempts);
+        return held(on, id, run)
           .set({
             attempts: attempt.attempts,
             last_error: attempt.lastError,
@@ -154,8 +246,8 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
             next_try_at: attempt.nextTryAt ?? null,
             ...(attempt.nextTryAt === undefined ? { status: 'failing', lease_holder: null, lease_expires_at: null } : {}),
           })
-          .executeTakeFirst(),
-      );
+          .executeTakeFirst();
+      });
       return changed(result);
     },
   };
@@ -178,5 +270,22 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     lastDeliveredAt: row.last_delivered_at,
     batchSize: row.batch_size,
     batchUntil: row.batch_until === null ? null : Number(row.batch_until),
+    replays: Number(row.replays),
+  };
+}
+
+function heldLease(row: { id: string; replays: number }): HeldLease {
+  return { id: row.id, replays: Number(row.replays) };
+}
+
+function attemptRow(webhookId: string, attempt: NewWebhookAttempt) {
+  return {
+    webhook_id: webhookId,
+    attempted_at: attempt.attemptedAt,
+    message_id: attempt.messageId,
+    positions: JSON.stringify(attempt.positions),
+    response_status: attempt.responseStatus,
+    duration_ms: attempt.durationMs,
+    error: attempt.error,
   };
 }

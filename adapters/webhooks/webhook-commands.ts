@@ -39,8 +39,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
           `${subscription.types?.map((type) => CLOUD_EVENT_TYPES[type]).join(',') ?? 'all'}${subscription.petId ? ` (pet ${subscription.petId})` : ''}`,
         ]),
       ];
-      const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-      for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+      printTable(rows);
       return 0;
     },
   },
@@ -122,4 +121,105 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       return resumed ? 0 : 1;
     },
   },
+  'webhooks attempts': {
+    summary: "show a webhook subscription's recent delivery attempts, newest first (experimental)",
+    help: [
+      'petstore webhooks attempts <id> [--limit N]',
+      '',
+      'Shows the newest N attempts (default 20, at most 100): when, the webhook-id, the log positions carried,',
+      "the receiver's status (- when it did not answer), the duration and the error. Each subscription keeps its",
+      'newest 100 attempts, none older than 7 days. Exits 1 when there is no subscription with that id.',
+      '',
+      CONFIGURATION_NOTE,
+    ].join('\n'),
+    arguments: ['id'],
+    options: { limit: { type: 'string' } },
+    async run({ arguments: [id], options, environment }) {
+      const { WEBHOOK_ATTEMPTS_KEPT } = await import('../../contract/webhooks.ts');
+      const limitText = (options.limit as string | undefined) ?? '20';
+      const limit = parseDecimalInteger(limitText, 1, WEBHOOK_ATTEMPTS_KEPT);
+      if (limit === undefined) {
+        throw new UsageError(`--limit must be a whole number from 1 to ${WEBHOOK_ATTEMPTS_KEPT}, got ${JSON.stringify(limitText)}`, WEBHOOK_COMMANDS['webhooks attempts']!.help);
+      }
+      const attempts = await withSubscriptions(environment, async (table) =>
+        (await table.get(id!)) ? table.attempts(id!, { limit }, new Date()) : undefined,
+      );
+      if (attempts === undefined) {
+        process.stderr.write(`no webhook ${id}\n`);
+        return 1;
+      }
+      if (attempts.length === 0) {
+        process.stdout.write('no attempts kept\n');
+        return 0;
+      }
+      printTable([
+        ['attempted at', 'webhook-id', 'positions', 'status', 'ms', 'error'],
+        ...attempts.map((attempt) => [
+          attempt.attemptedAt, attempt.messageId, attempt.positions.length > 1 ? `${attempt.positions[0]}..${attempt.positions.at(-1)}` : String(attempt.positions[0]),
+          attempt.responseStatus === null ? '-' : String(attempt.responseStatus), String(attempt.durationMs), attempt.error ?? '',
+        ]),
+      ]);
+      return 0;
+    },
+  },
+  'webhooks replay': {
+    summary: 'deliver every matching event after a log position again, then carry on live (experimental)',
+    help: [
+      'petstore webhooks replay <id> --after POSITION',
+      '',
+      'Delivers every matching event after log position POSITION again, in order, with the webhook-ids and',
+      'bodies of the first time, then the new ones; the subscription becomes active with fresh retries.',
+      "Exits 1 when there is no subscription with that id; 2 for a position past the log's end.",
+      '',
+      NOTE,
+    ].join('\n'),
+    arguments: ['id'],
+    options: { after: { type: 'string' } },
+    async run({ arguments: [id], options, environment }) {
+      const help = WEBHOOK_COMMANDS['webhooks replay']!.help;
+      const afterText = options.after as string | undefined;
+      const after = afterText === undefined ? undefined : parseDecimalInteger(afterText);
+      if (after === undefined) throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText ?? '')}`, help);
+      const outcome = await withSubscriptions(environment, (table) => table.replay(id!, after));
+      if (outcome === 'past_log_end') throw new UsageError(`--after ${afterText} is past the end of the log`, help);
+      if (outcome === 'no_subscription') {
+        process.stderr.write(`no webhook ${id}\n`);
+        return 1;
+      }
+      process.stdout.write(`replaying webhook ${id} after log position ${afterText}\n`);
+      return 0;
+    },
+  },
+  'webhooks rotate-secret': {
+    summary: "replace a webhook subscription's signing secret and print the new one, once (experimental)",
+    help: [
+      'petstore webhooks rotate-secret <id>',
+      '',
+      'Prints a new signing secret (the only time it is shown). For PETSTORE_WEBHOOK_SECRET_OVERLAP_MS (24 h by',
+      'default) every delivery is signed with both the new and the old secret, so the receiver can switch at',
+      'its pace. Exits 1 when there is no subscription with that id.',
+      '',
+      NOTE,
+    ].join('\n'),
+    arguments: ['id'],
+    async run({ arguments: [id], environment }) {
+      const { loadConfig } = await import('../config/config.ts');
+      const { secretOverlapMs } = loadConfig(environment).webhooks;
+      const now = new Date();
+      const secret = await withSubscriptions(environment, (table) => table.rotateSecret(id!, now, secretOverlapMs));
+      if (secret === undefined) {
+        process.stderr.write(`no webhook ${id}\n`);
+        return 1;
+      }
+      process.stdout.write(`${secret}\n`);
+      process.stderr.write(`rotated the secret of webhook ${id}; the old one signs beside it until ${new Date(now.getTime() + secretOverlapMs).toISOString()}; the new one is shown only now\n`);
+      return 0;
+    },
+  },
 };
+
+/** Rows as aligned columns, the first row the heading. */
+function printTable(rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+}

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { afterFailure, followLog } from '../../application/index.ts';
-import type { Clock, CommitSignal, EventLog, StoredEvent, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { afterFailure, followLog, secretsSigningAt } from '../../application/index.ts';
+import type {
+  Clock, CommitSignal, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
+} from '../../application/index.ts';
+import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
 import { sendWebhook, signedHeaders } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
@@ -37,6 +40,10 @@ export interface WebhookDispatcherOptions {
 export interface WebhookDispatcher {
   /** Looks for subscriptions to deliver now (one was created or resumed here) rather than at the next lease renewal. */
   poke(): void;
+  /** A subscription's secret was rotated here: its next request is signed with the secrets read again. */
+  rotated(id: string): void;
+  /** A subscription was replayed here: if this instance delivers it, it starts over from the replayed position now rather than at its next look. */
+  replayed(id: string): void;
   /** Stops every delivery (an attempt in flight is abandoned: it will be made again) and lets go of the leases. */
   close(): Promise<void>;
 }
@@ -54,8 +61,14 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   const { subscriptions, clock, logger, delivery } = options;
   const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stop = new AbortController();
-  /** Each delivered subscription's loop, and what ends it when its lease is lost. */
-  const workers = new Map<string, { done: Promise<void>; lost: AbortController }>();
+  /** Each delivered subscription's loop, what ends it when its lease is lost, the replays it began after, and whether to read the secrets again. */
+  const workers = new Map<string, Worker>();
+  interface Worker {
+    done: Promise<void>;
+    readonly lost: AbortController;
+    replays: number;
+    secretsChanged: boolean;
+  }
   let leasing: Promise<void> | undefined;
   /** What to do once the round in flight ends: nothing, take the free leases, or a whole round. */
   let next: 'none' | 'take' | 'renew' = 'none';
@@ -76,13 +89,28 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         try {
           const now = clock.now();
           const expiresAt = new Date(now.getTime() + delivery.leaseMs);
-          const held = new Set(await (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt)));
+          const leases = await (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt));
+          const held = new Map(leases.map((lease) => [lease.id, lease.replays]));
           if (stop.signal.aborted) return;
           if (whole) for (const [id, worker] of workers) if (!held.has(id)) worker.lost.abort();
-          for (const id of held) {
-            if (workers.has(id)) continue;
-            const lost = new AbortController();
-            workers.set(id, { lost, done: deliverSubscription(id, lost).finally(() => workers.delete(id)) });
+          for (const [id, replays] of held) {
+            const running = workers.get(id);
+            if (running && running.replays !== replays) {
+              // Replayed since the loop began: it stops (writing nothing more) and a new one starts from the replayed position.
+              running.lost.abort();
+              void running.done.then(() => leaseRound('renew'));
+              continue;
+            }
+            if (running) {
+              // Another instance may have rotated the secret: read it again before the next request.
+              if (whole) running.secretsChanged = true;
+              continue;
+            }
+            const worker: Worker = { lost: new AbortController(), replays, secretsChanged: false, done: Promise.resolve() };
+            worker.done = deliverSubscription(id, worker).finally(() => {
+              if (workers.get(id) === worker) workers.delete(id);
+            });
+            workers.set(id, worker);
           }
         } catch (error) {
           // A fault: the next round tries again, and the leases still have time.
@@ -99,12 +127,13 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   leaseRound('renew');
 
   /** One subscription's loop, while this instance holds its lease. */
-  async function deliverSubscription(id: string, lost: AbortController): Promise<void> {
+  async function deliverSubscription(id: string, worker: Worker): Promise<void> {
+    const { lost } = worker;
     const signal = AbortSignal.any([stop.signal, lost.signal]);
     try {
       for (;;) {
         try {
-          await deliverFromStoredPosition(id, signal);
+          await deliverFromStoredPosition(id, worker, signal);
           return;
         } catch (error) {
           if (signal.aborted) return;
@@ -118,14 +147,18 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   }
 
   /** Delivers until the subscription is gone, failing, or the lease is lost; throws on a store fault. */
-  async function deliverFromStoredPosition(id: string, signal: AbortSignal): Promise<void> {
+  async function deliverFromStoredPosition(id: string, worker: Worker, signal: AbortSignal): Promise<void> {
     const found = await subscriptions.withSecret(id);
     if (!found || found.subscription.status !== 'active') return;
-    const { secret } = found;
+    let { secrets } = found;
+    worker.secretsChanged = false;
+    // This run writes only while no replay came after what it read.
+    worker.replays = found.subscription.replays;
+    const run: DeliveryRun = { holder, replays: found.subscription.replays };
     let state: WebhookSubscription = found.subscription;
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
     const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
-    const positions = positionWriter(id, signal);
+    const positions = positionWriter(id, run, signal);
     const buffer: StoredEvent[] = [];
     /** Reads the next page into the buffer (after waiting for a commit when there is none); false once the follow ends. */
     const readMore = async () => {
@@ -151,37 +184,50 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         if (positions.lost()) return;
         if (state.batchSize > 1 && state.batchUntil === null) {
           // Fixed before the first attempt, so that every attempt, after a crash too, sends the same events.
-          if (!(await persisted(() => subscriptions.fixBatch(id, holder, last), signal))) return;
+          if (!(await persisted(() => subscriptions.fixBatch(id, run, last), signal))) return;
           state = { ...state, batchUntil: last };
         }
-        const webhookId = `msg_${id}_${last}`;
+        // Named by the events it carries, so a replay that sends the same events sends the same id (and a different batch never reuses one).
+        const webhookId = state.batchSize > 1 ? `msg_${id}_${batch[0]!.position}_${last}` : `msg_${id}_${last}`;
+        const carried = batch.map((stored) => stored.position);
         const body = state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
         const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
           if (signal.aborted) return;
+          if (worker.secretsChanged) {
+            worker.secretsChanged = false;
+            const fresh = await subscriptions.withSecret(id);
+            if (!fresh) return;
+            secrets = fresh.secrets;
+          }
           const sentAt = clock.now();
-          const headers = signedHeaders(secret, webhookId, Math.floor(sentAt.getTime() / 1000), body);
+          const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
+          const started = performance.now();
           const outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
           if (signal.aborted) return;
           const now = clock.now();
+          const attempt: NewWebhookAttempt = {
+            attemptedAt: sentAt.toISOString(), messageId: webhookId, positions: carried, responseStatus: outcome.status,
+            durationMs: Math.round(performance.now() - started), error: outcome.ok ? null : outcome.error,
+          };
           if (outcome.ok) {
             if (state.batchSize > 1 || state.attempts > 0) {
               // The row's other delivery state (the batch in flight, the failures) is cleared in the same write.
-              if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, holder, last, now), signal))) return;
-            } else if (!(await positions.acknowledged(last, now))) return;
+              if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, run, last, now, [attempt]), signal))) return;
+            } else if (!(await positions.acknowledged(last, now, attempt))) return;
             state = { ...state, position: last, attempts: 0, lastError: null, nextTryAt: null, failingSince: null, batchUntil: null };
             buffer.splice(0, count);
             break;
           }
-          const attempt = afterFailure(delivery.retry, state, outcome.error, now);
+          const failure = afterFailure(delivery.retry, state, outcome.error, now);
           if (!(await positions.flush())) return;
-          if (!(await persisted(() => subscriptions.failed(id, holder, attempt), signal))) return;
-          if (attempt.nextTryAt === undefined) {
-            logger.warn({ webhookId: id, attempts: attempt.attempts, lastError: attempt.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
+          if (!(await persisted(() => subscriptions.failed(id, run, failure, [attempt]), signal))) return;
+          if (failure.nextTryAt === undefined) {
+            logger.warn({ webhookId: id, attempts: failure.attempts, lastError: failure.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
             return;
           }
-          state = { ...state, attempts: attempt.attempts, lastError: attempt.lastError, nextTryAt: attempt.nextTryAt, failingSince: attempt.failingSince };
+          state = { ...state, attempts: failure.attempts, lastError: failure.lastError, nextTryAt: failure.nextTryAt, failingSince: failure.failingSince };
         }
       }
     } finally {
@@ -195,8 +241,10 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
    * of the latest acknowledged position, each with the lease checked. A crash loses only positions not yet
    * stored, whose events are sent again (at-least-once); the stored one only ever names an acknowledged event.
    */
-  function positionWriter(id: string, signal: AbortSignal) {
+  function positionWriter(id: string, run: DeliveryRun, signal: AbortSignal) {
     let latest: { position: number; at: Date } | undefined;
+    /** The acknowledged attempts not yet in the attempt log: written with the position, the newest WEBHOOK_ATTEMPTS_KEPT at most. */
+    let attempts: NewWebhookAttempt[] = [];
     let unstored = 0;
     let writing: Promise<void> | undefined;
     let leaseLost = false;
@@ -206,10 +254,12 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         try {
           while (latest && !leaseLost) {
             const { position, at } = latest;
+            const recorded = attempts;
             latest = undefined;
+            attempts = [];
             unstored = 0;
             // After delivery stops (shutdown) the write is still tried once: the position is not thrown away.
-            if (!(await persisted(() => subscriptions.advance(id, holder, position, at), signal)) && !signal.aborted) leaseLost = true;
+            if (!(await persisted(() => subscriptions.advance(id, run, position, at, recorded), signal)) && !signal.aborted) leaseLost = true;
             if (signal.aborted) break;
             await sleep(POSITION_WRITE_SPACING_MS, signal);
           }
@@ -222,8 +272,10 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     return {
       lost: () => leaseLost,
       /** The receiver acknowledged up to `position`; false when the lease was lost. */
-      async acknowledged(position: number, at: Date): Promise<boolean> {
+      async acknowledged(position: number, at: Date, attempt: NewWebhookAttempt): Promise<boolean> {
         latest = { position, at };
+        attempts.push(attempt);
+        if (attempts.length > WEBHOOK_ATTEMPTS_KEPT) attempts.shift();
         unstored++;
         const stored = write();
         if (unstored > UNSTORED_ACKNOWLEDGED_MAX) await stored;
@@ -258,6 +310,11 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
 
   return {
     poke: () => leaseRound('take'),
+    rotated(id) {
+      const worker = workers.get(id);
+      if (worker) worker.secretsChanged = true;
+    },
+    replayed: () => leaseRound('renew'),
     async close() {
       stop.abort();
       clearInterval(leaseTimer);

@@ -5,11 +5,16 @@ import type { LookupFunction } from 'node:net';
 import { resolveSafeTarget } from './safe-target.ts';
 import type { TargetPolicy } from './safe-target.ts';
 
-/** The Standard Webhooks headers of one request: `webhook-signature` is `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`. */
-export function signedHeaders(secret: string, webhookId: string, timestampSeconds: number, body: string): Record<string, string> {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-  const signature = createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64');
-  return { 'webhook-id': webhookId, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': `v1,${signature}` };
+/**
+ * The Standard Webhooks headers of one request: `webhook-signature` holds, space-separated, `v1,` and the base64
+ * HMAC-SHA256 of `id.timestamp.body` under each secret (two while a rotation's overlap lasts: either verifies).
+ */
+export function signedHeaders(secrets: readonly string[], webhookId: string, timestampSeconds: number, body: string): Record<string, string> {
+  const signatures = secrets.map((secret) => {
+    const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+    return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64')}`;
+  });
+  return { 'webhook-id': webhookId, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': signatures.join(' ') };
 }
 
 export interface SendOptions extends TargetPolicy {
@@ -21,8 +26,8 @@ export interface SendOptions extends TargetPolicy {
   readonly signal?: AbortSignal;
 }
 
-/** What one attempt came to: a 2xx, or why not, in a line for `lastError`. */
-export type SendOutcome = { readonly ok: true } | { readonly ok: false; readonly error: string };
+/** What one attempt came to: a 2xx, or why not, in a line for `lastError`; `status` is null when the receiver did not answer. */
+export type SendOutcome = { readonly ok: true; readonly status: number } | { readonly ok: false; readonly status: number | null; readonly error: string };
 
 const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
 
@@ -37,7 +42,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
   try {
     addresses = await resolveSafeTarget(target, options);
   } catch (error) {
-    return { ok: false, error: (error as Error).message };
+    return { ok: false, status: null, error: (error as Error).message };
   }
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (error: null, all: Address[]) => void)(null, addresses);
@@ -65,16 +70,16 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     });
     // Also ends a 2xx whose body never finishes: the attempt succeeded, the connection goes.
     const timer = setTimeout(() => {
-      settle({ ok: false, error: `no answer within ${options.timeoutMs} ms` });
+      settle({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
     request.on('close', () => clearTimeout(timer));
-    request.on('error', (error) => settle({ ok: false, error: `request failed: ${error.message}` }));
+    request.on('error', (error) => settle({ ok: false, status: null, error: `request failed: ${error.message}` }));
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
         // The status is the acknowledgement: the body is not waited for.
-        settle({ ok: true });
+        settle({ ok: true, status });
         response.resume();
         return;
       }
@@ -93,7 +98,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       response.on('error', finish);
       function finish() {
         const text = Buffer.concat(chunks).toString('utf8').slice(0, 200).replace(/\s+/g, ' ').trim();
-        settle({ ok: false, error: `answered ${status}${text === '' ? '' : `: ${text}`}` });
+        settle({ ok: false, status, error: `answered ${status}${text === '' ? '' : `: ${text}`}` });
       }
     });
     request.end(payload);

@@ -48,7 +48,9 @@ describe('GET /v1/openapi.json', () => {
   it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents and the webhook operations (x-stability: experimental)', () => {
     const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
       Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
-    const webhookOperations = ['createWebhook', 'deleteWebhook', 'getWebhook', 'getWebhookDeliveries', 'listWebhooks', 'resumeWebhook'];
+    const webhookOperations = [
+      'createWebhook', 'deleteWebhook', 'getWebhook', 'getWebhookDeliveries', 'listWebhookAttempts', 'listWebhooks', 'replayWebhook', 'resumeWebhook', 'rotateWebhookSecret',
+    ];
     assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listEvents', 'listPetEvents', 'listPets', ...webhookOperations].sort());
     for (const operation of operations.filter((candidate) => webhookOperations.includes(candidate.operationId))) assert.equal(operation['x-stability'], 'experimental');
     // The callback a subscribed URL receives, under the 3.1 document's `webhooks`.

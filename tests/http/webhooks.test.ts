@@ -225,7 +225,8 @@ describe('webhook delivery: signed, ordered, retried', () => {
       assert.ok(batched.batches.every((size) => size >= 1 && size <= 10), JSON.stringify(batched.batches));
       assert.ok(batched.batches.some((size) => size > 1), `some request carried several events: ${JSON.stringify(batched.batches)}`);
       const last = batched.acknowledged.at(-1)!;
-      assert.equal(last.webhookId, `msg_${id}_${last.position}`, 'named after the last event of its batch');
+      const carried = (JSON.parse(last.body) as { id: string }[]).map((event) => Number(event.id));
+      assert.equal(last.webhookId, `msg_${id}_${carried[0]}_${last.position}`, 'named after the first and last events of its batch');
     } finally {
       await batched.close();
     }

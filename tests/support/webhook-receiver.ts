@@ -14,6 +14,8 @@ export interface ReceivedEvent {
   readonly event: Record<string, any>;
   /** The body as sent. */
   readonly body: string;
+  /** The request's Standard Webhooks headers, to verify again with another secret. */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export interface WebhookReceiver {
@@ -121,7 +123,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       if (batch !== String(request.headers['content-type']).startsWith('application/cloudevents-batch+json')) receiver.badSignatures.push(`${headers['webhook-id']}: wrong content type`);
       receiver.batches.push(events.length);
       for (const event of events) {
-        receiver.acknowledged.push({ webhookId: headers['webhook-id']!, position: Number(event.id), type: event.type, event, body });
+        receiver.acknowledged.push({ webhookId: headers['webhook-id']!, position: Number(event.id), type: event.type, event, body, headers });
       }
       response.writeHead(204).end();
       for (const waiter of [...waiters]) waiter();

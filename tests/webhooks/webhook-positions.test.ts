@@ -36,12 +36,12 @@ describe('webhook delivery one event at a time', () => {
     const advances: number[] = [];
     const subscriptions: WebhookSubscriptions = {
       ...stored,
-      async advance(id, holder, position, now) {
+      async advance(id, run, position, now, attempts) {
         assert.ok(position <= acknowledged, `position ${position} stored while the last acknowledged event is ${acknowledged}`);
         advances.push(position);
         // A slow store: acknowledgements meanwhile must wait for the next write rather than each make its own.
         await new Promise((resolve) => setTimeout(resolve, 50));
-        return stored.advance(id, holder, position, now);
+        return stored.advance(id, run, position, now, attempts);
       },
     };
     const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date(), 100);
@@ -49,7 +49,7 @@ describe('webhook delivery one event at a time', () => {
     const last = (await store.eventLog.readLog({ after: 0, limit: 10_000 })).at(-1)!.position;
     const dispatcher = startWebhookDispatcher({
       subscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger: pino({ level: 'silent' }), source: () => 'http://petstore.test/v1',
-      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000, maxPerKey: 100 },
+      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000, maxPerKey: 100, secretOverlapMs: 60_000 },
     });
     try {
       for (let waited = 0; acknowledged < last; waited += 10) {
@@ -65,6 +65,17 @@ describe('webhook delivery one event at a time', () => {
       assert.equal((await stored.get(subscription.id))!.position, last, 'the last acknowledged position is stored on stop');
       assert.ok(advances.length < EVENTS / 2, `${advances.length} position writes for ${EVENTS} events: coalesced`);
       assert.deepEqual(advances, [...advances].sort((a, b) => a - b), 'positions only move forward');
+      const attempts = await stored.attempts(subscription.id, { limit: 100 }, new Date());
+      assert.equal(attempts.length, 100, 'the newest 100 attempts are kept, written with the positions and the failures');
+      assert.deepEqual(attempts[0]!.positions, [last], 'newest first');
+      assert.equal(attempts[0]!.messageId, `msg_${subscription.id}_${last}`);
+      const failures = attempts.flatMap((attempt, index) => (attempt.responseStatus === 500 ? [index] : []));
+      assert.ok(failures.length >= 10, `${failures.length} failed attempts among the newest 100`);
+      for (const index of failures) {
+        assert.match(attempts[index]!.error!, /^answered 500/);
+        if (index > 0) assert.deepEqual([attempts[index - 1]!.messageId, attempts[index - 1]!.responseStatus], [attempts[index]!.messageId, 204], 'the retry that followed');
+      }
+      assert.ok(attempts.every((attempt) => (attempt.responseStatus === 204) === (attempt.error === null) && attempt.durationMs >= 0));
     } finally {
       await dispatcher.close();
       receiver.closeAllConnections();

@@ -30,11 +30,11 @@ describe('one webhook attempt', () => {
 
   it('counts a 2xx as acknowledged when its status arrives, even when its body never finishes', async () => {
     const outcome = await sendWebhook(`${base}/unfinished-200`, { 'content-type': 'application/json' }, '{}', SEND);
-    assert.deepEqual(outcome, { ok: true });
+    assert.deepEqual(outcome, { ok: true, status: 200 });
   });
 
   it('reads the start of another status\'s answer into the error', async () => {
     const outcome = await sendWebhook(`${base}/other`, { 'content-type': 'application/json' }, '{}', SEND);
-    assert.deepEqual(outcome, { ok: false, error: 'answered 500: broken' });
+    assert.deepEqual(outcome, { ok: false, status: 500, error: 'answered 500: broken' });
   });
 });

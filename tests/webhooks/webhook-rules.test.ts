@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { afterFailure, retryDelayMs } from '../../application/index.ts';
+import { afterFailure, retryDelayMs, secretsSigningAt } from '../../application/index.ts';
 import { isPublicAddress, parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../adapters/webhooks/safe-target.ts';
 import { signedHeaders } from '../../adapters/webhooks/webhook-request.ts';
 import { newWebhookSecret } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
@@ -47,11 +47,28 @@ describe('webhook signatures and secrets', () => {
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     const body = '{"specversion":"1.0","id":"7"}';
     const timestamp = Math.floor(Date.now() / 1000);
-    const headers = signedHeaders(secret, 'msg_wh_x_7', timestamp, body);
+    const headers = signedHeaders([secret], 'msg_wh_x_7', timestamp, body);
     assert.deepEqual(new Webhook(secret).verify(body, headers), JSON.parse(body));
     assert.equal(headers['webhook-signature'], new Webhook(secret).sign('msg_wh_x_7', new Date(timestamp * 1000), body));
     assert.throws(() => new Webhook(secret).verify(`${body} `, headers));
     assert.throws(() => new Webhook(newWebhookSecret()).verify(body, headers));
+  });
+
+  it('signs with two secrets in one header that a receiver knowing either verifies, and no other', () => {
+    const [current, previous] = [newWebhookSecret(), newWebhookSecret()];
+    const body = '{"specversion":"1.0","id":"8"}';
+    const headers = signedHeaders([current, previous], 'msg_wh_x_8', Math.floor(Date.now() / 1000), body);
+    assert.equal(headers['webhook-signature']!.split(' ').length, 2);
+    assert.deepEqual(new Webhook(current).verify(body, headers), JSON.parse(body));
+    assert.deepEqual(new Webhook(previous).verify(body, headers), JSON.parse(body));
+    assert.throws(() => new Webhook(newWebhookSecret()).verify(body, headers));
+  });
+
+  it('signs with the replaced secret only until its overlap ends', () => {
+    const secrets = { current: 'whsec_new', previous: { secret: 'whsec_old', until: '2026-01-01T00:00:10.000Z' } };
+    assert.deepEqual(secretsSigningAt(secrets, new Date('2026-01-01T00:00:09.999Z')), ['whsec_new', 'whsec_old']);
+    assert.deepEqual(secretsSigningAt(secrets, new Date('2026-01-01T00:00:10.000Z')), ['whsec_new']);
+    assert.deepEqual(secretsSigningAt({ current: 'whsec_new' }, new Date()), ['whsec_new']);
   });
 });
 
