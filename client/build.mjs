@@ -140,5 +140,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // The schemas are TypeScript: tsx loads them.
   const { register } = await import('tsx/esm/api');
   register();
-  await build();
+  try {
+    await build();
+  } catch (error) {
+    rmSync(dist, { recursive: true, force: true });
+    throw error;
+  }
 }

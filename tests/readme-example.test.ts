@@ -6,22 +6,30 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from './support/processes.ts';
+import { installPackedClient, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Runs the first ts block of the README section with this heading, as written; answers what it printed. */
-async function runReadmeBlock(heading: string, file: string, environment: Record<string, string> = {}): Promise<string> {
+/** The first block in this language of the README section with this heading. */
+function readmeBlock(heading: string, language: 'ts' | 'js'): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const start = readme.indexOf(`\n${heading}\n`);
   assert.ok(start >= 0, `the README has a section "${heading}"`);
-  const example = /```ts\n([\s\S]*?)```/.exec(readme.slice(start))?.[1];
-  assert.ok(example, `the README has a ts block in "${heading}"`);
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start + 1, end === -1 ? undefined : end);
+  const example = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section)?.[1];
+  assert.ok(example, `the README has a ${language} block in "${heading}"`);
+  return example;
+}
+
+/** Runs the first ts block of the README section with this heading, as written, inside this package; answers what it printed. */
+async function runReadmeBlock(heading: string, file: string, environment: Record<string, string> = {}): Promise<string> {
   // Inside the package, so that `petstore/...` resolves to this checkout.
   const folder = join(root, 'tests', 'artifacts');
   mkdirSync(folder, { recursive: true });
   const path = join(folder, file);
-  writeFileSync(path, example);
+  writeFileSync(path, readmeBlock(heading, 'ts'));
   const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, path], { cwd: root, env: { ...process.env, ...environment } });
   return stdout;
 }
@@ -38,16 +46,21 @@ describe('README', () => {
     assert.match(lines.at(-1)!, /^\[ 'PetAdded', 'PetAdded', 'PetStatusChanged' \]$/);
   });
 
-  it('the client example runs as written against the service and prints what its comments say', async () => {
+  it('the client example runs as written, in a project of its own with the packed client, and prints what its comments say', async () => {
     const api = await startTestService();
+    const project = await installPackedClient().catch(async (error: unknown) => {
+      await api.stop();
+      throw error;
+    });
     try {
-      const stdout = await runReadmeBlock('## Calling the service from code: `petstore/client`', 'readme-client-example.ts', {
-        PETSTORE_URL: api.baseUrl,
-        PETSTORE_API_KEY: TEST_API_KEY,
+      writeFileSync(project.file('example.js'), readmeBlock('## Calling the service from code: `@petstore/client`', 'js'));
+      // The README's way: `node example.js`, whichever runtime runs these tests.
+      const command = process.versions.deno === undefined ? process.execPath : 'node';
+      const { stdout } = await promisify(execFile)(command, ['example.js'], {
+        cwd: project.path,
+        env: userEnvironment({ PETSTORE_URL: api.baseUrl, PETSTORE_API_KEY: TEST_API_KEY }),
       });
       const lines = stdout.trim().split('\n');
-      // Deno's console prints the object's strings in double quotes; the ETag keeps its own.
-      lines[0] = lines[0]!.replace(/"(Rex|pending)"/g, "'$1'");
       assert.deepEqual(lines.map((line, index) => (index === 2 ? line.replace(/[0-9a-f-]{36}$/, '<id>') : line)), [
         `{ id: 1, name: 'Rex', categoryId: 1, status: 'pending' } "2"`,
         'Rex',
@@ -55,6 +68,7 @@ describe('README', () => {
       ]);
     } finally {
       await api.stop();
+      project.remove();
     }
   });
 });
