@@ -60,6 +60,8 @@ interface KoaHandling {
 export function createRequestPipeline({ app, record, branch, around }: RequestPipelineOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const koa = app as unknown as KoaHandling;
   const middleware = koa.compose(app.middleware);
+  // As Koa's own listener does: a failure Koa reports (a client gone mid-answer) is an 'error' event, which must be heard.
+  if (app.listenerCount('error') === 0) app.on('error', (error: Error) => app.onerror(error));
   const throughApp = (request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> => {
     const ctx = app.createContext(request, response);
     ctx.state.request = state;
