@@ -68,18 +68,19 @@ export function createRequestPipeline({ app, record, branch, around }: RequestPi
     ctx.state.requestId = state.requestId;
     return koa.handleRequest(ctx, middleware).then(() => answeredBy(ctx));
   };
-  const tryBranch = branch && ((request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
+  const branchThenApp = branch && ((request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
     const answered = branch(request, response, state);
     if (answered instanceof Promise) return answered.then((settled) => settled ?? throughApp(request, response, state));
     return answered ?? throughApp(request, response, state);
   });
-  const answerOnce = tryBranch ?? throughApp;
-  const answer = around ? around(answerOnce) : answerOnce;
+  const answerEither = branchThenApp ?? throughApp;
+  const answer = around ? around(answerEither) : answerEither;
 
   return function dispatch(request, response) {
     const state = beginRequest(request, response);
     const answered = answer(request, response, state);
-    if (answered instanceof Promise) void answered.then((settled) => record(state, request.method!, settled));
+    // Neither branch rejects (Koa renders every failure); should one ever, the connection ends rather than the process.
+    if (answered instanceof Promise) answered.then((settled) => record(state, request.method!, settled), () => response.destroy());
     else record(state, request.method!, answered);
   };
 }

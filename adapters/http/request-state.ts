@@ -37,12 +37,12 @@ export interface RateDecision {
 }
 
 // Like the parser's own rejections, these end the connection: the client's framing is not to be trusted.
-const CLOSE = { Connection: 'close' };
+const CLOSE_CONNECTION = { Connection: 'close' };
 
 /** RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host header is answered 400. */
 function hostProblem(hosts: number, httpVersion: string): HttpProblem | undefined {
-  if (hosts > 1) return new HttpProblem('invalid_header', 'a request carries one Host header, not several', CLOSE);
-  if (hosts === 0 && httpVersion === '1.1') return new HttpProblem('invalid_header', 'an HTTP/1.1 request must carry a Host header', CLOSE);
+  if (hosts > 1) return new HttpProblem('invalid_header', 'a request carries one Host header, not several', CLOSE_CONNECTION);
+  if (hosts === 0 && httpVersion === '1.1') return new HttpProblem('invalid_header', 'an HTTP/1.1 request must carry a Host header', CLOSE_CONNECTION);
   return undefined;
 }
 
