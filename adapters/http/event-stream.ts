@@ -103,13 +103,14 @@ export function createEventStreams(
   return {
     admit(client) {
       if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
-      if (open.size >= limits.maxStreams) {
-        throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
+      // A client past its own share hears so first: waiting for others' streams to end would not help it.
+      if ((openByClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
+        throw new HttpProblem('rate_limited', `too many event streams are open from this address (at most ${limits.maxStreamsPerClient}); close one or try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }
-      if ((openByClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
-        throw new HttpProblem('rate_limited', `too many event streams are open from this address (at most ${limits.maxStreamsPerClient}); close one or try again later`, {
+      if (open.size >= limits.maxStreams) {
+        throw new HttpProblem('unavailable', `too many event streams are open (at most ${limits.maxStreams}); try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }
