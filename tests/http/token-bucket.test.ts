@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTokenBuckets } from '../../adapters/http/token-bucket.ts';
+import { createTokenBuckets, MAX_TOKEN_BUCKETS } from '../../adapters/http/token-bucket.ts';
 
 describe('token buckets', () => {
   function clock() {
@@ -57,5 +57,14 @@ describe('token buckets', () => {
     assert.equal(buckets.take('new').allowed, true);
     assert.equal(buckets.size, 2);
     assert.equal(buckets.take('busy').allowed, false);
+  });
+
+  it('keeps at most MAX_TOKEN_BUCKETS buckets however many clients are still in use, dropping the oldest', () => {
+    const buckets = createTokenBuckets({ perSecond: 1, burst: 2 }, clock().now);
+    for (let index = 0; index < MAX_TOKEN_BUCKETS + 5_000; index++) buckets.take(`client-${index}`);
+    assert.equal(buckets.size, MAX_TOKEN_BUCKETS);
+    assert.equal(buckets.take('client-0').remaining, 1, 'the oldest bucket went, so it starts full again');
+    buckets.take(`client-${MAX_TOKEN_BUCKETS + 4_999}`);
+    assert.equal(buckets.take(`client-${MAX_TOKEN_BUCKETS + 4_999}`).allowed, false, 'the newest is still kept');
   });
 });
