@@ -80,9 +80,7 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite }:
     setImmediate(() => {
       scheduled = false;
       running += 1;
-      void alone(async () => {
-        if (waiting.asked()) await commitGroup(waiting);
-      }).finally(() => {
+      void alone(() => (waiting.asked() ? commitGroup(waiting) : Promise.resolve())).finally(() => {
         running -= 1;
         // What was asked for while this group was under way.
         if (waiting.asked()) schedule();

@@ -159,7 +159,7 @@ describe('SQLite commits on the writer thread', () => {
       await changePetStatus(store, { id: pet.id, status: 'sold' });
       const subscriptions = createSqlWebhookSubscriptions(store);
       const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, new Date(), 100);
-      assert.deepEqual(await subscriptions.lease('a', new Date(), new Date(Date.now() + 10_000)), [subscription.id]);
+      assert.deepEqual((await subscriptions.lease('a', new Date(), new Date(Date.now() + 10_000))).map((held) => held.id), [subscription.id]);
       assert.equal(await store.checkWrites!(), undefined);
       assert.equal((await store.catalog.get(pet.id))!.pet.status, 'sold');
       await assert.rejects(sql`update pets set name = 'around'`.execute(store.db), /readonly|read-only/i, 'the connection itself refuses writes');

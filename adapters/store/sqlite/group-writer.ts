@@ -14,7 +14,8 @@ import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
 /**
- * The messages between the store and its group writer (a worker thread, see group-writer-thread.ts).
+ * The messages between the store and its group writer (a worker thread, see group-writer-thread.ts):
+ * only group-writer-channel.ts sends them, behind the typed calls of `GroupWriterChannel`.
  * A group is `begin` (takes the write lock, draws `ids` new pet ids) then `commit` (the appends, the
  * health row, COMMIT); without ids, `begin` carries the `commit` and the group is one round trip.
  */

@@ -6,9 +6,7 @@ import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import type { SqliteCatalogChanges } from './sqlite-catalog-changes.ts';
-import type { GroupWriterChannel } from './group-writer-channel.ts';
-import { deserializeError } from './group-writer.ts';
-import type { CommitRequest, SerializedError, GroupReply } from './group-writer.ts';
+import type { GroupCommitted, GroupToCommit, GroupWriterChannel } from './group-writer-channel.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
@@ -59,7 +57,7 @@ const REOPEN_AT_MOST_EVERY_MS = 1_000;
  * SQLite's side of group commit (the queue and its schedule are `createGroupCommitter`'s): the writes
  * asked for during one turn of the event loop share one `BEGIN IMMEDIATE` transaction and one fsync (each append's plan runs against the group's rows, so a refused one is
  * rejected alone, having written nothing), and nobody is answered before the commit. The transaction runs on the group
- * writer (`channel`, a thread with its own connection): SQLite's waits for the write lock and for the
+ * writer (`GroupWriterChannel`: a thread with its own connection): SQLite's waits for the write lock and for the
  * commit's fsync sleep there while the event loop serves reads; a group that waited the writer's
  * busy timeout for the lock fails as busy, with everything asked meanwhile.
  *
@@ -88,8 +86,6 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
-  const translated = (error: SerializedError) => sqliteSqlDialect.translateError(deserializeError(error));
-
   /** One group, from taking the write lock to answering its writes. Never rejects. */
   async function runGroup(waiting: GroupWaiting): Promise<void> {
     const waitingIds = waiting.takeIds();
@@ -101,24 +97,33 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       lastReopen = Date.now();
       reopenWanted = false;
     }
-    const commitRequest = (): CommitRequest => {
+    const toCommit = (): GroupToCommit => {
       taken = waiting.takeAppends();
-      return { kind: 'commit', appends: taken.map((write) => write.request), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
+      return { appends: taken.map((write) => write.request), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
     };
-    let reply: GroupReply;
-    if (waitingIds.length === 0) {
-      reply = await channel.send({ kind: 'begin', ids: 0, reopen, commit: commitRequest() });
-    } else {
-      reply = await channel.send({ kind: 'begin', ids: waitingIds.length, reopen });
-      if (reply.kind === 'begun') {
-        const first = reply.first;
-        waitingIds.forEach((id, index) => id.resolve(first + index));
-        // Their appends join this group: the use case appends as soon as it has its id.
-        await new Promise((resolve) => setImmediate(resolve));
-        reply = await channel.send(commitRequest());
+    let reply: GroupCommitted | 'busy';
+    try {
+      if (waitingIds.length === 0) {
+        reply = await channel.beginAndCommit(toCommit(), reopen);
+      } else {
+        const begun = await channel.begin(waitingIds.length, reopen);
+        if (begun === 'busy') {
+          reply = begun;
+        } else {
+          waitingIds.forEach((id, index) => id.resolve(begun.first + index));
+          // Their appends join this group: the use case appends as soon as it has its id.
+          await new Promise((resolve) => setImmediate(resolve));
+          reply = await channel.commit(toCommit());
+        }
       }
+    } catch (error) {
+      const failure = sqliteSqlDialect.translateError(error);
+      noteFailure(failure);
+      // Ids already handed out stay with their callers (whose appends were in `taken`); rejecting them is a no-op.
+      for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
+      return;
     }
-    if (reply.kind === 'busy') {
+    if (reply === 'busy') {
       // The writer waited its busy timeout: what was asked meanwhile would wait as long again.
       const failure = sqliteSqlDialect.translateError(lockStayedTaken());
       const everything = [...waitingIds, ...taken, ...waitingChecks, ...waiting.takeIds(), ...waiting.takeAppends(), ...checks];
@@ -127,23 +132,17 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       for (const waiting of everything) waiting.reject(failure);
       return;
     }
-    if (reply.kind !== 'committed') {
-      const failure = reply.kind === 'failed' ? translated(reply.error) : new Error(`the group writer answered ${reply.kind}`);
-      noteFailure(failure);
-      // Ids already handed out stay with their callers (whose appends were in `taken`); rejecting them is a no-op.
-      for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
-      return;
-    }
     if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
     watch.committed(reply, reply.changes);
     if (observeWrite) {
       const group = { size: taken.length, began: reply.began - performance.timeOrigin, committed: reply.committed - performance.timeOrigin };
       for (const write of taken) write.observed?.(group);
     }
+    const { outcomes } = reply;
     taken.forEach((write, index) => {
-      const outcome = reply.outcomes[index]!;
+      const outcome = outcomes[index]!;
       if ('result' in outcome) write.resolve(outcome.result);
-      else write.reject(translated(outcome.error));
+      else write.reject(sqliteSqlDialect.translateError(outcome.error));
     });
     // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
@@ -170,24 +169,21 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       return outcome;
     },
     writeOutsideLog: (work) => committer.alone(async () => {
-      const begun = await channel.send({ kind: 'begin', ids: 0, reopen: false });
-      if (begun.kind === 'busy') throw lockStayedTaken();
-      if (begun.kind === 'failed') throw deserializeError(begun.error);
+      if ((await channel.begin(0)) === 'busy') throw lockStayedTaken();
       let result: Awaited<ReturnType<typeof work>>;
       try {
         result = await work(aside);
       } catch (error) {
-        await channel.send({ kind: 'rollback' });
+        await channel.rollback();
         throw error;
       }
-      const committed = await channel.send({ kind: 'commit', appends: [], writeHealthRow: false, now: clock.now().toISOString() });
-      if (committed.kind === 'failed') throw deserializeError(committed.error);
-      if (committed.kind === 'committed') watch.committed(committed, []);
+      watch.committed(await channel.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() }), []);
       return result;
     }),
     writerPragma: (pragma) => committer.alone(async () => {
-      const reply = await channel.send({ kind: 'pragma', pragma });
-      if (reply.kind === 'failed') throw translated(reply.error);
+      await channel.pragma(pragma).catch((error: unknown) => {
+        throw sqliteSqlDialect.translateError(error);
+      });
     }),
     drain: committer.drain,
   };

@@ -1,6 +1,5 @@
 import { SqliteDialect } from 'kysely';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import { deserializeError } from './group-writer.ts';
 import type { GroupWriterChannel } from './group-writer-channel.ts';
 
 /**
@@ -19,9 +18,7 @@ export class WriterThreadDialect extends SqliteDialect {
     const channel = this.#channel;
     const connection: DatabaseConnection = {
       async executeQuery<R>({ sql, parameters }: CompiledQuery): Promise<QueryResult<R>> {
-        const reply = await channel.send({ kind: 'statement', sql, parameters });
-        if (reply.kind === 'failed') throw deserializeError(reply.error);
-        if (reply.kind !== 'rows') throw new Error(`the group writer answered ${reply.kind}`);
+        const reply = await channel.statement(sql, parameters);
         return {
           rows: reply.rows as R[],
           ...(reply.changes === undefined ? {} : { numAffectedRows: BigInt(reply.changes) }),
