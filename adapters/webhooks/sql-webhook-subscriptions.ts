@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { WebhookLimitReached } from '../../application/index.ts';
-import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookStatus, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
@@ -80,6 +80,7 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         previous_secret: null,
         previous_secret_until: null,
         replays: 0,
+        max_per_second: input.maxPerSecond ?? null,
       };
       await write(async (on) => {
         // Counted beside the insert (on SQLite under the write lock; on PostgreSQL concurrent creates of one key may pass it by their number).
@@ -250,8 +251,18 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
       });
       return changed(result);
     },
+
+    async disable(id: string, run: DeliveryRun, lastError: string, attempts: readonly NewWebhookAttempt[] = []) {
+      const result = await write(async (on) => {
+        await record(on, id, attempts);
+        return held(on, id, run).set({ status: 'disabled', last_error: lastError, next_try_at: null, lease_holder: null, lease_expires_at: null }).executeTakeFirst();
+      });
+      return changed(result);
+    },
   };
 }
+
+const STATUSES: readonly WebhookStatus[] = ['active', 'failing', 'disabled'];
 
 function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscription {
   return {
@@ -261,7 +272,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
     ...(row.pet_id === null ? {} : { petId: Number(row.pet_id) }),
     createdAt: row.created_at,
-    status: row.status === 'failing' ? 'failing' : 'active',
+    status: STATUSES.find((status) => status === row.status) ?? 'active',
     position: Number(row.position),
     attempts: row.attempts,
     lastError: row.last_error,
@@ -270,6 +281,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     lastDeliveredAt: row.last_delivered_at,
     batchSize: row.batch_size,
     batchUntil: row.batch_until === null ? null : Number(row.batch_until),
+    ...(row.max_per_second === null ? {} : { maxPerSecond: row.max_per_second }),
     replays: Number(row.replays),
   };
 }

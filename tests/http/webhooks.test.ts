@@ -6,6 +6,7 @@ import { readError, startTestService, TEST_API_KEY } from '../support/test-servi
 import type { TestService } from '../support/test-service.ts';
 import { distinctDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { fastRetries } from '../support/webhook-load.ts';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 const ADDED = CLOUD_EVENT_TYPES.PetAdded;
@@ -132,8 +133,7 @@ describe('webhook delivery: signed, ordered, retried', () => {
     receiver = await startWebhookReceiver();
     api = await startTestService({
       PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      PETSTORE_WEBHOOK_RETRY_BASE_MS: '20',
-      PETSTORE_WEBHOOK_RETRY_CAP_MS: '200',
+      PETSTORE_WEBHOOK_RETRY_SCHEDULE: fastRetries(20, 200),
       PETSTORE_WEBHOOK_TIMEOUT_MS: '500',
       PETSTORE_WEBHOOK_LEASE_MS: '2000',
     });
@@ -235,7 +235,7 @@ describe('webhook delivery: signed, ordered, retried', () => {
   it('marks a subscription failing once its retries run out, and resumes it from the event it stopped at', async () => {
     const down = await startWebhookReceiver();
     const failing = await startTestService({
-      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '10', PETSTORE_WEBHOOK_RETRY_CAP_MS: '20', PETSTORE_WEBHOOK_RETRY_FOR_MS: '100',
+      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_SCHEDULE: '10ms,20ms,20ms,20ms,20ms',
     });
     try {
       const { id, secret } = (await (await subscribe(failing, { url: down.url })).json()) as { id: string; secret: string };
