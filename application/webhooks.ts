@@ -1,6 +1,7 @@
 import type { PetEvent } from '../domain/index.ts';
 
-export type WebhookStatus = 'active' | 'failing' | 'disabled';
+export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 
 /** A webhook subscription: where to send which events of the log, and how far delivery has come. */
 export interface WebhookSubscription {
@@ -121,6 +122,8 @@ export interface WebhookSubscriptions {
    */
   create(input: NewWebhookSubscription, now: Date, maxPerOwner: number): Promise<{ subscription: WebhookSubscription; secret: string }>;
   list(ownerKeyId?: string): Promise<WebhookSubscription[]>;
+  /** How many subscriptions there are in each status, every status named. */
+  countByStatus(): Promise<Map<WebhookStatus, number>>;
   get(id: string): Promise<WebhookSubscription | undefined>;
   /** The subscription and its signing secrets, for the instance that delivers it. */
   withSecret(id: string): Promise<{ subscription: WebhookSubscription; secrets: SigningSecrets } | undefined>;

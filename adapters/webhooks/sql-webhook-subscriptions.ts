@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { WebhookLimitReached } from '../../application/index.ts';
+import { WEBHOOK_STATUSES, WebhookLimitReached } from '../../application/index.ts';
 import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookStatus, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
 import { translated } from '../store/sql-dialect.ts';
@@ -97,6 +97,13 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
       if (ownerKeyId !== undefined) query = query.where('owner_key_id', '=', ownerKeyId);
       const rows = await run(() => query.orderBy('created_at').orderBy('id').execute());
       return rows.map(subscriptionFromRow);
+    },
+
+    async countByStatus() {
+      const rows = await run(() => db.selectFrom('webhooks').select((select) => ['status', select.fn.countAll<number | string | bigint>().as('count')]).groupBy('status').execute());
+      const counts = new Map<WebhookStatus, number>(WEBHOOK_STATUSES.map((status) => [status, 0]));
+      for (const row of rows) if (counts.has(row.status as WebhookStatus)) counts.set(row.status as WebhookStatus, Number(row.count));
+      return counts;
     },
 
     async get(id: string) {
@@ -262,7 +269,6 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
   };
 }
 
-const STATUSES: readonly WebhookStatus[] = ['active', 'failing', 'disabled'];
 
 function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscription {
   return {
@@ -272,7 +278,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
     ...(row.pet_id === null ? {} : { petId: Number(row.pet_id) }),
     createdAt: row.created_at,
-    status: STATUSES.find((status) => status === row.status) ?? 'active',
+    status: WEBHOOK_STATUSES.find((status) => status === row.status) ?? 'active',
     position: Number(row.position),
     attempts: row.attempts,
     lastError: row.last_error,

@@ -39,6 +39,7 @@ describe('webhook subscriptions: the resource', () => {
       assert.equal(response.status, 400, url);
       assert.equal(error.code, 'invalid_body');
       assert.match(error.message, /public address/, url);
+      assert.match(error.message, /PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true/, url);
     }
     for (const url of ['ftp://example.com/hook', 'not a url', 'http://user:pass@example.com/hook']) {
       const response = await subscribe(api, { url });
@@ -251,6 +252,11 @@ describe('webhook delivery: signed, ordered, retried', () => {
       assert.equal(state.nextTryAt, null);
       assert.match(state.lastError, /answered 500: try later/);
       assert.equal(((await (await failing.request(`/v1/webhooks/${id}`)).json()) as Record<string, unknown>).status, 'failing');
+      // An operator sees it in the metrics, by status only.
+      const metrics = await (await failing.request('/metrics', { key: null })).text();
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="failing"\} 1$/m);
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="active"\} 0$/m);
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="disabled"\} 0$/m);
 
       down.faultFor = () => 'none';
       const resumed = await failing.request(`/v1/webhooks/${id}/resume`, { method: 'POST' });
