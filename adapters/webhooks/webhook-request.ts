@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { resolveSafeTarget, UnsafeWebhookTarget } from './safe-target.ts';
 import type { TargetPolicy } from './safe-target.ts';
 
@@ -67,7 +68,8 @@ const MAX_RETRY_AFTER_MS = 7 * 24 * 3_600_000;
 export function retryAfterTime(header: string | undefined, now: Date): Date | undefined {
   if (header === undefined) return undefined;
   const text = header.trim();
-  const at = /^[0-9]+$/.test(text) ? now.getTime() + Number(text) * 1000 : Date.parse(text);
+  const seconds = parseDecimalInteger(text);
+  const at = seconds !== undefined ? now.getTime() + seconds * 1000 : Date.parse(text);
   if (!Number.isFinite(at)) return undefined;
   return new Date(Math.min(at, now.getTime() + MAX_RETRY_AFTER_MS));
 }
