@@ -71,7 +71,12 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const metrics = config.metrics ? (await import('./observability/metrics.ts')).createServiceMetrics({ petCounts: () => countPetsByStatus(store.db), worker, everyWorker: options.everyWorkersMetrics }) : undefined;
+    const webhookSubscriptions = createSqlWebhookSubscriptions(store);
+    const metrics = config.metrics
+      ? (await import('./observability/metrics.ts')).createServiceMetrics({
+          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker, everyWorker: options.everyWorkersMetrics,
+        })
+      : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = { ...(tracing ? tracing.tracePorts(counted) : counted), idempotencyKeyTtlMs: config.idempotencyKeyTtlMs };
     // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.
@@ -80,7 +85,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let stopping = false;
     let closing: Promise<void> | undefined;
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
-    const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     let dispatcher: WebhookDispatcher | undefined;
     let idempotencyExpiry: IdempotencyExpiry | undefined;
     const { dispatch, methodsAllowedAt, routeAt, record } = createHttpApp({

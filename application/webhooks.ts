@@ -1,5 +1,8 @@
 import type { PetEvent } from '../domain/index.ts';
 
+export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
 /** A webhook subscription: where to send which events of the log, and how far delivery has come. */
 export interface WebhookSubscription {
   readonly id: string;
@@ -11,8 +14,11 @@ export interface WebhookSubscription {
   /** Only this pet's events. */
   readonly petId?: number;
   readonly createdAt: string;
-  /** `active` delivers; `failing` gave up retrying one event and waits to be resumed. */
-  readonly status: 'active' | 'failing';
+  /**
+   * `active` delivers; `failing` gave up retrying one event, `disabled` was told `410 Gone` by the
+   * receiver: both wait to be resumed.
+   */
+  readonly status: WebhookStatus;
   /** Delivered up to here: the last position the receiver acknowledged (or skipped past by the filters). */
   readonly position: number;
   /** Attempts at the next event so far without a 2xx. */
@@ -29,6 +35,8 @@ export interface WebhookSubscription {
   readonly batchUntil: number | null;
   /** Replays asked for so far: a delivery run that began before the last one writes nothing more. */
   readonly replays: number;
+  /** Requests a second at most (a batch is one request); absent: as fast as the receiver answers. */
+  readonly maxPerSecond?: number;
 }
 
 /** A new subscription as the creator asks for it; the store adds id, secret and the start position. */
@@ -38,6 +46,7 @@ export interface NewWebhookSubscription {
   readonly types?: readonly PetEvent['type'][];
   readonly petId?: number;
   readonly batchSize?: number;
+  readonly maxPerSecond?: number;
 }
 
 /** A key asked for one subscription more than it may have. */
@@ -113,6 +122,8 @@ export interface WebhookSubscriptions {
    */
   create(input: NewWebhookSubscription, now: Date, maxPerOwner: number): Promise<{ subscription: WebhookSubscription; secret: string }>;
   list(ownerKeyId?: string): Promise<WebhookSubscription[]>;
+  /** How many subscriptions there are in each status, every status named. */
+  countByStatus(): Promise<Map<WebhookStatus, number>>;
   get(id: string): Promise<WebhookSubscription | undefined>;
   /** The subscription and its signing secrets, for the instance that delivers it. */
   withSecret(id: string): Promise<{ subscription: WebhookSubscription; secrets: SigningSecrets } | undefined>;
@@ -127,7 +138,7 @@ export interface WebhookSubscriptions {
   replay(id: string, after: number): Promise<ReplayOutcome>;
   /** The newest attempts first, those older than the attempt with id `before` when given; only those still kept (`now` decides their age). */
   attempts(id: string, page: { limit: number; before?: number }, now: Date): Promise<WebhookAttempt[]>;
-  /** `failing` back to `active`, retrying the event it stopped at; false when there is no such subscription. */
+  /** `failing` or `disabled` back to `active`, retrying the event it stopped at; false when there is no such subscription. */
   resume(id: string): Promise<boolean>;
   /**
    * Renews every lease `holder` has and takes those of the active subscriptions nobody holds or whose
@@ -147,38 +158,46 @@ export interface WebhookSubscriptions {
   advance(id: string, run: DeliveryRun, position: number, now: Date, attempts?: readonly NewWebhookAttempt[]): Promise<boolean>;
   /** Records a failed attempt (and `attempts` into the log, as `advance`); false when the lease or the run was lost. */
   failed(id: string, run: DeliveryRun, attempt: FailedAttempt, attempts?: readonly NewWebhookAttempt[]): Promise<boolean>;
+  /** The receiver answered `410 Gone`: `disabled` until resumed, the lease let go (and `attempts` logged, as `advance`); false when the lease or the run was lost. */
+  disable(id: string, run: DeliveryRun, lastError: string, attempts?: readonly NewWebhookAttempt[]): Promise<boolean>;
 }
 
 /** How failed deliveries are retried. */
 export interface RetryPolicy {
-  /** The first retry comes after about this long; each further one waits twice as long. */
-  readonly baseMs: number;
-  /** The longest wait between two attempts. */
-  readonly capMs: number;
-  /** After failing this long at one event, the subscription is marked failing. */
-  readonly giveUpAfterMs: number;
+  /**
+   * The wait before each retry at one event: the first after the first failed attempt, and so on. Once
+   * the last retry fails too, the subscription is marked failing.
+   */
+  readonly scheduleMs: readonly number[];
 }
 
 /**
- * The wait before attempt `attempts + 1`: exponential from `baseMs` toward `capMs`, with jitter (between
- * half and the whole of it) so that receivers coming back are not hit by every sender at once.
+ * The wait before attempt `attempts + 1`, or undefined once the schedule is spent: the scheduled wait and
+ * up to a tenth more (jitter, so that receivers coming back are not hit by every sender at once, and
+ * never shorter than the schedule says).
  */
-export function retryDelayMs(policy: RetryPolicy, attempts: number, random: () => number = Math.random): number {
-  const exponential = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(Math.max(attempts - 1, 0), 30));
-  return Math.round(exponential * (0.5 + random() / 2));
+export function retryDelayMs(policy: RetryPolicy, attempts: number, random: () => number = Math.random): number | undefined {
+  const scheduled = policy.scheduleMs[attempts - 1];
+  return scheduled === undefined ? undefined : Math.round(scheduled * (1 + random() / 10));
 }
 
-/** What a failed attempt means: the next try, or the end of retrying when the bounded time has run out. */
+/** A failed attempt as the receiver answered it: `retryAfter`, the time it asked not to be called before. */
+export interface AttemptFailure {
+  readonly error: string;
+  readonly retryAfter?: Date | undefined;
+}
+
+/** What a failed attempt means: the next try (never before the receiver's `Retry-After`), or the end of retrying once the schedule is spent. */
 export function afterFailure(
   policy: RetryPolicy,
   previous: Pick<WebhookSubscription, 'attempts' | 'failingSince'>,
-  error: string,
+  failure: AttemptFailure,
   now: Date,
   random?: () => number,
 ): FailedAttempt {
   const attempts = previous.attempts + 1;
   const failingSince = previous.failingSince ?? now.toISOString();
-  const next = now.getTime() + retryDelayMs(policy, attempts, random);
-  const giveUpAt = Date.parse(failingSince) + policy.giveUpAfterMs;
-  return { attempts, lastError: error, failingSince, nextTryAt: next > giveUpAt ? undefined : new Date(next).toISOString() };
+  const delay = retryDelayMs(policy, attempts, random);
+  const next = delay === undefined ? undefined : Math.max(now.getTime() + delay, failure.retryAfter?.getTime() ?? 0);
+  return { attempts, lastError: failure.error, failingSince, nextTryAt: next === undefined ? undefined : new Date(next).toISOString() };
 }

@@ -73,7 +73,7 @@ export async function runWebhooks(events: number, liveWrites: number, batchSize:
   const child = spawn(process.execPath, npmStartNodeArgs(), {
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_DATABASE: join(directory, 'petstore.db'), PETSTORE_API_KEYS: KEY,
-      PETSTORE_RATE_LIMIT: 'off', PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '5', PETSTORE_WEBHOOK_RETRY_CAP_MS: '20',
+      PETSTORE_RATE_LIMIT: 'off', PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_SCHEDULE: Array.from({ length: 30 }, (_, index) => `${Math.min(20, 5 * 2 ** index)}ms`).join(','),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

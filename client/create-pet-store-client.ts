@@ -107,6 +107,11 @@ export interface PetStoreClient {
    */
   rotateWebhookSecret(id: string, options?: CallOptions): Promise<WebhookSecretRotated>;
   /**
+   * Experimental in the service. A `failing` subscription (its retries ran out) or a `disabled` one (its
+   * receiver answered 410 Gone) becomes `active` and delivery starts again at the event it stopped at.
+   */
+  resumeWebhook(id: string, options?: CallOptions): Promise<Webhook>;
+  /**
    * The highest log position of any write this client saw answered (`Petstore-Position`). Every read
    * sends it (`Petstore-Min-Position`), so a read never misses a write this client saw acknowledged,
    * whichever instance answers it.
@@ -234,6 +239,11 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     async rotateWebhookSecret(id, options = {}) {
       const answer = await exchange(settings, { method: 'POST', url: url(`${webhookPath(id)}/rotate-secret`), headers: traceHeaders(options), signal: options.signal });
       return answer.body as WebhookSecretRotated;
+    },
+
+    async resumeWebhook(id, options = {}) {
+      const answer = await exchange(settings, { method: 'POST', url: url(`${webhookPath(id)}/resume`), headers: traceHeaders(options), signal: options.signal });
+      return answer.body as Webhook;
     },
 
     async changePetStatus(id, status, options = {}) {

@@ -152,8 +152,10 @@ const WEBHOOK_PATHS: Json = {
       summary: 'Subscribe a URL to the log (experimental)',
       description:
         `${WEBHOOK_EXPERIMENTAL} From now on, each event of the chosen types (absent: all) is POSTed to \`url\`, alone, in log order, ` +
-        'signed as Standard Webhooks says (see `webhooks.petEvent`). A 2xx within 10 s moves on to the next event; anything else is retried ' +
-        'with exponential back-off from about a second, for a bounded time, then the subscription is `failing` until resumed. ' +
+        'signed as Standard Webhooks says (see `webhooks.petEvent`). A 2xx within 10 s moves on to the next event; `410 Gone` disables the ' +
+        'subscription until resumed; anything else is retried on the Standard Webhooks schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h: ' +
+        'about 3 days; a 429 or 503 with `Retry-After` waits at least that long), then the subscription is `failing` until resumed. ' +
+        '`maxPerSecond` caps the requests a second to the receiver. A key has at most 100 subscriptions by default (409 `limit_reached`). ' +
         'A URL that is not http(s), or whose host is or resolves to a loopback, private, link-local or reserved address, is refused with 400 `invalid_body`. ' +
         'The answer holds the signing `secret`: it is never shown again.',
       'x-stability': 'experimental',
@@ -209,7 +211,7 @@ const WEBHOOK_PATHS: Json = {
     post: {
       operationId: 'resumeWebhook',
       tags: ['Webhooks'],
-      summary: 'Resume a failing subscription (experimental)',
+      summary: 'Resume a failing or disabled subscription (experimental)',
       description: `${WEBHOOK_EXPERIMENTAL} Delivery starts again at once from the event it stopped at, with fresh retries. Harmless on an active one.`,
       'x-stability': 'experimental',
       parameters: [parameter('XRequestId')],
@@ -331,7 +333,13 @@ const WEBHOOK_CALLBACKS: Json = {
           'application/cloudevents-batch+json': { schema: { $ref: schemaRef('CloudEvents') } },
         },
       },
-      responses: { '2XX': { description: 'Received: the next event follows' }, default: { description: 'Anything else, or no answer in time: retried later' } },
+      responses: {
+        '2XX': { description: 'Received: the next event follows' },
+        410: { description: 'Gone: the subscription is disabled, no more attempts until it is resumed' },
+        429: { description: 'Too many: retried later, not before `Retry-After` (seconds or an HTTP date) when given' },
+        503: { description: 'Unavailable: retried later, not before `Retry-After` (seconds or an HTTP date) when given' },
+        default: { description: 'Anything else, or no answer in time: retried later' },
+      },
     },
   },
 };

@@ -26,8 +26,15 @@ const BatchSize = Type.Integer({
     'More: each request carries the events there are, up to this many, as a JSON array (`application/cloudevents-batch+json`), the same array on every attempt.',
 });
 
+export const MAX_WEBHOOK_RATE = 1000;
+const MaxPerSecond = Type.Integer({
+  minimum: 1,
+  maximum: MAX_WEBHOOK_RATE,
+  description: 'Requests a second at most to this receiver (a batch is one request); absent: each as soon as the last was answered.',
+});
+
 export const NewWebhookSchema = Type.Object(
-  { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter), batchSize: Type.Optional(BatchSize) },
+  { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter), batchSize: Type.Optional(BatchSize), maxPerSecond: Type.Optional(MaxPerSecond) },
   { $id: 'NewWebhook', additionalProperties: false },
 );
 export const NewWebhookCheck = TypeCompiler.Compile(NewWebhookSchema);
@@ -43,9 +50,12 @@ export const WebhookSchema = Type.Object(
     types: Type.Optional(Types),
     petId: Type.Optional(PetIdFilter),
     batchSize: BatchSize,
+    maxPerSecond: Type.Optional(MaxPerSecond),
     createdAt: Timestamp,
-    status: Type.Union([Type.Literal('active'), Type.Literal('failing')], {
-      description: '`failing`: the retries of one event ran out; delivery waits for `POST /webhooks/{id}/resume`.',
+    status: Type.Union([Type.Literal('active'), Type.Literal('failing'), Type.Literal('disabled')], {
+      description:
+        '`active`: delivering. `failing`: the retries of one event ran out. `disabled`: the receiver answered `410 Gone`. ' +
+        'Both wait for `POST /webhooks/{id}/resume`, which starts again at the event they stopped at.',
     }),
   },
   { $id: 'Webhook', additionalProperties: false },

@@ -49,5 +49,28 @@ describe('petstore webhooks', () => {
     assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--type', 'nope'])).code, 2);
     assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--batch-size', '101'])).code, 2);
     assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--batch-size', '20'])).code, 0);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--max-per-second', '0'])).code, 2);
+    assert.equal((await petstore(['webhooks', 'create', '--key-id', '1', '--url', 'https://93.184.215.14/', '--max-per-second', '1001'])).code, 2);
+  });
+
+  it('list --status shows only the failing or disabled subscriptions, with why the last attempt failed; create takes --max-per-second', async () => {
+    const listing = directory.file('status.db');
+    const run = (args: string[]) => runPetstore(args, { PETSTORE_DATABASE: listing });
+    const created = await run(['webhooks', 'create', '--key-id', '4', '--url', 'https://93.184.215.14/slow', '--max-per-second', '3']);
+    assert.equal(created.code, 0, created.stderr);
+    const [id] = created.stdout.trim().split(' ');
+    const { withDatabase } = await import('../adapters/cli/with-database.ts');
+    await withDatabase({ kind: 'sqlite', path: listing }, false, async (store) => {
+      const row = await store.db.selectFrom('webhooks').select('max_per_second').where('id', '=', id!).executeTakeFirstOrThrow();
+      assert.equal(row.max_per_second, 3);
+      await store.db.updateTable('webhooks').set({ status: 'failing', attempts: 10, last_error: 'answered 500: down' }).where('id', '=', id!).execute();
+    });
+    assert.equal((await run(['webhooks', 'create', '--key-id', '4', '--url', 'https://93.184.215.14/fine'])).code, 0);
+    const failing = await run(['webhooks', 'list', '--status', 'failing']);
+    assert.equal(failing.code, 0, failing.stderr);
+    assert.deepEqual(failing.stdout.trim().split('\n').slice(1).map((line) => line.split(/ +/)[0]), [id]);
+    assert.match(failing.stdout, /answered 500: down$/m);
+    assert.match((await run(['webhooks', 'list', '--status', 'disabled'])).stdout, /no disabled webhook subscriptions/);
+    assert.equal((await run(['webhooks', 'list', '--status', 'broken'])).code, 2);
   });
 });

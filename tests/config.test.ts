@@ -33,7 +33,7 @@ describe('configuration', () => {
       shutdownDelayMs: 0,
       idempotencyKeyTtlMs: 86_400_000,
       eventStreams: { maxStreams: 512, maxStreamsPerClient: 128, heartbeatMs: 15_000 },
-      webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 86_400_000 }, leaseMs: 30_000, maxPerKey: 100, secretOverlapMs: 86_400_000 },
+      webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { scheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000] }, leaseMs: 30_000, maxPerKey: 100, secretOverlapMs: 86_400_000, maxConnections: 1000 },
       workers: 1,
     });
   });

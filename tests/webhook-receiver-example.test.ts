@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './support/processes.ts';
 import { startTestService } from './support/test-service.ts';
-import { freePort } from './support/webhook-load.ts';
+import { fastRetries, freePort } from './support/webhook-load.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -21,7 +21,7 @@ describe('docs/webhooks.md: the example receiver', () => {
     const file = join(folder, 'webhook-receiver-example.ts');
     writeFileSync(file, example);
 
-    const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '50', PETSTORE_WEBHOOK_RETRY_CAP_MS: '200' });
+    const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_SCHEDULE: fastRetries(50, 200) });
     const port = await freePort();
     const created = await api.request('/v1/webhooks', {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),

@@ -18,6 +18,8 @@ const WHOLE_NUMBER = '^[1-9][0-9]{0,8}$';
 const RATE_LIMIT = '^(off|[0-9]{1,6}(\\.[0-9]{1,3})?,[1-9][0-9]{0,5})$';
 const API_KEY_CHARACTERS = /^[A-Za-z0-9\-._~+/]+=*$/;
 const API_KEY_MIN_LENGTH = 16;
+const DURATION = '[1-9][0-9]{0,8}(ms|s|m|h)';
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 const ORIGIN = '[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#,]+';
 
 /** One of a few words, described in words (a validator's own message would say "Expected union value"). */
@@ -58,12 +60,13 @@ const EnvironmentSchema = Type.Object({
   PETSTORE_EVENT_STREAM_HEARTBEAT_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOKS_ALLOW_PRIVATE: oneOf(['true', 'false']),
   PETSTORE_WEBHOOK_TIMEOUT_MS: wholeNumber('milliseconds'),
-  PETSTORE_WEBHOOK_RETRY_BASE_MS: wholeNumber('milliseconds'),
-  PETSTORE_WEBHOOK_RETRY_CAP_MS: wholeNumber('milliseconds'),
-  PETSTORE_WEBHOOK_RETRY_FOR_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({
+    pattern: `^${DURATION}(,${DURATION}){0,29}$`, description: 'comma-separated waits before each retry, each a whole number and ms, s, m or h, e.g. 5s,5m,30m,2h (at most 30)',
+  })),
   PETSTORE_WEBHOOK_LEASE_MS: wholeNumber('milliseconds'),
   PETSTORE_WEBHOOKS_MAX_PER_KEY: wholeNumber('subscriptions'),
   PETSTORE_WEBHOOK_SECRET_OVERLAP_MS: wholeNumber('milliseconds'),
+  PETSTORE_WEBHOOK_MAX_CONNECTIONS: wholeNumber('connections'),
   PETSTORE_RATE_LIMIT: Type.Optional(Type.String({ pattern: RATE_LIMIT, description: '"off" or <requests per second>,<burst>, e.g. 10,20' })),
   PETSTORE_KEY_FAILURE_LIMIT: Type.Optional(Type.String({
     pattern: RATE_LIMIT, description: '"off" or <failed attempts per second>,<burst>, e.g. 1,100: requests without a valid key, per client address',
@@ -168,15 +171,19 @@ export interface WebhookDelivery {
   readonly maxPerKey: number;
   /** After a rotation, how long the replaced secret keeps signing beside the new one. */
   readonly secretOverlapMs: number;
+  /** Attempts in flight at once in one process, over all subscriptions (each subscription has one at a time, on its own connection). */
+  readonly maxConnections: number;
 }
 
 export const DEFAULT_WEBHOOK_DELIVERY: WebhookDelivery = Object.freeze({
   allowPrivate: false,
   timeoutMs: 10_000,
-  retry: Object.freeze({ baseMs: 1_000, capMs: 300_000, giveUpAfterMs: 24 * 3_600_000 }),
+  // The Standard Webhooks example schedule: 75 h 35 min from the first failure to the last retry.
+  retry: Object.freeze({ scheduleMs: Object.freeze(['5s', '5m', '30m', '2h', '5h', '10h', '14h', '20h', '24h'].map(durationMs)) }),
   leaseMs: 30_000,
   maxPerKey: 100,
   secretOverlapMs: 24 * 3_600_000,
+  maxConnections: 1000,
 });
 
 /** What protects the process from slow, large or too many clients. */
@@ -276,20 +283,25 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   });
 }
 
+/** `5s`, `30m`, `250ms`: a duration as the configuration writes it, in milliseconds. */
+function durationMs(text: string): number {
+  const [, amount, unit] = /^([0-9]+)([a-z]+)$/.exec(text)!;
+  return Number(amount) * DURATION_UNIT_MS[unit!]!;
+}
+
 function readWebhookDelivery(env: Static<typeof EnvironmentSchema>): WebhookDelivery {
   const defaults = DEFAULT_WEBHOOK_DELIVERY;
   const number = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
   return Object.freeze({
     allowPrivate: env.PETSTORE_WEBHOOKS_ALLOW_PRIVATE === 'true',
     timeoutMs: number(env.PETSTORE_WEBHOOK_TIMEOUT_MS, defaults.timeoutMs),
-    retry: Object.freeze({
-      baseMs: number(env.PETSTORE_WEBHOOK_RETRY_BASE_MS, defaults.retry.baseMs),
-      capMs: number(env.PETSTORE_WEBHOOK_RETRY_CAP_MS, defaults.retry.capMs),
-      giveUpAfterMs: number(env.PETSTORE_WEBHOOK_RETRY_FOR_MS, defaults.retry.giveUpAfterMs),
-    }),
+    retry: env.PETSTORE_WEBHOOK_RETRY_SCHEDULE === undefined
+      ? defaults.retry
+      : Object.freeze({ scheduleMs: Object.freeze(env.PETSTORE_WEBHOOK_RETRY_SCHEDULE.split(',').map(durationMs)) }),
     leaseMs: number(env.PETSTORE_WEBHOOK_LEASE_MS, defaults.leaseMs),
     maxPerKey: number(env.PETSTORE_WEBHOOKS_MAX_PER_KEY, defaults.maxPerKey),
     secretOverlapMs: number(env.PETSTORE_WEBHOOK_SECRET_OVERLAP_MS, defaults.secretOverlapMs),
+    maxConnections: number(env.PETSTORE_WEBHOOK_MAX_CONNECTIONS, defaults.maxConnections),
   });
 }
 

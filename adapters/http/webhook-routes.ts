@@ -48,6 +48,7 @@ export function webhookView(subscription: WebhookSubscription) {
     ...(subscription.types ? { types: subscription.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
     ...(subscription.petId !== undefined ? { petId: subscription.petId } : {}),
     batchSize: subscription.batchSize,
+    ...(subscription.maxPerSecond !== undefined ? { maxPerSecond: subscription.maxPerSecond } : {}),
     createdAt: subscription.createdAt,
     status: subscription.status,
   };
@@ -77,7 +78,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
       const first = NewWebhookCheck.Errors(body).First()!;
       throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
     }
-    const { url, types, petId, batchSize } = body as { url: string; types?: string[]; petId?: number; batchSize?: number };
+    const { url, types, petId, batchSize, maxPerSecond } = body as { url: string; types?: string[]; petId?: number; batchSize?: number; maxPerSecond?: number };
     try {
       await resolveSafeTarget(parseWebhookUrl(url), webhooks.targets);
     } catch (error) {
@@ -86,7 +87,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     }
     const eventTypes = types?.map((name) => eventTypeNamed(name)!) as PetEvent['type'][] | undefined;
     const { subscription, secret } = await subscriptions.create(
-      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}) },
+      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}), ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) },
       webhooks.clock.now(),
       webhooks.maxPerKey,
     );

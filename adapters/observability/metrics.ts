@@ -31,6 +31,8 @@ export type PetCounts = ReadonlyMap<PetStatus | null, number>;
 
 export interface ServiceMetricsOptions {
   readonly petCounts: () => Promise<PetCounts>;
+  /** Webhook subscriptions per status (every status named), when the service has them. */
+  readonly webhookCounts?: (() => Promise<ReadonlyMap<string, number>>) | undefined;
   readonly worker?: number | undefined;
   /**
    * A worker's way to every worker's series (asked of the primary), so that one scrape of the shared
@@ -72,6 +74,19 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
       for (const [status, count] of await options.petCounts()) this.set({ status: status ?? 'none' }, count);
     },
   });
+  const { webhookCounts } = options;
+  if (webhookCounts) {
+    new Gauge({
+      name: 'petstore_webhook_subscriptions',
+      help: 'Webhook subscriptions by status (active, failing: retries ran out, disabled: the receiver answered 410), read at each scrape',
+      labelNames: ['status'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const [status, count] of await webhookCounts()) this.set({ status }, count);
+      },
+    });
+  }
   return {
     registry,
     exposition: options.everyWorker ?? (() => registry.metrics()),

@@ -128,6 +128,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('webhooks').addColumn('batch_until', id).execute();
     },
   },
+  '0007_webhook_rate': {
+    async up(db: Kysely<any>) {
+      // Requests a second at most to the receiver; null: as fast as it answers.
+      await db.schema.alterTable('webhooks').addColumn('max_per_second', 'integer').execute();
+    },
+  },
   '0008_webhook_attempts_and_rotation': {
     async up(db: Kysely<any>) {
       const postgres = onPostgres(db);

@@ -90,7 +90,7 @@ export const WEBHOOKS = {
     id: text, owner_key_id: text, url: text, types: nullableText, pet_id: { type: 'id', nullable: true }, secret: text, created_at: text, status: text,
     position: id, attempts: integer, last_error: nullableText, next_try_at: nullableText, failing_since: nullableText, last_delivered_at: nullableText,
     lease_holder: nullableText, lease_expires_at: nullableText, batch_size: { type: 'integer', default: 1 }, batch_until: { type: 'id', nullable: true },
-    previous_secret: nullableText, previous_secret_until: nullableText, replays: { type: 'integer', default: 0 },
+    max_per_second: { type: 'integer', nullable: true }, previous_secret: nullableText, previous_secret_until: nullableText, replays: { type: 'integer', default: 0 },
   },
   primaryKey: ['id'],
   indexes: { webhooks_owner_key_id: ['owner_key_id'] },

@@ -53,7 +53,8 @@ export async function resolveSafeTarget(url: URL, policy: TargetPolicy): Promise
     const refused = addresses.find(({ address }) => !isPublicAddress(address));
     if (refused) {
       throw new UnsafeWebhookTarget(
-        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved`,
+        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved ` +
+          '(a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)',
       );
     }
   }

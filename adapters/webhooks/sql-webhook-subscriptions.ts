@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { WebhookLimitReached } from '../../application/index.ts';
-import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import { WEBHOOK_STATUSES, WebhookLimitReached } from '../../application/index.ts';
+import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookStatus, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
 import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
@@ -80,6 +80,7 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         previous_secret: null,
         previous_secret_until: null,
         replays: 0,
+        max_per_second: input.maxPerSecond ?? null,
       };
       await write(async (on) => {
         // Counted beside the insert (on SQLite under the write lock; on PostgreSQL concurrent creates of one key may pass it by their number).
@@ -96,6 +97,13 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
       if (ownerKeyId !== undefined) query = query.where('owner_key_id', '=', ownerKeyId);
       const rows = await run(() => query.orderBy('created_at').orderBy('id').execute());
       return rows.map(subscriptionFromRow);
+    },
+
+    async countByStatus() {
+      const rows = await run(() => db.selectFrom('webhooks').select((select) => ['status', select.fn.countAll<number | string | bigint>().as('count')]).groupBy('status').execute());
+      const counts = new Map<WebhookStatus, number>(WEBHOOK_STATUSES.map((status) => [status, 0]));
+      for (const row of rows) if (counts.has(row.status as WebhookStatus)) counts.set(row.status as WebhookStatus, Number(row.count));
+      return counts;
     },
 
     async get(id: string) {
@@ -250,8 +258,17 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
       });
       return changed(result);
     },
+
+    async disable(id: string, run: DeliveryRun, lastError: string, attempts: readonly NewWebhookAttempt[] = []) {
+      const result = await write(async (on) => {
+        await record(on, id, attempts);
+        return held(on, id, run).set({ status: 'disabled', last_error: lastError, next_try_at: null, lease_holder: null, lease_expires_at: null }).executeTakeFirst();
+      });
+      return changed(result);
+    },
   };
 }
+
 
 function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscription {
   return {
@@ -261,7 +278,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
     ...(row.pet_id === null ? {} : { petId: Number(row.pet_id) }),
     createdAt: row.created_at,
-    status: row.status === 'failing' ? 'failing' : 'active',
+    status: WEBHOOK_STATUSES.find((status) => status === row.status) ?? 'active',
     position: Number(row.position),
     attempts: row.attempts,
     lastError: row.last_error,
@@ -270,6 +287,7 @@ function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscriptio
     lastDeliveredAt: row.last_delivered_at,
     batchSize: row.batch_size,
     batchUntil: row.batch_until === null ? null : Number(row.batch_until),
+    ...(row.max_per_second === null ? {} : { maxPerSecond: row.max_per_second }),
     replays: Number(row.replays),
   };
 }

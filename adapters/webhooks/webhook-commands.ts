@@ -1,6 +1,7 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
 import type { Command, ParsedArguments } from '../cli/command.ts';
+import { WEBHOOK_STATUSES } from '../../application/index.ts';
 import type { WebhookSubscriptions } from '../../application/index.ts';
 
 const ENVIRONMENT_KEY_ID = /^env:[0-9a-f]{12}$/;
@@ -18,25 +19,34 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks list': {
     summary: "list every key's webhook subscriptions and where their delivery stands (experimental)",
     help: [
-      'petstore webhooks list',
+      'petstore webhooks list [--status active|failing|disabled]',
       '',
       'Lists every subscription: id, owning key id, status, the log position delivered up to, failed attempts',
-      'at the next event, the URL and the types (all: every type). Never a secret.',
+      'at the next event, the URL and the types (all: every type), and why the last attempt failed. Never a secret.',
+      '',
+      '  --status S   only subscriptions in this status: failing (retries ran out) and disabled (the receiver',
+      '               answered 410 Gone) wait for `webhooks resume`',
       '',
       NOTE,
     ].join('\n'),
-    async run({ environment }) {
-      const subscriptions = await withSubscriptions(environment, (table) => table.list());
+    options: { status: { type: 'string' } },
+    async run({ options, environment }) {
+      const status = options.status as string | undefined;
+      if (status !== undefined && !(WEBHOOK_STATUSES as readonly string[]).includes(status)) {
+        throw new UsageError(`--status must be one of ${WEBHOOK_STATUSES.join(', ')}, got ${JSON.stringify(status)}`, WEBHOOK_COMMANDS['webhooks list']!.help);
+      }
+      const subscriptions = (await withSubscriptions(environment, (table) => table.list())).filter((subscription) => status === undefined || subscription.status === status);
       if (subscriptions.length === 0) {
-        process.stdout.write('no webhook subscriptions\n');
+        process.stdout.write(status === undefined ? 'no webhook subscriptions\n' : `no ${status} webhook subscriptions\n`);
         return 0;
       }
       const [{ CLOUD_EVENT_TYPES }] = await Promise.all([import('../../contract/event-feed.ts')]);
       const rows = [
-        ['id', 'key', 'status', 'position', 'attempts', 'url', 'types'],
+        ['id', 'key', 'status', 'position', 'attempts', 'url', 'types', 'last error'],
         ...subscriptions.map((subscription) => [
           subscription.id, subscription.ownerKeyId, subscription.status, String(subscription.position), String(subscription.attempts), subscription.url,
           `${subscription.types?.map((type) => CLOUD_EVENT_TYPES[type]).join(',') ?? 'all'}${subscription.petId ? ` (pet ${subscription.petId})` : ''}`,
+          subscription.lastError ?? '',
         ]),
       ];
       printTable(rows);
@@ -46,7 +56,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks create': {
     summary: 'subscribe a URL for an API key and print its signing secret, once (experimental)',
     help: [
-      'petstore webhooks create --key-id ID --url URL [--type T]... [--pet-id N] [--batch-size N]',
+      'petstore webhooks create --key-id ID --url URL [--type T]... [--pet-id N] [--batch-size N] [--max-per-second N]',
       '',
       'Creates a subscription owned by the API key with id ID (as keys list shows it, or env:… for a key from',
       'PETSTORE_API_KEYS as the request log names it) and prints its id and signing secret (the only time the',
@@ -55,10 +65,14 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       '  --type T     only events of this CloudEvents type (repeatable; default every type)',
       '  --pet-id N   only this pet\'s events',
       '  --batch-size N  up to N events per request, as a JSON array (1 to 100; default 1: each event alone)',
+      '  --max-per-second N  at most N requests a second to the receiver (default: no limit)',
       '',
       NOTE,
     ].join('\n'),
-    options: { 'key-id': { type: 'string' }, url: { type: 'string' }, type: { type: 'string', multiple: true }, 'pet-id': { type: 'string' }, 'batch-size': { type: 'string' } },
+    options: {
+      'key-id': { type: 'string' }, url: { type: 'string' }, type: { type: 'string', multiple: true }, 'pet-id': { type: 'string' }, 'batch-size': { type: 'string' },
+      'max-per-second': { type: 'string' },
+    },
     async run({ options, environment }) {
       const help = WEBHOOK_COMMANDS['webhooks create']!.help;
       const keyId = options['key-id'] as string | undefined;
@@ -68,11 +82,15 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       const petIdText = options['pet-id'] as string | undefined;
       if (petIdText !== undefined && parseDecimalInteger(petIdText, 1) === undefined) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
       const batchText = options['batch-size'] as string | undefined;
-      const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { MAX_WEBHOOK_BATCH }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
+      const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { MAX_WEBHOOK_BATCH, MAX_WEBHOOK_RATE }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
         import('../../contract/event-feed.ts'), import('../../contract/webhooks.ts'), import('../config/config.ts'), import('./safe-target.ts'),
       ]);
       if (batchText !== undefined && parseDecimalInteger(batchText, 1, MAX_WEBHOOK_BATCH) === undefined) {
         throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_WEBHOOK_BATCH}, got ${JSON.stringify(batchText)}`, help);
+      }
+      const rateText = options['max-per-second'] as string | undefined;
+      if (rateText !== undefined && parseDecimalInteger(rateText, 1, MAX_WEBHOOK_RATE) === undefined) {
+        throw new UsageError(`--max-per-second must be a whole number from 1 to ${MAX_WEBHOOK_RATE}, got ${JSON.stringify(rateText)}`, help);
       }
       const types = ((options.type as string[] | undefined) ?? []).map((name) => {
         const type = eventTypeNamed(name);
@@ -87,7 +105,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
         throw error;
       }
       const { subscription, secret } = await withSubscriptions(environment, (table) =>
-        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}) }, new Date(), webhooks.maxPerKey),
+        table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}), ...(rateText ? { maxPerSecond: Number(rateText) } : {}) }, new Date(), webhooks.maxPerKey),
       );
       process.stdout.write(`${subscription.id} ${secret}\n`);
       process.stderr.write(`created webhook ${subscription.id} for key ${keyId}, from log position ${subscription.position}; the secret is shown only now\n`);
@@ -105,11 +123,11 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
     },
   },
   'webhooks resume': {
-    summary: 'resume a failing webhook subscription (experimental)',
+    summary: 'resume a failing or disabled webhook subscription (experimental)',
     help: [
       'petstore webhooks resume <id>',
       '',
-      'Makes a failing subscription active again: delivery starts over at the event it stopped at, with fresh',
+      'Makes a failing or disabled subscription active again: delivery starts over at the event it stopped at, with fresh',
       'retries. Exits 1 when there is none with that id.',
       '',
       NOTE,

@@ -6,7 +6,7 @@ import type {
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
-import { sendWebhook, signedHeaders } from './webhook-request.ts';
+import { createWebhookConnections, sendWebhook, signedHeaders } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
 /** Bytes of a receiver's answer read at most: enough for an error line. */
@@ -61,6 +61,9 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   const { subscriptions, clock, logger, delivery } = options;
   const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stop = new AbortController();
+  const attemptSlots = slots(delivery.maxConnections);
+  /** Subscriptions whose target the policy refused, told in the log once each (until delivery to it works). */
+  const refusalsLogged = new Set<string>();
   /** Each delivered subscription's loop, what ends it when its lease is lost, the replays it began after, and whether to read the secrets again. */
   const workers = new Map<string, Worker>();
   interface Worker {
@@ -159,6 +162,9 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
     const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
     const positions = positionWriter(id, run, signal);
+    const connections = createWebhookConnections();
+    /** When the last attempt started: with `maxPerSecond`, the next waits for its turn. */
+    let lastAttemptAt = -Infinity;
     const buffer: StoredEvent[] = [];
     /** Reads the next page into the buffer (after waiting for a commit when there is none); false once the follow ends. */
     const readMore = async () => {
@@ -194,6 +200,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
+          if (state.maxPerSecond !== undefined) await sleep(lastAttemptAt + 1000 / state.maxPerSecond - clock.now().getTime(), signal);
           if (signal.aborted) return;
           if (worker.secretsChanged) {
             worker.secretsChanged = false;
@@ -201,10 +208,20 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             if (!fresh) return;
             secrets = fresh.secrets;
           }
-          const sentAt = clock.now();
-          const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
-          const started = performance.now();
-          const outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+          await attemptSlots.take();
+          let outcome: Awaited<ReturnType<typeof sendWebhook>>;
+          let sentAt: Date;
+          let started: number;
+          try {
+            if (signal.aborted) return;
+            sentAt = clock.now();
+            lastAttemptAt = sentAt.getTime();
+            const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
+            started = performance.now();
+            outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, connections, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+          } finally {
+            attemptSlots.give();
+          }
           if (signal.aborted) return;
           const now = clock.now();
           const attempt: NewWebhookAttempt = {
@@ -212,6 +229,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             durationMs: Math.round(performance.now() - started), error: outcome.ok ? null : outcome.error,
           };
           if (outcome.ok) {
+            refusalsLogged.delete(id);
             if (state.batchSize > 1 || state.attempts > 0) {
               // The row's other delivery state (the batch in flight, the failures) is cleared in the same write.
               if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, run, last, now, [attempt]), signal))) return;
@@ -220,8 +238,19 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             buffer.splice(0, count);
             break;
           }
-          const failure = afterFailure(delivery.retry, state, outcome.error, now);
           if (!(await positions.flush())) return;
+          if (outcome.status === 410) {
+            // The receiver says the endpoint is gone (Standard Webhooks): no more attempts until resumed.
+            if (await persisted(() => subscriptions.disable(id, run, outcome.error, [attempt]), signal)) {
+              logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: the receiver answered 410 Gone; the subscription is disabled until resumed');
+            }
+            return;
+          }
+          if (outcome.refusedTarget && !refusalsLogged.has(id)) {
+            refusalsLogged.add(id);
+            logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: delivery refused by the target policy; retrying on schedule');
+          }
+          const failure = afterFailure(delivery.retry, state, outcome, now);
           if (!(await persisted(() => subscriptions.failed(id, run, failure, [attempt]), signal))) return;
           if (failure.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: failure.attempts, lastError: failure.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
@@ -231,6 +260,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         }
       }
     } finally {
+      connections.close();
       await pages.return(undefined);
       await positions.flush();
     }
@@ -320,6 +350,26 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
       clearInterval(leaseTimer);
       await leasing;
       await Promise.all([...workers.values()].map((worker) => worker.done));
+    },
+  };
+}
+
+/** At most `limit` holders at once; the others wait in arrival order. */
+function slots(limit: number) {
+  let free = limit;
+  const waiting: (() => void)[] = [];
+  return {
+    take(): Promise<void> {
+      if (free > 0) {
+        free--;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    give(): void {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
     },
   };
 }

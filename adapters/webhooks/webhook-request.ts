@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { resolveSafeTarget } from './safe-target.ts';
+import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
+import { resolveSafeTarget, UnsafeWebhookTarget } from './safe-target.ts';
 import type { TargetPolicy } from './safe-target.ts';
 
 /**
@@ -17,7 +18,29 @@ export function signedHeaders(secrets: readonly string[], webhookId: string, tim
   return { 'webhook-id': webhookId, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': signatures.join(' ') };
 }
 
+/** The connections of one subscription's deliveries: its own, so that another's stuck receiver never holds them. */
+export interface WebhookConnections {
+  readonly http: HttpAgent;
+  readonly https: HttpsAgent;
+  close(): void;
+}
+
+/** One kept-alive connection for one subscription (it sends one request at a time). */
+export function createWebhookConnections(): WebhookConnections {
+  const http = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const https = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
+  return {
+    http,
+    https,
+    close() {
+      http.destroy();
+      https.destroy();
+    },
+  };
+}
+
 export interface SendOptions extends TargetPolicy {
+  readonly connections: WebhookConnections;
   /** The whole attempt, from connecting to the end of the answer. */
   readonly timeoutMs: number;
   /** Bytes of the answer read at most (for the error message); the rest is not waited for. */
@@ -26,10 +49,31 @@ export interface SendOptions extends TargetPolicy {
   readonly signal?: AbortSignal;
 }
 
-/** What one attempt came to: a 2xx, or why not, in a line for `lastError`; `status` is null when the receiver did not answer. */
-export type SendOutcome = { readonly ok: true; readonly status: number } | { readonly ok: false; readonly status: number | null; readonly error: string };
+/**
+ * What one attempt came to: a 2xx, or why not, in a line for `lastError`, with the receiver's status (null
+ * when it did not answer), when it asked to be called again (`Retry-After` on a 429 or 503), and whether
+ * the target policy refused the address.
+ */
+export type SendOutcome =
+  | { readonly ok: true; readonly status: number }
+  | { readonly ok: false; readonly status: number | null; readonly error: string; readonly retryAfter?: Date; readonly refusedTarget?: true };
 
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) };
+/** How long the rest of a 2xx answer may take before its connection is closed. */
+const UNFINISHED_BODY_GRACE_MS = 1_000;
+
+/** The longest `Retry-After` taken as it is: a receiver cannot park a subscription for longer. */
+const MAX_RETRY_AFTER_MS = 7 * 24 * 3_600_000;
+
+/** `Retry-After` (RFC 9110: seconds, or an HTTP date) as the time to call again; undefined when absent or unreadable. */
+export function retryAfterTime(header: string | undefined, now: Date): Date | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  const seconds = parseDecimalInteger(text);
+  const at = seconds !== undefined ? now.getTime() + seconds * 1000 : Date.parse(text);
+  if (!Number.isFinite(at)) return undefined;
+  return new Date(Math.min(at, now.getTime() + MAX_RETRY_AFTER_MS));
+}
+
 
 /**
  * POSTs one signed body (`headers` carry its content type) to the subscription's URL, connecting only to an address the target policy
@@ -42,7 +86,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
   try {
     addresses = await resolveSafeTarget(target, options);
   } catch (error) {
-    return { ok: false, status: null, error: (error as Error).message };
+    return { ok: false, status: null, error: (error as Error).message, ...(error instanceof UnsafeWebhookTarget ? { refusedTarget: true as const } : {}) };
   }
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (error: null, all: Address[]) => void)(null, addresses);
@@ -59,7 +103,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     };
     const request = (secure ? httpsRequest : httpRequest)(target, {
       method: 'POST',
-      agent: secure ? agents.https : agents.http,
+      agent: secure ? options.connections.https : options.connections.http,
       lookup: pinned,
       ...(options.signal ? { signal: options.signal } : {}),
       headers: {
@@ -68,8 +112,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         'user-agent': 'petstore-webhooks',
       },
     });
-    // Also ends a 2xx whose body never finishes: the attempt succeeded, the connection goes.
-    const timer = setTimeout(() => {
+    let timer = setTimeout(() => {
       settle({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
@@ -78,8 +121,11 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
-        // The status is the acknowledgement: the body is not waited for.
+        // The status is the acknowledgement: the body is not waited for. One that has not ended soon
+        // after closes its connection, which the subscription's next request needs.
         settle({ ok: true, status });
+        clearTimeout(timer);
+        timer = setTimeout(() => request.destroy(), Math.min(options.timeoutMs, UNFINISHED_BODY_GRACE_MS));
         response.resume();
         return;
       }
@@ -98,7 +144,9 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       response.on('error', finish);
       function finish() {
         const text = Buffer.concat(chunks).toString('utf8').slice(0, 200).replace(/\s+/g, ' ').trim();
-        settle({ ok: false, status, error: `answered ${status}${text === '' ? '' : `: ${text}`}` });
+        const header = response.headers['retry-after'];
+        const retryAfter = status === 429 || status === 503 ? retryAfterTime(header, new Date()) : undefined;
+        settle({ ok: false, status, error: `answered ${status}${text === '' ? '' : `: ${text}`}`, ...(retryAfter ? { retryAfter } : {}) });
       }
     });
     request.end(payload);

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { createPetStoreClient, PetStoreError } from 'petstore/client';
-import type { PetStoreClient } from 'petstore/client';
+import type { PetStoreClient, Webhook as Subscription } from 'petstore/client';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
@@ -66,5 +66,17 @@ describe('client webhook methods against the service: attempts, replay, rotateWe
     const unknown = await client.rotateWebhookSecret('wh_none').then(() => undefined, (error: unknown) => error);
     assert.ok(unknown instanceof PetStoreError);
     assert.deepEqual([unknown.status, unknown.code], [404, 'not_found']);
+  });
+
+  it('resumes a disabled subscription, and types its status and maxPerSecond', async () => {
+    const created = (await (await api.request('/v1/webhooks', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/gone`, maxPerSecond: 5 }),
+    })).json()) as { id: string };
+    // As a receiver's 410 Gone leaves it.
+    await (await api.database()).db.updateTable('webhooks').set({ status: 'disabled' }).where('id', '=', created.id).execute();
+    const disabled: Subscription['status'] = 'disabled';
+    assert.equal(((await (await api.request(`/v1/webhooks/${created.id}`)).json()) as { status: string }).status, disabled);
+    const resumed: Subscription = await client.resumeWebhook(created.id);
+    assert.deepEqual([resumed.status, resumed.maxPerSecond], ['active', 5]);
   });
 });

@@ -6,13 +6,13 @@ import { readError, startTestService, TEST_API_KEY } from '../support/test-servi
 import type { TestService } from '../support/test-service.ts';
 import { distinctDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { fastRetries } from '../support/webhook-load.ts';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const FAST_WEBHOOKS = {
   PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
-  PETSTORE_WEBHOOK_RETRY_BASE_MS: '20',
-  PETSTORE_WEBHOOK_RETRY_CAP_MS: '200',
+  PETSTORE_WEBHOOK_RETRY_SCHEDULE: fastRetries(20, 200),
   PETSTORE_WEBHOOK_TIMEOUT_MS: '2000',
   PETSTORE_WEBHOOK_LEASE_MS: '2000',
 };

@@ -6,6 +6,7 @@ import { readError, startTestService, TEST_API_KEY } from '../support/test-servi
 import type { TestService } from '../support/test-service.ts';
 import { distinctDeliveries, startWebhookReceiver } from '../support/webhook-receiver.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { fastRetries } from '../support/webhook-load.ts';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 const ADDED = CLOUD_EVENT_TYPES.PetAdded;
@@ -38,6 +39,7 @@ describe('webhook subscriptions: the resource', () => {
       assert.equal(response.status, 400, url);
       assert.equal(error.code, 'invalid_body');
       assert.match(error.message, /public address/, url);
+      assert.match(error.message, /PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true/, url);
     }
     for (const url of ['ftp://example.com/hook', 'not a url', 'http://user:pass@example.com/hook']) {
       const response = await subscribe(api, { url });
@@ -132,8 +134,7 @@ describe('webhook delivery: signed, ordered, retried', () => {
     receiver = await startWebhookReceiver();
     api = await startTestService({
       PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      PETSTORE_WEBHOOK_RETRY_BASE_MS: '20',
-      PETSTORE_WEBHOOK_RETRY_CAP_MS: '200',
+      PETSTORE_WEBHOOK_RETRY_SCHEDULE: fastRetries(20, 200),
       PETSTORE_WEBHOOK_TIMEOUT_MS: '500',
       PETSTORE_WEBHOOK_LEASE_MS: '2000',
     });
@@ -235,7 +236,7 @@ describe('webhook delivery: signed, ordered, retried', () => {
   it('marks a subscription failing once its retries run out, and resumes it from the event it stopped at', async () => {
     const down = await startWebhookReceiver();
     const failing = await startTestService({
-      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_BASE_MS: '10', PETSTORE_WEBHOOK_RETRY_CAP_MS: '20', PETSTORE_WEBHOOK_RETRY_FOR_MS: '100',
+      PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_SCHEDULE: '10ms,20ms,20ms,20ms,20ms',
     });
     try {
       const { id, secret } = (await (await subscribe(failing, { url: down.url })).json()) as { id: string; secret: string };
@@ -251,6 +252,11 @@ describe('webhook delivery: signed, ordered, retried', () => {
       assert.equal(state.nextTryAt, null);
       assert.match(state.lastError, /answered 500: try later/);
       assert.equal(((await (await failing.request(`/v1/webhooks/${id}`)).json()) as Record<string, unknown>).status, 'failing');
+      // An operator sees it in the metrics, by status only.
+      const metrics = await (await failing.request('/metrics', { key: null })).text();
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="failing"\} 1$/m);
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="active"\} 0$/m);
+      assert.match(metrics, /^petstore_webhook_subscriptions\{status="disabled"\} 0$/m);
 
       down.faultFor = () => 'none';
       const resumed = await failing.request(`/v1/webhooks/${id}/resume`, { method: 'POST' });

@@ -49,7 +49,7 @@ describe('webhook delivery one event at a time', () => {
     const last = (await store.eventLog.readLog({ after: 0, limit: 10_000 })).at(-1)!.position;
     const dispatcher = startWebhookDispatcher({
       subscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger: pino({ level: 'silent' }), source: () => 'http://petstore.test/v1',
-      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { baseMs: 1, capMs: 2, giveUpAfterMs: 60_000 }, leaseMs: 5_000, maxPerKey: 100, secretOverlapMs: 60_000 },
+      delivery: { allowPrivate: true, timeoutMs: 5_000, retry: { scheduleMs: Array(100).fill(1) }, leaseMs: 5_000, maxPerKey: 100, secretOverlapMs: 60_000, maxConnections: 10 },
     });
     try {
       for (let waited = 0; acknowledged < last; waited += 10) {

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendWebhook } from '../../adapters/webhooks/webhook-request.ts';
+import { createWebhookConnections, sendWebhook } from '../../adapters/webhooks/webhook-request.ts';
 
-const SEND = { allowPrivate: true, timeoutMs: 3_000, maxResponseBytes: 1024 };
+const SEND = { allowPrivate: true, timeoutMs: 3_000, maxResponseBytes: 1024, connections: createWebhookConnections() };
 
 describe('one webhook attempt', () => {
   let server: Server;
@@ -17,13 +17,16 @@ describe('one webhook attempt', () => {
       request.on('end', () => {
         // A 200 whose body is started and never finished.
         if (request.url === '/unfinished-200') response.writeHead(200, { 'content-type': 'text/plain' }).write('working on it');
-        else response.writeHead(500, { 'content-type': 'text/plain' }).end('broken');
+        else if (request.url === '/busy') response.writeHead(429, { 'retry-after': '30' }).end();
+        else if (request.url === '/overloaded') response.writeHead(503, { 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' }).end();
+        else response.writeHead(500, { 'content-type': 'text/plain', 'retry-after': '30' }).end('broken');
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(async () => {
+    SEND.connections.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
@@ -33,8 +36,24 @@ describe('one webhook attempt', () => {
     assert.deepEqual(outcome, { ok: true, status: 200 });
   });
 
-  it('reads the start of another status\'s answer into the error', async () => {
+  it('reads the start of another status\'s answer into the error, on the same connection as an unfinished 2xx before it', async () => {
     const outcome = await sendWebhook(`${base}/other`, { 'content-type': 'application/json' }, '{}', SEND);
-    assert.deepEqual(outcome, { ok: false, status: 500, error: 'answered 500: broken' });
+    assert.deepEqual(outcome, { ok: false, status: 500, error: 'answered 500: broken' }, 'Retry-After only counts on a 429 or 503');
+  });
+
+  it('reads Retry-After of a 429 or a 503, in seconds or as an HTTP date', async () => {
+    const before = Date.now();
+    const busy = await sendWebhook(`${base}/busy`, {}, '{}', SEND);
+    assert.ok(!busy.ok && busy.status === 429 && busy.retryAfter !== undefined);
+    assert.ok(busy.retryAfter.getTime() >= before + 30_000 && busy.retryAfter.getTime() <= Date.now() + 30_000, busy.retryAfter.toISOString());
+    const overloaded = await sendWebhook(`${base}/overloaded`, {}, '{}', SEND);
+    assert.ok(!overloaded.ok && overloaded.status === 503 && overloaded.retryAfter !== undefined);
+    assert.ok(overloaded.retryAfter.getTime() <= Date.now() + 7 * 24 * 3_600_000, 'at most a week away');
+  });
+
+  it('says when the target policy refused the address', async () => {
+    const outcome = await sendWebhook(`${base}/other`, {}, '{}', { ...SEND, allowPrivate: false });
+    assert.ok(!outcome.ok && outcome.refusedTarget === true);
+    assert.match(outcome.error, /PETSTORE_WEBHOOKS_ALLOW_PRIVATE/);
   });
 });

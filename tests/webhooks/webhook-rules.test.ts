@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { afterFailure, retryDelayMs, secretsSigningAt } from '../../application/index.ts';
 import { isPublicAddress, parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../adapters/webhooks/safe-target.ts';
-import { signedHeaders } from '../../adapters/webhooks/webhook-request.ts';
+import { retryAfterTime, signedHeaders } from '../../adapters/webhooks/webhook-request.ts';
+import { DEFAULT_WEBHOOK_DELIVERY } from '../../adapters/config/config.ts';
 import { newWebhookSecret } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
 
 describe('webhook targets', () => {
@@ -73,24 +74,56 @@ describe('webhook signatures and secrets', () => {
 });
 
 describe('webhook retries', () => {
-  const policy = { baseMs: 1000, capMs: 60_000, giveUpAfterMs: 3_600_000 };
+  const policy = DEFAULT_WEBHOOK_DELIVERY.retry;
+  const HOUR = 3_600_000;
 
-  it('waits about a second first, twice as long each time, up to the cap, with jitter between half and all of it', () => {
-    assert.equal(retryDelayMs(policy, 1, () => 0.999_999), 1000);
-    assert.equal(retryDelayMs(policy, 1, () => 0), 500);
-    assert.equal(retryDelayMs(policy, 2, () => 0.999_999), 2000);
-    assert.equal(retryDelayMs(policy, 4, () => 0.999_999), 8000);
-    assert.equal(retryDelayMs(policy, 40, () => 0.999_999), 60_000);
-    assert.equal(retryDelayMs(policy, 1000, () => 0), 30_000);
+  it('retries on the Standard Webhooks example schedule by default, at least 72 hours from the first failure to the last retry', () => {
+    assert.deepEqual(policy.scheduleMs, [5_000, 300_000, 1_800_000, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR]);
+    const start = new Date('2026-01-01T00:00:00Z');
+    let state: { attempts: number; failingSince: string | null } = { attempts: 0, failingSince: null };
+    let now = start;
+    for (;;) {
+      // The shortest waits jitter allows.
+      const attempt = afterFailure(policy, state, { error: 'answered 500' }, now, () => 0);
+      if (attempt.nextTryAt === undefined) break;
+      state = attempt;
+      now = new Date(attempt.nextTryAt);
+    }
+    assert.equal(state.attempts, 9, 'ten attempts: the first and nine retries');
+    assert.ok(now.getTime() - start.getTime() >= 72 * HOUR, `the last retry ${(now.getTime() - start.getTime()) / HOUR} h after the first failure`);
   });
 
-  it('gives up once the next try would fall after the bounded time since the first failure', () => {
+  it('waits the scheduled time and up to a tenth more, never less', () => {
+    const schedule = { scheduleMs: [1000, 60_000] };
+    assert.equal(retryDelayMs(schedule, 1, () => 0), 1000);
+    assert.equal(retryDelayMs(schedule, 1, () => 0.999_999), 1100);
+    assert.equal(retryDelayMs(schedule, 2, () => 0), 60_000);
+    assert.equal(retryDelayMs(schedule, 3, () => 0), undefined, 'the schedule is spent');
+  });
+
+  it('gives up once the schedule is spent, keeping when the failures began', () => {
+    const schedule = { scheduleMs: [1000] };
     const start = new Date('2026-01-01T00:00:00Z');
-    const first = afterFailure(policy, { attempts: 0, failingSince: null }, 'answered 500', start, () => 1);
+    const first = afterFailure(schedule, { attempts: 0, failingSince: null }, { error: 'answered 500' }, start, () => 0);
     assert.deepEqual(first, { attempts: 1, lastError: 'answered 500', failingSince: start.toISOString(), nextTryAt: '2026-01-01T00:00:01.000Z' });
-    const late = new Date(start.getTime() + 3_599_000);
-    const last = afterFailure(policy, { attempts: 30, failingSince: start.toISOString() }, 'answered 503', late, () => 1);
-    assert.equal(last.nextTryAt, undefined);
-    assert.equal(last.attempts, 31);
+    const last = afterFailure(schedule, first, { error: 'answered 503' }, new Date(start.getTime() + 1000), () => 0);
+    assert.deepEqual(last, { attempts: 2, lastError: 'answered 503', failingSince: start.toISOString(), nextTryAt: undefined });
+  });
+
+  it('waits at least as long as the receiver asked with Retry-After', () => {
+    const start = new Date('2026-01-01T00:00:00Z');
+    const later = afterFailure(policy, { attempts: 0, failingSince: null }, { error: 'answered 429', retryAfter: new Date(start.getTime() + 120_000) }, start, () => 0);
+    assert.equal(later.nextTryAt, '2026-01-01T00:02:00.000Z');
+    const sooner = afterFailure(policy, { attempts: 0, failingSince: null }, { error: 'answered 503', retryAfter: new Date(start.getTime() + 1_000) }, start, () => 0);
+    assert.equal(sooner.nextTryAt, '2026-01-01T00:00:05.000Z', 'the schedule when it asks for less');
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, bounded to a week', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    assert.equal(retryAfterTime('120', now)?.toISOString(), '2026-01-01T00:02:00.000Z');
+    assert.equal(retryAfterTime('Thu, 01 Jan 2026 01:00:00 GMT', now)?.toISOString(), '2026-01-01T01:00:00.000Z');
+    assert.equal(retryAfterTime('9999999999', now)?.toISOString(), '2026-01-08T00:00:00.000Z');
+    assert.equal(retryAfterTime('soon', now), undefined);
+    assert.equal(retryAfterTime(undefined, now), undefined);
   });
 });
