@@ -228,3 +228,22 @@ async function statusOnceSettled(send: () => Promise<Response>, wanted: number):
     await delay(50);
   }
 }
+
+describe('docs/operations.md and the command', () => {
+  it('lists in its table every command that petstore --help lists, and no other', async () => {
+    const { stdout } = await petstore('--help');
+    const helped = [...stdout.matchAll(/^ {2}(\S+(?: [a-z]+)?) {2,}/gm)].map((match) => match[1]!).sort();
+    const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    const table = page.slice(page.indexOf('## The `petstore` command'));
+    const documented = [...table.matchAll(/^\| `([a-z]+(?: [a-z]+)?)[ `]/gm)].map((match) => match[1]!).sort();
+    assert.ok(helped.length >= 10, stdout);
+    assert.deepEqual(documented, helped);
+  });
+
+  it('says the same as the page about what npm start runs', async () => {
+    const { stdout } = await petstore('serve', '--help');
+    assert.match(stdout, /npm start serves the same\nservice bundled into dist\//);
+    const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    assert.match(page, /^\| `serve` \| runs the service from the TypeScript sources through tsx; `npm start` runs the same service bundled into `dist\/`/m);
+  });
+});

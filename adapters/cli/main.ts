@@ -15,8 +15,8 @@ const projectionModules = () => Promise.all([database(), import('../store/pet-pr
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    summary: 'run the HTTP service (what npm start runs)',
-    help: `petstore serve\n\nServes the API until SIGTERM or SIGINT. ${COMMON}`,
+    summary: 'run the HTTP service from the TypeScript sources (npm start runs it bundled)',
+    help: `petstore serve\n\nServes the API until SIGTERM or SIGINT, from the TypeScript sources through tsx. npm start serves the same\nservice bundled into dist/ (less memory: the way to deploy). ${COMMON}`,
     async run({ environment }) {
       const { serve } = await import('./serve.ts');
       await serve(environment);
