@@ -514,7 +514,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           explode: true,
           schema: { type: 'array', items: { type: 'string', enum: Object.values(CLOUD_EVENT_TYPES) } },
         },
-        EventPetId: { name: 'petId', in: 'query', required: false, description: "Only this animal's events.", schema: { type: 'integer', minimum: 1, format: 'int64' } },
+        EventPetId: { name: 'petId', in: 'query', required: false, description: "Only this animal's events.", schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' } },
         LastEventId: {
           name: 'Last-Event-ID',
           in: 'header',

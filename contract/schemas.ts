@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CATEGORY_ID_MAX, PET_STATUSES } from '../domain/index.ts';
+import { CATEGORY_ID_MAX, NAME_MAX_CODE_POINTS, PET_STATUSES } from '../domain/index.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../application/index.ts';
 import { ERROR_STATUS } from './error-codes.ts';
 
@@ -10,9 +10,21 @@ export const PetStatusSchema = Type.Union(PET_STATUSES.map((status) => Type.Lite
   description: 'Availability of the animal.',
 });
 
+// The domain's name rules as a pattern a validator can run: no control character anywhere, and at least
+// one character that is neither white space nor a control character. No look-ahead, so that generators
+// that turn patterns into validators (or test data) can use it.
+const NAME_PATTERN = '^[^\\u0000-\\u001F]*[^\\s\\u0000-\\u001F][^\\u0000-\\u001F]*$';
+
 export const NewPetSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, description: '1 to 255 characters; not only white space; no control characters.' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: NAME_MAX_CODE_POINTS,
+      pattern: NAME_PATTERN,
+      description:
+        `1 to ${NAME_MAX_CODE_POINTS} Unicode code points (as JSON Schema counts maxLength; up to ${2 * NAME_MAX_CODE_POINTS} UTF-16 units), ` +
+        'stored and returned exactly; not only white space; no control characters U+0000 to U+001F.',
+    }),
     categoryId: Type.Integer({ minimum: 1, maximum: CATEGORY_ID_MAX, format: 'int64' }),
     status: Type.Optional(PetStatusSchema),
   },
@@ -55,8 +67,10 @@ export const AfterSchema = Type.Integer({
   description: 'Continue after the pet with this id (exclusive), in id order: plain decimal digits.',
 });
 export const PetIdSchema = Type.Integer({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
   format: 'int64',
-  description: 'Decimal digits only (anything else is 400); digits that can name no pet (0, a leading zero) are 404.',
+  description: 'Decimal digits only (anything else, a sign included, is 400); digits that can name no pet (0, a leading zero, past 2^53-1) are 404.',
 });
 
 export type NewPetBody = Static<typeof NewPetSchema>;

@@ -5,8 +5,7 @@ import { CLOUD_EVENT_TYPES } from './event-feed.ts';
 const CloudEventTypeName = Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name)));
 const PetIdFilter = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: "Only this pet's events." });
 const URL_DESCRIPTION = 'Where each event is POSTed: http or https, reaching a public address (loopback, private and link-local addresses are refused).';
-// Checked as a URL by the service itself (http or https, its host's addresses), so no `format` for the compiled check.
-const NewWebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: URL_DESCRIPTION });
+const NewWebhookUrl = Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description: URL_DESCRIPTION });
 const WebhookUrl = Type.String({ format: 'uri', description: URL_DESCRIPTION });
 const Types = Type.Array(CloudEventTypeName, {
   uniqueItems: true,
@@ -37,7 +36,10 @@ export const NewWebhookSchema = Type.Object(
   { url: NewWebhookUrl, types: Type.Optional(Types), petId: Type.Optional(PetIdFilter), batchSize: Type.Optional(BatchSize), maxPerSecond: Type.Optional(MaxPerSecond) },
   { $id: 'NewWebhook', additionalProperties: false },
 );
-export const NewWebhookCheck = TypeCompiler.Compile(NewWebhookSchema);
+// The service checks the URL itself (http or https, its host's addresses) and says what is wrong in
+// words, so the compiled check leaves out the `format` the document shows.
+const { format: _checkedByTheService, ...urlAsCompiled } = NewWebhookUrl;
+export const NewWebhookCheck = TypeCompiler.Compile(Type.Object({ ...NewWebhookSchema.properties, url: Type.String(urlAsCompiled) }, { additionalProperties: false }));
 
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);

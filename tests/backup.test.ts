@@ -109,6 +109,19 @@ describe('petstore backup FILE', () => {
     assert.doesNotMatch(postgres.stderr, /secret/);
   });
 
+  it('names the missing folder of FILE as typed, never a temporary file of its own', async () => {
+    const target = directory.file('nowhere/x.db');
+    const answer = await runPetstore(['backup', target], { PETSTORE_DATABASE: database });
+    assert.equal(answer.code, 1);
+    assert.equal(answer.stderr, `petstore: cannot write ${target}: the folder ${directory.file('nowhere')} does not exist\n`);
+  });
+
+  it('refuses a FILE that is a folder, saying so', async () => {
+    const answer = await runPetstore(['backup', directory.path], { PETSTORE_DATABASE: database });
+    assert.equal(answer.code, 1);
+    assert.equal(answer.stderr, `petstore: cannot write ${directory.path}: it is a folder; name a file in it\n`);
+  });
+
   it('refuses to write over the store itself', async () => {
     const same = await runPetstore(['backup', database], { PETSTORE_DATABASE: database });
     assert.equal(same.code, 1);

@@ -1,12 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { sha256Hex } from '../adapters/api-keys/key-verifier.ts';
 import { buildOpenApiDocument } from '../contract/openapi-document.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
-import { runPetstore } from './support/cli.ts';
+import { petstoreCommandLine, runPetstore } from './support/cli.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import type { TemporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
@@ -46,7 +50,80 @@ describe('petstore --help', () => {
     assert.match(alone.stderr, /keys <create\|list\|revoke>/);
     const unknown = await petstore('keys', 'rotate');
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /^petstore: unknown command: keys rotate\n\nusage: petstore <command>/);
+    assert.match(unknown.stderr, /^petstore: unknown command: keys rotate\n\nusage: petstore keys <create\|list\|revoke>/);
+  });
+
+  it('prints its version for --version and -v, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) assert.deepEqual(await petstore(flag), { code: 0, stdout: `petstore ${version}\n`, stderr: '' });
+  });
+
+  const nearMisses: Array<[typed: string[], meant: string]> = [
+    [['keys', 'delete', '1'], 'petstore keys revoke 1'],
+    [['keys', 'remove', '3'], 'petstore keys revoke 3'],
+    [['migrat'], 'petstore migrate'],
+    [['kyes', 'list'], 'petstore keys list'],
+    [['projection', 'verfy'], 'petstore projection verify'],
+  ];
+  for (const [typed, meant] of nearMisses) {
+    it(`asks "did you mean \`${meant}\`?" for \`${typed.join(' ')}\`, exit 2`, async () => {
+      const { code, stderr } = await petstore(...typed);
+      assert.equal(code, 2);
+      assert.ok(stderr.startsWith(`petstore: unknown command: ${typed.join(' ')}; did you mean \`${meant}\`?\n`), stderr);
+    });
+  }
+
+  it('suggests nothing for a command that is near none', async () => {
+    const { code, stderr } = await petstore('frobnicate');
+    assert.equal(code, 2);
+    assert.match(stderr, /^petstore: unknown command: frobnicate\n\nusage: petstore <command>/);
+  });
+});
+
+describe('petstore as a pipe\'s writer', () => {
+  it('exits 0 without a word when its reader closes the pipe early (petstore openapi | head -1)', async () => {
+    const [program, args] = petstoreCommandLine(['openapi']);
+    // A shell's pipe, as a person types it: the document is larger than the pipe holds, so head leaves while petstore still writes.
+    const child = spawn('bash', ['-c', 'set -o pipefail; "$@" | head -1', 'bash', program, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    assert.equal(stderr, '');
+    assert.equal(stdout, '{\n');
+    assert.equal(code, 0);
+  });
+});
+
+describe('commands that only read', () => {
+  const readers = [['keys', 'list'], ['keys', 'revoke', '1'], ['projection', 'verify'], ['projection', 'rebuild'], ['events', 'tail'], ['check']];
+  for (const args of readers) {
+    it(`\`${args.join(' ')}\` in an empty folder exits 1 naming the missing database, and creates none`, async () => {
+      const empty = temporaryDirectory('cli-empty');
+      try {
+        const environment = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('PETSTORE_')).map((name) => [name, '']));
+        const { code, stderr } = await runPetstore(args, environment, { cwd: empty.path });
+        assert.equal(code, 1);
+        assert.match(stderr, /^petstore: the database \.\/data\/petstore\.db \(PETSTORE_DATABASE\) does not exist: /);
+        assert.deepEqual(readdirSync(empty.path), []);
+      } finally {
+        empty.remove();
+      }
+    });
+  }
+});
+
+describe('petstore and an unreachable PostgreSQL', () => {
+  it('exits 1 naming PETSTORE_DATABASE without its password and the reason, without a stack', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const { code, stdout, stderr } = await runPetstore(['keys', 'list'], { PETSTORE_DATABASE: `postgres://petstore:hunter2@127.0.0.1:${port}/petstore` });
+    assert.equal(code, 1);
+    assert.equal(stderr, `petstore: cannot reach PostgreSQL at postgres://petstore:***@127.0.0.1:${port}/petstore (PETSTORE_DATABASE): connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    assert.doesNotMatch(stdout, /hunter2/);
   });
 });
 
@@ -151,3 +228,22 @@ async function statusOnceSettled(send: () => Promise<Response>, wanted: number):
     await delay(50);
   }
 }
+
+describe('docs/operations.md and the command', () => {
+  it('lists in its table every command that petstore --help lists, and no other', async () => {
+    const { stdout } = await petstore('--help');
+    const helped = [...stdout.matchAll(/^ {2}(\S+(?: [a-z]+)?) {2,}/gm)].map((match) => match[1]!).sort();
+    const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    const table = page.slice(page.indexOf('## The `petstore` command'));
+    const documented = [...table.matchAll(/^\| `([a-z]+(?: [a-z]+)?)[ `]/gm)].map((match) => match[1]!).sort();
+    assert.ok(helped.length >= 10, stdout);
+    assert.deepEqual(documented, helped);
+  });
+
+  it('says the same as the page about what npm start runs', async () => {
+    const { stdout } = await petstore('serve', '--help');
+    assert.match(stdout, /npm start serves the same\nservice bundled into dist\//);
+    const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    assert.match(page, /^\| `serve` \| runs the service from the TypeScript sources through tsx; `npm start` runs the same service bundled into `dist\/`/m);
+  });
+});

@@ -72,7 +72,8 @@ const GENERATORS: readonly Generator[] = [
     program: 'orval.ts',
     generate(directory, generated) {
       const config = join(directory, 'orval.config.mjs');
-      const output = { target: join(generated, 'petstore.ts'), client: 'fetch', baseUrl: api.baseUrl };
+      // The address comes from the document's first server, as docs/client.md tells users to generate it.
+      const output = { target: join(generated, 'petstore.ts'), client: 'fetch', baseUrl: { getBaseUrlFromSpecification: true } };
       writeFileSync(config, `export default ${JSON.stringify({ petstore: { input: { target: documentFile }, output } })};\n`);
       return succeed(bin('orval'), ['--config', config]);
     },

@@ -1,14 +1,19 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import type { ManagedApiKeys } from './key-table.ts';
+import type { SqlPetStore } from '../store/sql-pet-store.ts';
 import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
 import type { Command, ParsedArguments } from '../cli/command.ts';
 
 const LABEL = /^[\x20-\x7e]{1,100}$/;
 
-/** Runs `work` on the configured database's key table (loaded only when a command runs). */
-async function withKeyTable<T>(environment: ParsedArguments['environment'], work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase }, { createSqlApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
-  return withConfiguredDatabase(environment, true, (store) => work(createSqlApiKeys(store.db, store.dialect)));
+/**
+ * Runs `work` on the configured database's key table (loaded only when a command runs). Only `create`
+ * makes a database that is not there yet; listing or revoking needs one that exists.
+ */
+async function withKeyTable<T>(environment: ParsedArguments['environment'], use: 'create' | 'existing', work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
+  const [{ withConfiguredDatabase, withExistingDatabase }, { createSqlApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
+  const onStore = (store: SqlPetStore) => work(createSqlApiKeys(store.db, store.dialect));
+  return use === 'create' ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
 
 /** `keys create | list | revoke`: the key table, which holds hashes only. */
@@ -32,7 +37,7 @@ export const KEY_COMMANDS: Record<string, Command> = {
       if (options.label !== undefined && !LABEL.test(label)) {
         throw new UsageError(`--label must be 1 to 100 printable ASCII characters, got ${JSON.stringify(label)}`, KEY_COMMANDS['keys create']!.help);
       }
-      const { id, key } = await withKeyTable(environment, (keys) => keys.create(label, new Date()));
+      const { id, key } = await withKeyTable(environment, 'create', (keys) => keys.create(label, new Date()));
       process.stdout.write(`${key}\n`);
       process.stderr.write(`created key ${id}${label ? ` (${label})` : ''}; this is the only time it is shown\n`);
       return 0;
@@ -49,7 +54,7 @@ export const KEY_COMMANDS: Record<string, Command> = {
       CONFIGURATION_NOTE,
     ].join('\n'),
     async run({ environment }) {
-      const keys = await withKeyTable(environment, (table) => table.list());
+      const keys = await withKeyTable(environment, 'existing', (table) => table.list());
       if (keys.length === 0) {
         process.stdout.write('no keys in the table\n');
         return 0;
@@ -78,7 +83,7 @@ export const KEY_COMMANDS: Record<string, Command> = {
     async run({ arguments: [idText], environment }) {
       if (parseDecimalInteger(idText!, 1) === undefined) throw new UsageError(`<id> must be a key id such as 3 (see keys list), got ${JSON.stringify(idText)}`, KEY_COMMANDS['keys revoke']!.help);
       const id = Number(idText);
-      return withKeyTable(environment, async (keys) => {
+      return withKeyTable(environment, 'existing', async (keys) => {
         if (await keys.revoke(id, new Date())) {
           process.stdout.write(`revoked key ${id}\n`);
           return 0;

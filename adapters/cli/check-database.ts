@@ -1,14 +1,14 @@
-import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/config.ts';
 import { checkPages } from '../store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../store/sqlite/sqlite-driver.ts';
 import { DatabaseUnusable } from '../store/database-unusable.ts';
+import { requireExistingDatabase } from './with-database.ts';
 
 /** Every problem SQLite's full integrity check finds in the configured file; none when it is sound. */
 export async function checkConfiguredDatabase(environment: Readonly<Record<string, string | undefined>>): Promise<string[]> {
   const { database } = loadConfig(environment);
   if (database.kind !== 'sqlite') throw new Error('petstore check reads SQLite files; PostgreSQL checks its own pages (see amcheck)');
-  if (!existsSync(database.path)) throw new DatabaseUnusable(`the database ${database.path} (PETSTORE_DATABASE) does not exist`);
+  requireExistingDatabase(database);
   let connection;
   try {
     connection = await openSqliteConnection(database.path);

@@ -1,7 +1,7 @@
 import { CONFIGURATION_NOTE } from './command.ts';
 import type { Command } from './command.ts';
 
-export const EVENTS_TAIL_HELP = `petstore events tail [--after N] [--type T]... [--json]
+const EVENTS_TAIL_HELP = `petstore events tail [--after N] [--type T]... [--json]
 
 Prints the log of changes as it grows, one line per event: its position, when it was recorded, its
 CloudEvents type, the pet and the data; with --json each event as the feed's CloudEvents JSON. First

@@ -6,8 +6,7 @@ import { loadConfig, localBaseUrl } from '../config/config.ts';
 import { cloudEventJson } from '../http/cloud-events.ts';
 import { UsageError } from './command.ts';
 import type { ParsedArguments } from './command.ts';
-import { EVENTS_TAIL_HELP as HELP } from './events-tail-command.ts';
-import { withDatabase } from './with-database.ts';
+import { requireExistingDatabase, withDatabase } from './with-database.ts';
 
 /** Events read at a time while catching up. */
 const PAGE_EVENTS = 1000;
@@ -18,15 +17,16 @@ const IDLE_MS = 3_600_000;
 export async function tailEvents({ options, environment }: ParsedArguments): Promise<number> {
   const afterText = (options.after as string | undefined) ?? '0';
   if (parseDecimalInteger(afterText) === undefined) {
-    throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText)}`, HELP);
+    throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText)}`);
   }
   const types: PetEvent['type'][] = [];
   for (const name of (options.type as string[] | undefined) ?? []) {
     const type = eventTypeNamed(name);
-    if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`, HELP);
+    if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`);
     types.push(type);
   }
   const config = loadConfig(environment);
+  requireExistingDatabase(config.database);
   const source = config.publicBaseUrl ?? localBaseUrl(config.host, config.port);
   const stop = new AbortController();
   const onSignal = () => stop.abort();

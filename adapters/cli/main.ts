@@ -1,6 +1,9 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/config-error.ts';
 import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
+import { nearestName } from './nearest-name.ts';
 import type { Command, ParsedArguments } from './command.ts';
 import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
 import { EVENTS_TAIL } from './events-tail-command.ts';
@@ -12,8 +15,8 @@ const projectionModules = () => Promise.all([database(), import('../store/pet-pr
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    summary: 'run the HTTP service (what npm start runs)',
-    help: `petstore serve\n\nServes the API until SIGTERM or SIGINT. ${COMMON}`,
+    summary: 'run the HTTP service from the TypeScript sources (npm start runs it bundled)',
+    help: `petstore serve\n\nServes the API until SIGTERM or SIGINT, from the TypeScript sources through tsx. npm start serves the same\nservice bundled into dist/ (less memory: the way to deploy). ${COMMON}`,
     async run({ environment }) {
       const { serve } = await import('./serve.ts');
       await serve(environment);
@@ -62,6 +65,7 @@ const COMMANDS: Record<string, Command> = {
       const [{ loadConfig }, { backupSqliteStore }] = await Promise.all([import('../config/config.ts'), import('../store/sqlite/sqlite-backup.ts')]);
       const { database } = loadConfig(environment);
       if (database.kind !== 'sqlite') throw new Error('backup copies a SQLite store; on PostgreSQL use pg_dump (see docs/backups.md)');
+      requireFolderOf(file!);
       const { bytes } = await backupSqliteStore(database.path, file!);
       process.stdout.write(`backed up ${database.path} to ${file} (${bytes} bytes)\n`);
       return 0;
@@ -73,8 +77,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run({ environment }) {
-      const [{ withConfiguredDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
-      const result = await withConfiguredDatabase(environment, true, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
+      const [{ withExistingDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
+      const result = await withExistingDatabase(environment, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -83,14 +87,22 @@ const COMMANDS: Record<string, Command> = {
     summary: 'compare the read model with a replay of the log',
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
     async run({ environment }) {
-      const [{ withConfiguredDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
-      const differences = await withConfiguredDatabase(environment, true, (store) => verifyPetProjection(store, progressReporter('verify')));
+      const [{ withExistingDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
+      const differences = await withExistingDatabase(environment, (store) => verifyPetProjection(store, progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;
     },
   },
 };
+
+/** A file to write names a folder that exists: said about what the user typed, before any temporary file beside it. */
+function requireFolderOf(file: string): void {
+  const folder = dirname(resolve(file));
+  if (!existsSync(folder)) throw new Error(`cannot write ${file}: the folder ${dirname(file)} does not exist`);
+  if (!statSync(folder).isDirectory()) throw new Error(`cannot write ${file}: ${dirname(file)} is not a folder`);
+  if (existsSync(file) && statSync(file).isDirectory()) throw new Error(`cannot write ${file}: it is a folder; name a file in it`);
+}
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
@@ -133,11 +145,31 @@ function parse(name: string, command: Command, rest: readonly string[], environm
   return { options: parsed.values, arguments: parsed.positionals, environment };
 }
 
+/** The service's version, from its package.json (read only when asked). */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** An unknown command line as a mistake: what was typed, the nearest command when one is near, and the usage of its group. */
+function unknownCommand(argv: readonly string[]): UsageError {
+  let suggestion = '';
+  for (let words = Math.min(argv.length, 2); words >= 1 && suggestion === ''; words--) {
+    const near = nearestName(argv.slice(0, words).join(' '), Object.keys(COMMANDS));
+    if (near !== undefined) suggestion = `; did you mean \`${['petstore', near, ...argv.slice(words)].join(' ')}\`?`;
+  }
+  return new UsageError(`unknown command: ${argv.join(' ')}${suggestion}`, groupUsage(argv[0]!)?.trimEnd());
+}
+
 /** Runs the command `argv` names, with configuration from `environment`; resolves with the exit code. */
 export async function runCli(argv: readonly string[], environment: ParsedArguments['environment']): Promise<number> {
+  endQuietlyWhenTheReaderLeaves();
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage());
     return argv.length === 0 ? 2 : 0;
+  }
+  if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+    process.stdout.write(`petstore ${version()}\n`);
+    return 0;
   }
   const found = findCommand(argv);
   try {
@@ -147,7 +179,7 @@ export async function runCli(argv: readonly string[], environment: ParsedArgumen
         (argv.length === 1 ? process.stderr : process.stdout).write(group);
         return argv.length === 1 ? 2 : 0;
       }
-      throw new UsageError(`unknown command: ${argv.join(' ')}`);
+      throw unknownCommand(argv);
     }
     if (found.rest.includes('--help') || found.rest.includes('-h')) {
       process.stdout.write(`${found.command.help}\n`);
@@ -156,7 +188,8 @@ export async function runCli(argv: readonly string[], environment: ParsedArgumen
     return await found.command.run(parse(found.name, found.command, found.rest, environment));
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`petstore: ${error.message}\n\n${error.help ? `${error.help}\n` : usage()}`);
+      const help = error.help ?? found?.command.help;
+      process.stderr.write(`petstore: ${error.message}\n\n${help ? `${help}\n` : usage()}`);
       return 2;
     }
     if (error instanceof ConfigError) {
@@ -166,4 +199,15 @@ export async function runCli(argv: readonly string[], environment: ParsedArgumen
     process.stderr.write(`petstore: ${(error as Error).message}\n`);
     return 1;
   }
+}
+
+/**
+ * A reader that closes the pipe early (`petstore openapi | head -1`) has all it wanted: exit 0 at once,
+ * as Unix tools do, rather than crash on EPIPE.
+ */
+function endQuietlyWhenTheReaderLeaves(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
 }

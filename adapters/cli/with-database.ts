@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
 import { loadConfig } from '../config/config.ts';
 import type { DatabaseConfig } from '../config/config.ts';
+import { DatabaseUnusable } from '../store/database-unusable.ts';
 import { openPetStore } from '../store/open-store.ts';
 import type { SqlPetStore } from '../store/sql-pet-store.ts';
 import { unreachableDatabase } from './start-failure.ts';
@@ -24,6 +26,23 @@ export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Refuses a SQLite file that is not there, naming it: a command that only reads (or changes what must
+ * already exist) would otherwise leave an empty database behind, in whatever folder it ran from.
+ */
+export function requireExistingDatabase(database: DatabaseConfig): void {
+  if (database.kind === 'sqlite' && (database.path === ':memory:' || !existsSync(database.path))) {
+    throw new DatabaseUnusable(`the database ${database.path} (PETSTORE_DATABASE) does not exist: run petstore migrate or start the service to create it, or set PETSTORE_DATABASE`);
+  }
+}
+
+/** `withDatabase` on a database the environment configures that must exist already. */
+export function withExistingDatabase<T>(environment: Readonly<Record<string, string | undefined>>, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
+  const { database } = loadConfig(environment);
+  requireExistingDatabase(database);
+  return withDatabase(database, true, work);
 }
 
 /** `withDatabase` on the database the environment configures (PETSTORE_DATABASE). */

@@ -141,6 +141,30 @@ describe('dependency direction', () => {
     assert.deepEqual(readers, [join('adapters', 'main.ts')]);
   });
 
+  it('modules of the command line never import each other in a circle', () => {
+    const files = new Set(sourceFiles(join('adapters', 'cli')));
+    const cycles: string[] = [];
+    const visiting: string[] = [];
+    const done = new Set<string>();
+    const visit = (file: string) => {
+      if (done.has(file)) return;
+      const seen = visiting.indexOf(file);
+      if (seen >= 0) {
+        cycles.push([...visiting.slice(seen), file].map((each) => relative(root, each)).join(' -> '));
+        return;
+      }
+      visiting.push(file);
+      for (const specifier of importsOf(file).filter((each) => each.startsWith('.'))) {
+        const target = resolve(dirname(file), specifier);
+        if (files.has(target)) visit(target);
+      }
+      visiting.pop();
+      done.add(file);
+    };
+    for (const file of files) visit(file);
+    assert.deepEqual(cycles, []);
+  });
+
   it('the checker sees imports at all (guards against a regex that matches nothing)', () => {
     assert.ok(sourceFiles('application').flatMap(importsOf).some((specifier) => specifier.startsWith('../domain/')));
   });

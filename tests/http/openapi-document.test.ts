@@ -107,11 +107,12 @@ describe('GET /v1/openapi.json', () => {
       additionalProperties: false,
       required: ['name', 'categoryId'],
       properties: {
-        name: { type: 'string', minLength: 1 },
+        name: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F]*[^\\s\\u0000-\\u001F][^\\u0000-\\u001F]*$' },
         categoryId: { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 },
         status,
       },
     });
+    assert.match(schemas.NewPet.properties.name.description, /code points/);
     assert.deepEqual(withoutDescriptions(schemas.Pet), {
       type: 'object',
       additionalProperties: false,
@@ -163,6 +164,13 @@ describe('GET /v1/openapi.json', () => {
     };
     agree('NewPet', newPetCheck, newPets);
     assert.deepEqual(newPets.map((sample) => newPetCheck.Check(sample)), [true, true, ...Array(newPets.length - 2).fill(false)]);
+    // The name's bounds: code points, not UTF-16 units; white space around letters but not alone; no control character.
+    const names: Array<[name: string, accepted: boolean]> = [
+      ['😀'.repeat(255), true], ['a'.repeat(255), true], [' Rex ', true], ['Rex\u007f', true], ['x', true],
+      ['😀'.repeat(256), false], ['a'.repeat(256), false], [' ', false], [' \u00a0\u2003', false], ['Re\u0007x', false], ['Rex\n', false], ['\tRex', false], ['\u0000', false],
+    ];
+    agree('NewPet', newPetCheck, names.map(([name]) => ({ name, categoryId: 1 })));
+    assert.deepEqual(names.map(([name]) => newPetCheck.Check({ name, categoryId: 1 })), names.map(([, accepted]) => accepted));
     const pets = [
       { id: 1, name: '', categoryId: 1 },
       { id: 7, name: 'Rex', categoryId: 2, status: 'pending' },
@@ -172,6 +180,26 @@ describe('GET /v1/openapi.json', () => {
     const petCheck = TypeCompiler.Compile(PetSchema);
     agree('Pet', petCheck, pets);
     assert.deepEqual(pets.map((sample) => petCheck.Check(sample)), [true, true, ...Array(pets.length - 2).fill(false)]);
+  });
+
+  it('bounds petId, in the path and in the events query, from 1 to 2^53-1, and the service refuses a sign with 400', async () => {
+    const bounds = { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+    assert.deepEqual(withoutDescriptions(document.components.parameters.PetId.schema), bounds);
+    assert.deepEqual(document.components.parameters.EventPetId.schema, bounds);
+    assert.equal((await api.request('/v1/pets/-1')).status, 400);
+    assert.equal((await api.request(`/v1/events?petId=${2 ** 53}`)).status, 400);
+  });
+
+  it('describes a new webhook\'s url as a URI of at most 2048 characters, which the service refuses otherwise with 400 naming url', async () => {
+    assert.deepEqual(withoutDescriptions(document.components.schemas.NewWebhook.properties.url), { type: 'string', format: 'uri', minLength: 1, maxLength: 2048 });
+    const validate = documentSchemas(document).validatorAt('/components/schemas/NewWebhook');
+    for (const url of ['0', `https://example.com/${'a'.repeat(2048)}`]) {
+      assert.equal(validate({ url }), false, url);
+      const response = await api.request('/v1/webhooks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+      assert.equal(response.status, 400, url.slice(0, 30));
+      const { message } = (await response.json()) as { message: string };
+      assert.match(message, /^url\b/);
+    }
   });
 
   it('shows PetStatus and Error.code as string enums that the compiled checks agree with', () => {

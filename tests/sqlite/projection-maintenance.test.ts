@@ -139,11 +139,11 @@ describe('projection rebuild over a log of many pages', () => {
 });
 
 describe('petstore CLI', () => {
-  it('prints usage and exits 2 for an unknown command', async () => {
+  it('prints the usage of the command\'s group and exits 2 for an unknown command', async () => {
     const result = await petstore(':memory:', 'projection', 'explode');
     assert.equal(result.code, 2);
     assert.match(result.stderr, /unknown command: projection explode/);
-    assert.match(result.stderr, /usage: petstore <command>/);
+    assert.match(result.stderr, /usage: petstore projection <rebuild\|verify>/);
   });
 
   it('prints help for a command and exits 0', async () => {

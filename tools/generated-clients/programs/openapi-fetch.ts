@@ -22,3 +22,11 @@ expect(changed.data?.status === 'sold', 'the status changed');
 const refused = await client.POST('/pets', { body: { name: '', categoryId: 1 } });
 const status: number | undefined = refused.error?.status;
 expect(status === 400 && refused.error?.code === 'invalid_body', `an empty name answered ${status}`);
+
+// GET /events answers JSON or, asked for it, text/event-stream under one 200: a client typed for JSON
+// alone (openapi-fetch's second type parameter) types the page as CloudEvent[] rather than `CloudEvent[] | string`.
+type CloudEvent = components['schemas']['CloudEvent'];
+const jsonClient = createClient<paths, 'application/json'>({ baseUrl, headers: { authorization: `Bearer ${apiKey}` } });
+const feed = await jsonClient.GET('/events', { params: { query: { after: 0 } } });
+const page: CloudEvent[] | undefined = feed.data;
+expect(page?.some((event) => event.subject === `pets/${id}`) === true, 'the log holds the new pet');

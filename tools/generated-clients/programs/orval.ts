@@ -1,6 +1,6 @@
 // orval's fetch client (generated/petstore.ts), generated with the service's base address.
-import { changePetStatus, createPet, listPets } from './generated/petstore.js';
-import type { Pet } from './generated/petstore.js';
+import { changePetStatus, createPet, listEvents, listPets } from './generated/petstore.js';
+import type { CloudEvent, Pet } from './generated/petstore.js';
 import { apiKey, expect } from './environment.js';
 
 const options = { headers: { authorization: `Bearer ${apiKey}` } };
@@ -25,3 +25,9 @@ if (refused.status === 400) {
 } else {
   expect(false, `an empty name answered ${refused.status}`);
 }
+
+// GET /events answers JSON or, asked for it, text/event-stream under one 200: orval types its data as
+// either, so a program narrows it (the service answers JSON unless the request asks for the stream).
+const feed = await listEvents({ after: 0 }, options);
+const page: CloudEvent[] = feed.status === 200 && Array.isArray(feed.data) ? feed.data : [];
+expect(page.some((event) => event.subject === `pets/${id}`), 'the log holds the new pet');
