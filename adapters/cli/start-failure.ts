@@ -17,7 +17,7 @@ function causeWithCode(error: unknown, codes: ReadonlySet<string> | Record<strin
   let found: (Error & { code: string }) | undefined;
   for (let current = error, depth = 0; current instanceof Error && depth < 10; current = current.cause, depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && (codes instanceof Set ? codes.has(code) : code in codes)) found = current as Error & { code: string };
+    if (typeof code === 'string' && (codes instanceof Set ? codes.has(code) : Object.hasOwn(codes, code))) found = current as Error & { code: string };
   }
   return found;
 }
