@@ -82,12 +82,21 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
         replays: 0,
         max_per_second: input.maxPerSecond ?? null,
       };
-      await write(async (on) => {
-        // Counted beside the insert (on SQLite under the write lock; on PostgreSQL concurrent creates of one key may pass it by their number).
+      const countThenInsert = async (on: Kysely<PetStoreDatabase>) => {
         const owned = await on.selectFrom('webhooks').select((select) => select.fn.countAll<number | string | bigint>().as('count')).where('owner_key_id', '=', input.ownerKeyId).executeTakeFirstOrThrow();
         if (Number(owned.count) >= maxPerOwner) throw new WebhookLimitReached(maxPerOwner);
         await on.insertInto('webhooks').values(row).execute();
-      });
+      };
+      // The count holds only while no other create of the same owner runs: SQLite's write lock says so;
+      // on PostgreSQL a lock on the owner, held to the end of the transaction, makes their creates take turns.
+      if (dialect.name === 'postgres') {
+        await run(() => db.transaction().execute(async (transaction) => {
+          await sql`select pg_advisory_xact_lock(hashtext(${`webhooks:${input.ownerKeyId}`}))`.execute(transaction);
+          await countThenInsert(transaction);
+        }));
+      } else {
+        await write(countThenInsert);
+      }
       const subscription = await this.get(row.id);
       return { subscription: subscription!, secret };
     },
