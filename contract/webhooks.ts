@@ -5,7 +5,9 @@ import { CLOUD_EVENT_TYPES } from './event-feed.ts';
 const CloudEventTypeName = Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name)));
 const PetIdFilter = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: "Only this pet's events." });
 const URL_DESCRIPTION = 'Where each event is POSTed: http or https, reaching a public address (loopback, private and link-local addresses are refused).';
-const NewWebhookUrl = Type.String({ format: 'uri', minLength: 1, maxLength: 2048, description: URL_DESCRIPTION });
+/** The longest webhook URL taken, in characters. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+const NewWebhookUrl = Type.String({ format: 'uri', minLength: 1, maxLength: MAX_WEBHOOK_URL_LENGTH, description: URL_DESCRIPTION });
 const WebhookUrl = Type.String({ format: 'uri', description: URL_DESCRIPTION });
 const Types = Type.Array(CloudEventTypeName, {
   uniqueItems: true,

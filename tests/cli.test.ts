@@ -97,7 +97,7 @@ describe('petstore as a pipe\'s writer', () => {
 });
 
 describe('commands that only read', () => {
-  const readers = [['keys', 'list'], ['keys', 'revoke', '1'], ['projection', 'verify'], ['projection', 'rebuild'], ['events', 'tail'], ['check']];
+  const readers = [['keys', 'list'], ['keys', 'revoke', '1'], ['projection', 'verify'], ['projection', 'rebuild'], ['events', 'tail'], ['check'], ['webhooks', 'list'], ['webhooks', 'attempts', 'wh_x'], ['webhooks', 'delete', 'wh_x'], ['webhooks', 'resume', 'wh_x'], ['webhooks', 'replay', 'wh_x', '--after', '0'], ['webhooks', 'rotate-secret', 'wh_x']];
   for (const args of readers) {
     it(`\`${args.join(' ')}\` in an empty folder exits 1 naming the missing database, and creates none`, async () => {
       const empty = temporaryDirectory('cli-empty');

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../contract/webhooks.ts';
 
 /** A target the service refuses to send to; the message says why, for the client. */
 export class UnsafeWebhookTarget extends Error {
@@ -14,11 +15,10 @@ export interface TargetPolicy {
   readonly allowPrivate: boolean;
 }
 
-const MAX_URL_LENGTH = 2048;
 
 /** The URL as the service will call it: http or https, no credentials, no fragment; else `UnsafeWebhookTarget`. */
 export function parseWebhookUrl(text: string): URL {
-  if (text.length > MAX_URL_LENGTH) throw new UnsafeWebhookTarget(`url must be at most ${MAX_URL_LENGTH} characters`);
+  if (text.length > MAX_WEBHOOK_URL_LENGTH) throw new UnsafeWebhookTarget(`url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(text);

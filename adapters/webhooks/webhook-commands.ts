@@ -6,10 +6,14 @@ import type { WebhookSubscriptions } from '../../application/index.ts';
 
 const ENVIRONMENT_KEY_ID = /^env:[0-9a-f]{12}$/;
 
-/** Runs `work` on the configured database's subscriptions (loaded only when a command runs). */
-async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
-  return withConfiguredDatabase(environment, true, (store) => work(createSqlWebhookSubscriptions(store)));
+/**
+ * Runs `work` on the configured database's subscriptions (loaded only when a command runs). Only a create
+ * may make the database; every other command acts on subscriptions that exist, so it refuses a missing one.
+ */
+async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>, creating = false): Promise<T> {
+  const [{ withConfiguredDatabase, withExistingDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
+  const onStore = (store: Parameters<typeof createSqlWebhookSubscriptions>[0]) => work(createSqlWebhookSubscriptions(store));
+  return creating ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
 
 const NOTE = `Running services pick up a change within a third of PETSTORE_WEBHOOK_LEASE_MS (10 s by default). ${CONFIGURATION_NOTE}`;
@@ -106,7 +110,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       }
       const { subscription, secret } = await withSubscriptions(environment, (table) =>
         table.create({ ownerKeyId: keyId, url, ...(types.length > 0 ? { types } : {}), ...(petIdText ? { petId: Number(petIdText) } : {}), ...(batchText ? { batchSize: Number(batchText) } : {}), ...(rateText ? { maxPerSecond: Number(rateText) } : {}) }, new Date(), webhooks.maxPerKey),
-      );
+      true);
       process.stdout.write(`${subscription.id} ${secret}\n`);
       process.stderr.write(`created webhook ${subscription.id} for key ${keyId}, from log position ${subscription.position}; the secret is shown only now\n`);
       return 0;
