@@ -5,7 +5,7 @@
 //   stream (p50, p99): on SQLite through one service, and on PostgreSQL written through one instance
 //   and streamed from another (a throwaway cluster);
 // - idle: the service's resident memory with 1,000 streams open and idle, against none.
-// Goals (issue 14): catch-up ≥ 200,000 events/s on the large seed; live p99 ≤ 10 ms on SQLite and
+// Goals (bench/goals.ts): catch-up ≥ 200,000 events/s on the large seed; live p99 ≤ 10 ms on SQLite and
 // ≤ 100 ms between two instances on PostgreSQL; idle streams under 50 MB over the idle service.
 // `npm run bench` runs it (see run.ts); on its own:
 //   npm run bench:feed [-- <pets>] [--against <checkout>] [--rounds N]
@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { findPostgresBin, startPostgresCluster } from '../scripts/postgres-cluster.ts';
 import { npmStartNodeArgs } from '../scripts/start-command.ts';
 import { cpuMicroseconds } from './http-load.ts';
-import { CATCH_UP_EVENTS_PER_SECOND, IDLE_STREAMS_MIB, LIVE_P99_MS } from './report.ts';
+import { CATCH_UP_EVENTS_PER_SECOND, IDLE_STREAMS_MIB, LIVE_P99_MS } from './goals.ts';
 import { seedStatus, seededCopy } from './seed.ts';
 
 const KEY = 'bench-feed-key-0123456789';

@@ -5,6 +5,7 @@ import type { HttpFigures, ScenarioFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 import type { BackendComparison } from './postgres-vs-sqlite.ts';
 import type { WebhookFigures } from './webhooks.ts';
+import { CATCH_UP_EVENTS_PER_SECOND, count, IDLE_STREAMS_MIB, LIST_RATIO_LIMIT, LIVE_P99_MS, REBUILD_EVENTS_PER_SECOND, RSS_LIMIT_MB, WEBHOOK_EVENTS_PER_SECOND, WEBHOOK_P99_MS } from './goals.ts';
 
 export interface Goal {
   readonly name: string;
@@ -29,17 +30,6 @@ export interface BenchResults {
   readonly webhooks?: readonly WebhookFigures[];
   readonly goals: readonly Goal[];
 }
-
-const RSS_LIMIT_MB = 150;
-const LIST_RATIO_LIMIT = 1.3;
-const REBUILD_EVENTS_PER_SECOND = 300_000;
-/** The event feed's goals (issue 14). */
-export const CATCH_UP_EVENTS_PER_SECOND = 200_000;
-export const LIVE_P99_MS = { sqlite: 10, postgres: 100 } as const;
-export const IDLE_STREAMS_MIB = 50;
-/** Webhook delivery's goals (issue 18): a backlog to one fast receiver, and each event's 201 to its delivery. */
-export const WEBHOOK_EVENTS_PER_SECOND = 5_000;
-export const WEBHOOK_P99_MS = 50;
 
 /** Every goal of the benchmark, judged on one run's figures. */
 export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures, backends?: BackendComparison, webhooks?: readonly WebhookFigures[]): Goal[] {
@@ -141,12 +131,6 @@ function judgedRatio(scenario: ScenarioFigures): { ratio: number; ceiling: strin
     return { ratio: scenario.durableRatio, ceiling: 'durable ceiling' };
   }
   return { ratio: scenario.ratio, ceiling: 'Koa ceiling' };
-}
-
-export function count(value: number): string {
-  if (value >= 1_000_000 && value % 1_000_000 === 0) return `${value / 1_000_000}M`;
-  if (value >= 1000 && value % 1000 === 0) return `${value / 1000}k`;
-  return value.toLocaleString('en-US');
 }
 
 const rps = (value: number) => Math.round(value).toLocaleString('en-US');
