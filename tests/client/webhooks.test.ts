@@ -1,4 +1,6 @@
 import { after, before, describe, it } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { createPetStoreClient, PetStoreError } from 'petstore/client';
@@ -69,14 +71,27 @@ describe('client webhook methods against the service: attempts, replay, rotateWe
   });
 
   it('resumes a disabled subscription, and types its status and maxPerSecond', async () => {
-    const created = (await (await api.request('/v1/webhooks', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `${receiver.url}/gone`, maxPerSecond: 5 }),
-    })).json()) as { id: string };
-    // As a receiver's 410 Gone leaves it.
-    await (await api.database()).db.updateTable('webhooks').set({ status: 'disabled' }).where('id', '=', created.id).execute();
-    const disabled: Subscription['status'] = 'disabled';
-    assert.equal(((await (await api.request(`/v1/webhooks/${created.id}`)).json()) as { status: string }).status, disabled);
-    const resumed: Subscription = await client.resumeWebhook(created.id);
-    assert.deepEqual([resumed.status, resumed.maxPerSecond], ['active', 5]);
+    // A receiver that is gone: its 410 disables the subscription, as the service does for any receiver.
+    const gone = createServer((_request, response) => response.writeHead(410).end());
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    try {
+      const created = (await (await api.request('/v1/webhooks', {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `http://127.0.0.1:${(gone.address() as AddressInfo).port}/gone`, maxPerSecond: 5 }),
+      })).json()) as { id: string };
+      await client.createPet({ name: 'Unheard', categoryId: 1 });
+      const disabled: Subscription['status'] = 'disabled';
+      let status = '';
+      for (let tries = 0; status !== disabled && tries < 500; tries++) {
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        status = ((await (await api.request(`/v1/webhooks/${created.id}`)).json()) as { status: string }).status;
+      }
+      assert.equal(status, disabled);
+      const resumed: Subscription = await client.resumeWebhook(created.id);
+      assert.deepEqual([resumed.status, resumed.maxPerSecond], ['active', 5]);
+    } finally {
+      gone.closeAllConnections();
+      await new Promise((resolve) => gone.close(resolve));
+    }
   });
 });
