@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { npmStartNodeArgs } from '../scripts/start-command.ts';
+import { listeningBase, npmStartNodeArgs } from '../scripts/start-command.ts';
 
 const KEY = 'bench-leases-key-0123456789';
 const OTHER_KEY = 'bench-leases-other-0123456789';
@@ -30,15 +30,7 @@ async function main(subscriptions: number): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        const url = /listening on (http[^\s"\x1b]+)/.exec(stdout)?.[1];
-        if (url) resolve(url);
-      });
-      child.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
-    });
+    const base = await listeningBase(child);
     const create = async (key: string, index: number) => {
       const started = performance.now();
       const response = await fetch(`${base}/webhooks`, {

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { npmStartNodeArgs } from '../scripts/start-command.ts';
+import { listeningBase, npmStartNodeArgs } from '../scripts/start-command.ts';
 import { count, WEBHOOK_EVENTS_PER_SECOND, WEBHOOK_P99_MS } from './goals.ts';
 
 const KEY = 'bench-webhooks-key-0123456789';
@@ -78,15 +78,7 @@ export async function runWebhooks(events: number, liveWrites: number, batchSize:
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        const url = /listening on (http[^\s"\x1b]+)/.exec(stdout)?.[1];
-        if (url) resolve(url);
-      });
-      child.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
-    });
+    const base = await listeningBase(child);
     const created = await fetch(`${base}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiverUrl, batchSize }) });
     if (created.status !== 201) throw new Error(`POST /webhooks answered ${created.status}: ${await created.text()}`);
 

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,4 +16,17 @@ export function npmStartNodeArgs(checkout = root): string[] {
   const [command, ...args] = scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (command !== 'node') throw new Error(`package.json's start script runs ${command}, not node`);
   return args.map((arg) => (arg.startsWith('-') ? arg : join(checkout, arg)));
+}
+
+/** The public base (`http://…/v1`) a started service prints in its start line; rejects if it exits first. */
+export function listeningBase(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const url = /listening on (http[^\s"\x1b]+)/.exec(stdout)?.[1];
+      if (url) resolve(url);
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
+  });
 }
