@@ -2,8 +2,7 @@
 // Builds the service for `npm start`: adapters/main.ts and what it imports, types stripped, bundled
 // into dist/ (packages stay in node_modules). Plain Node then runs JavaScript: no TypeScript loader
 // and its second V8 heap in the serving process. The PostgreSQL driver and the metrics registry are
-// separate chunks, loaded only when the configuration asks for them. SQLite's group writer is a second
-// entry point: the worker thread it runs on starts dist/group-writer-thread.js.
+// separate chunks, loaded only when the configuration asks for them.
 // Each file is written under a temporary name and renamed, so services starting together, each
 // building first, never read a file half written.
 import { readdirSync, renameSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -16,7 +15,7 @@ const SERVICE_OUT = join(root, 'dist');
 
 const { outputFiles } = await build({
   absWorkingDir: root,
-  entryPoints: { main: 'adapters/main.ts', 'group-writer-thread': 'adapters/store/sqlite/group-writer-thread.ts' },
+  entryPoints: { main: 'adapters/main.ts' },
   outdir: SERVICE_OUT,
   bundle: true,
   splitting: true,

@@ -11,8 +11,8 @@ export interface OpenPetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /**
    * For the service: a damaged SQLite file is refused at the start, no statement waits for a lock on
-   * the event loop (SQLite's writes wait on the store's writer thread instead), and the event loop's
-   * connection only reads. Maintenance commands leave it out and write and wait as SQLite does.
+   * the event loop (SQLite's writes wait for it on a timer instead), and the store's reading connection
+   * only reads. Maintenance commands leave it out and write and wait as SQLite does.
    */
   readonly serving?: boolean;
 }

@@ -15,8 +15,8 @@ import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-catalog-changes.ts';
 import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
-import type { GroupReply } from '../../adapters/store/sqlite/group-writer.ts';
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';
+import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import type { PetChange } from '../../adapters/store/catalog-changes.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
@@ -150,7 +150,7 @@ describe('SQLite catalogue watch without a -shm file (an in-memory database)', (
   });
 });
 
-describe('SQLite commits on the writer thread', () => {
+describe('SQLite commits on the writer\'s connection', () => {
   it('write nothing on the store\'s own connection: opened to read only, it serves the writes of the store all the same', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'petstore-reads-only-'));
     const store = await openSqlitePetStore(join(directory, 'store.db'), { readsOnly: true });
@@ -170,11 +170,11 @@ describe('SQLite commits on the writer thread', () => {
   });
 
 
-  it('leave the event loop free: while a commit is held on the thread, reads answer and timers run, and the write answers only once committed', async () => {
-    await withHeldCommits('commit', async (store, held) => {
+  it('answer a write only once its group has committed, while reads see nothing of it and timers run', async () => {
+    await withHeldGroups('commit', async (store, held) => {
       let settled = false;
       const writing = addPet(store, { name: 'held', categoryId: 1 }).finally(() => (settled = true));
-      await held.reached('the commit');
+      await held.reached;
       assert.deepEqual(await store.catalog.list({ limit: 10 }), [], 'a read answers, and sees nothing not yet committed');
       await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(settled, false, 'the write waits for its commit');
@@ -184,40 +184,40 @@ describe('SQLite commits on the writer thread', () => {
     });
   });
 
-  it('answer 503-worthy when the writer thread ends mid-group, and the next write runs on a new thread with nothing of the lost group kept', async () => {
-    await withHeldCommits('commit', async (store, held) => {
+  it('answer 503-worthy when a group fails at its commit, and the next write commits with nothing of the lost group kept', async () => {
+    await withHeldGroups('commit', async (store, held) => {
       const lost = addPet(store, { name: 'never committed', categoryId: 1 });
-      await held.reached('the group');
-      held.open(2);
+      await held.reached;
+      held.fail(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }));
       const failure = await lost.then(() => undefined, (error: unknown) => error);
       assert.ok(failure instanceof StoreUnavailable, `a store fault, not ${String(failure)}`);
-      assert.equal(failure.retryAfterSeconds, 1);
-      assert.match(failure.message, /writer stopped/);
-      const pet = await addPet(store, { name: 'after the writer came back', categoryId: 1 });
+      assert.match(failure.message, /disk failed/);
+      const pet = await addPet(store, { name: 'after the failed group', categoryId: 1 });
       assert.deepEqual((await store.catalog.list({ limit: 10 })).map((listed) => listed.name), [pet.name]);
     });
   });
 
   it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
-    await withHeldCommits('answer', async (store, held) => {
+    await withHeldGroups('answer', async (store, held) => {
       const reports: (readonly PetChange[] | undefined)[] = [];
       store.changes.subscribe((changes) => reports.push(changes));
       const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
-      await held.reached('the group');
+      await held.reached;
+      const pet = (await store.catalog.list({ limit: 10 }))[0]!;
+      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]], 'reported as committed, before the write is answered');
       store.changes.refresh();
-      assert.deepEqual(reports, [], 'the commit on the file is known for the store\'s own: no "anything may have changed"');
+      assert.equal(reports.length, 1, 'the commit on the file is known for the store\'s own: no "anything may have changed"');
       held.open();
-      const pet = await writing;
-      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
+      assert.equal((await writing).id, pet.id);
     });
   });
 });
 
-/** A store on a fresh file whose writer thread holds each group at `at` until `held` opens; removed afterwards. */
-async function withHeldCommits(at: 'commit' | 'answer', work: (store: SqlitePetStore, held: CommitGate) => Promise<void>): Promise<void> {
+/** A store on a fresh file whose first group waits at `at` (before its COMMIT, or before its answer) until `held` opens; removed afterwards. */
+async function withHeldGroups(at: 'commit' | 'answer', work: (store: SqlitePetStore, held: GroupGate) => Promise<void>): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-writer-'));
-  const held = commitGate();
-  const store = await openSqlitePetStore(join(directory, 'store.db'), { holdCommits: { gate: held.gate, holdMs: 10_000, at } });
+  const held = groupGate();
+  const store = await openSqlitePetStore(join(directory, 'store.db'), { holdGroups: { [at === 'commit' ? 'beforeCommit' : 'beforeAnswer']: held.wait } });
   try {
     await work(store, held);
   } finally {
@@ -227,26 +227,25 @@ async function withHeldCommits(at: 'commit' | 'answer', work: (store: SqlitePetS
   }
 }
 
-type CommitGate = ReturnType<typeof commitGate>;
+type GroupGate = ReturnType<typeof groupGate>;
 
-/** The gate of the writer thread's held commits (see `GroupWriterThreadData.holdCommits`). */
-function commitGate() {
-  const gate = new SharedArrayBuffer(8);
-  const words = new Int32Array(gate);
+/** A gate the store's first group waits at: `reached` once it waits, `open` lets it go on, `fail` makes the wait throw. */
+function groupGate() {
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  let release!: (error?: Error) => void;
+  const released = new Promise<void>((resolve, reject) => (release = (error) => (error ? reject(error) : resolve())));
+  let first = true;
   return {
-    gate,
-    /** Resolves once a group waits at the gate. */
-    async reached(what: string): Promise<void> {
-      for (let look = 0; Atomics.load(words, 1) !== 1; look++) {
-        assert.ok(look < 1000, `${what} never waited on the writer thread`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+    reached,
+    wait(): Promise<void> {
+      if (!first) return Promise.resolve();
+      first = false;
+      arrived();
+      return released;
     },
-    /** Lets the waiting group go on (1), or ends the thread where it waits (2). */
-    open(word: 1 | 2 = 1): void {
-      Atomics.store(words, 0, word);
-      Atomics.notify(words, 0);
-    },
+    open: () => release(),
+    fail: (error: Error) => release(error),
   };
 }
 
@@ -264,12 +263,23 @@ describe('SQLite group writer', () => {
     const { db, database } = await openSqlite(file);
     const statements: string[] = [];
     const counted: SqliteDatabase = { prepare: (text) => (statements.push(text), database.prepare(text)), close: () => {} };
-    const writer = createGroupWriter({ connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }) });
-    const group = async (appends: AppendRequest[]) => {
+    let changes: readonly PetChange[] = [];
+    const writer = createGroupWriter({
+      connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }),
+      committed: (_, changed) => (changes = changed),
+    });
+    const group = async (requests: AppendRequest[]) => {
       statements.length = 0;
-      const reply = await writer.handle({ kind: 'begin', ids: 0, reopen: false, commit: { kind: 'commit', appends, writeHealthRow: false, now } });
-      assert.equal(reply.kind, 'committed', JSON.stringify(reply));
-      return { reply: reply as Extract<GroupReply, { kind: 'committed' }>, statements: [...statements] };
+      const outcomes: ({ result: AppendResult } | { error: unknown })[] = [];
+      const appends = requests.map((request, index) => ({
+        request, observed: undefined,
+        resolve: (result: AppendResult) => void (outcomes[index] = { result }),
+        reject: (error: unknown) => void (outcomes[index] = { error }),
+      }));
+      assert.notEqual(await writer.begin(0), 'busy');
+      const { answers } = await writer.commit({ appends, writeHealthRow: false, now });
+      for (const answer of answers) answer();
+      return { reply: { outcomes, changes }, statements: [...statements] };
     };
     return { db, group, async close() { await db.destroy(); rmSync(directory, { recursive: true, force: true }); } };
   }
@@ -305,7 +315,7 @@ describe('SQLite group writer', () => {
         },
         remembering(created(8, 'same key'), record('other', '2026-11-26T12:00:00.000Z')),
       ]);
-      assert.deepEqual(reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : Object.keys(outcome.error)[0])), [1, 2, 'keyTaken']);
+      assert.deepEqual(reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : (outcome.error as Error).name)), [1, 2, 'IdempotencyKeyTaken']);
       assert.deepEqual(reply.changes, [{ id: 7, statuses: ['available'] }, { id: 7, statuses: ['available', 'sold'] }]);
       assert.deepEqual(await writer.db.selectFrom('pets').select(['id', 'status', 'version']).where('id', 'in', [7, 8]).execute(), [{ id: 7, status: 'sold', version: 2 }]);
       assert.deepEqual(await writer.db.selectFrom('idempotency_keys').select(['fingerprint', 'expires_at']).execute(), [{ fingerprint: 'new', expires_at: '2026-11-26T12:00:00.000Z' }]);

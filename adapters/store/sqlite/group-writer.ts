@@ -1,9 +1,6 @@
 import type { SqliteDatabase } from 'kysely';
-import { IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../../application/index.ts';
-import type { AppendResult } from '../../../application/index.ts';
 import { appendAll } from '../append-group.ts';
 import type { PendingAppend } from '../append-group.ts';
-import type { AppendRequest } from '../append-plan.ts';
 import { GroupRows } from '../group-rows.ts';
 import type { GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
 import type { PetChange } from '../catalog-changes.ts';
@@ -13,78 +10,23 @@ import type { TableDeclaration } from '../schema.ts';
 import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
-/**
- * The messages between the store and its group writer (a worker thread, see group-writer-thread.ts):
- * only group-writer-channel.ts sends them, behind the typed calls of `GroupWriterChannel`.
- * A group is `begin` (takes the write lock, draws `ids` new pet ids) then `commit` (the appends, the
- * health row, COMMIT); without ids, `begin` carries the `commit` and the group is one round trip.
- */
-export type GroupRequest =
-  | { readonly kind: 'begin'; readonly ids: number; readonly reopen: boolean; readonly commit?: CommitRequest }
-  | CommitRequest
-  /** A setting that holds per connection (`max_page_count`), given outside any group; answered `done`. */
-  | { readonly kind: 'pragma'; readonly pragma: string }
-  /**
-   * A statement of a write beside the groups (webhook delivery state), between a `begin` without ids and
-   * a `commit` without appends; answered `rows`, or `failed` leaving the transaction to the asker.
-   */
-  | { readonly kind: 'statement'; readonly sql: string; readonly parameters: readonly unknown[] }
-  /** Ends a write beside the groups without committing it; answered `done`. */
-  | { readonly kind: 'rollback' }
-  /** Closes the writer's connection (the store is closing); answered `done`. */
-  | { readonly kind: 'close' };
+/** What `begin` found: the write lock taken, the new pet ids drawn from `first` on; or `busy`: another connection holds it. */
+export type Begun = { readonly first: number } | 'busy';
 
-export interface CommitRequest {
-  readonly kind: 'commit';
-  readonly appends: readonly AppendRequest[];
+/** A group's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
+export interface GroupToCommit {
+  readonly appends: readonly PendingAppend[];
   /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
-  /** The store's clock, read on the main thread. */
   readonly now: string;
 }
 
-export type GroupReply =
-  /** The write lock stayed taken for the whole busy timeout: nothing was written. */
-  | { readonly kind: 'busy' }
-  /** The group failed and was rolled back. */
-  | { readonly kind: 'failed'; readonly error: SerializedError }
-  /** The write lock is held and the ids from `first` on are drawn; `commit` is awaited. */
-  | { readonly kind: 'begun'; readonly first: number }
-  | { readonly kind: 'done' }
-  | { readonly kind: 'rows'; readonly rows: readonly unknown[]; readonly changes?: number; readonly lastInsertRowid?: number }
-  | CommittedReply;
-
-export interface CommittedReply extends OwnCommitMarks {
-  readonly kind: 'committed';
-  /** Each append's outcome, in the order asked. */
-  readonly outcomes: readonly ({ readonly result: AppendResult } | { readonly error: SerializedError })[];
-  readonly changes: readonly PetChange[];
-  /** When the appends began to run and when COMMIT returned, as `performance.timeOrigin + performance.now()`. */
+/** A committed group: each append's answer (its result, or the plan's refusal), to give once the store has seen the commit. */
+export interface GroupCommitted {
+  readonly answers: readonly (() => void)[];
+  /** When the appends began to run and when COMMIT returned (`performance.now()` milliseconds). */
   readonly began: number;
   readonly committed: number;
-}
-
-/** An error as it crosses between threads: the application's errors of an append by their fields, others by message and code. */
-export type SerializedError =
-  | { readonly conflict: { readonly streamId: string; readonly expected: number | 'no_stream'; readonly actual: number } }
-  | { readonly keyTaken: { readonly scope: string; readonly key: string } }
-  /** The writer could not answer at all (its thread ended): a fault of the machine, worth a retry. */
-  | { readonly unavailable: string }
-  | { readonly message: string; readonly code?: string };
-
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof StreamVersionConflict) return { conflict: { streamId: error.streamId, expected: error.expected, actual: error.actual } };
-  if (error instanceof IdempotencyKeyTaken) return { keyTaken: { scope: error.scope, key: error.key } };
-  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
-  return { message: String(message ?? error), ...(typeof code === 'string' ? { code } : {}) };
-}
-
-/** The error again, as the driver or the application raised it (not yet translated). */
-export function deserializeError(error: SerializedError): Error {
-  if ('conflict' in error) return new StreamVersionConflict(error.conflict.streamId, error.conflict.expected, error.conflict.actual);
-  if ('keyTaken' in error) return new IdempotencyKeyTaken(error.keyTaken.scope, error.keyTaken.key);
-  if ('unavailable' in error) return new StoreUnavailable(error.unavailable, { retryAfterSeconds: 1 });
-  return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
 }
 
 /** The text of a statement writing `count` rows. */
@@ -121,20 +63,39 @@ export interface WriterConnection {
 export interface GroupWriterOptions {
   /** Opens the writer's connection: at the first group, and again when a group asks for it (after the file was found unwritable). */
   readonly connect: () => Promise<WriterConnection>;
-  /** Told the marks of each commit as soon as it returned (see `PublishedMarks`). */
-  readonly published?: (marks: OwnCommitMarks) => void;
-  /** For tests: runs just before each COMMIT, to hold a group there. */
-  readonly beforeCommit?: () => void;
-  /** For tests: runs once a group has committed and published its marks, just before it answers. */
-  readonly beforeAnswer?: () => void;
+  /**
+   * Told of each commit as soon as COMMIT returned, before anything else runs on the event loop: the
+   * file's marks around it and the pets it changed (see `SqliteCatalogChanges.committed`).
+   */
+  readonly committed: (marks: OwnCommitMarks, changes: readonly PetChange[]) => void;
+  /** For tests: awaited just before each COMMIT, to hold a group there. */
+  readonly beforeCommit?: (() => Promise<void>) | undefined;
+  /** For tests: awaited once a group has committed and been reported, just before its appends are answered. */
+  readonly beforeAnswer?: (() => Promise<void>) | undefined;
+}
+
+/** SQLite's group transactions on the writer's own connection, one at a time. */
+export interface GroupWriter {
+  /**
+   * Takes the write lock without waiting for it (`busy` when another connection holds it) and draws
+   * `ids` new pet ids; `reopen` opens the connection afresh first.
+   */
+  begin(ids: number, reopen?: boolean): Promise<Begun>;
+  /** Runs the group's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled back, and throws. */
+  commit(group: GroupToCommit): Promise<GroupCommitted>;
+  /** Ends the transaction `begin` opened without committing it. */
+  rollback(): void;
+  /** The writer's connection, for statements inside a transaction `begin` opened, or a per-connection setting. */
+  connection(): Promise<SqliteDatabase>;
+  close(): void;
 }
 
 /**
- * Runs the store's group transactions on one connection: each `begin` and `commit` request of a
- * group in turn, answering each. Every row of an append is `executeAppend`'s (through `appendAll`),
- * as prepared statements here; faults come back untranslated, for the store to translate once.
+ * Runs the store's group transactions on one connection of its own. Every row of an append is
+ * `executeAppend`'s (through `appendAll`), as prepared statements here; faults are thrown
+ * untranslated, for the store to translate once.
  */
-export function createGroupWriter(options: GroupWriterOptions): { handle(request: GroupRequest): Promise<GroupReply> } {
+export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   let connection: WriterConnection | undefined;
   let before: Uint8Array = new Uint8Array();
   let versionAtBegin = 0;
@@ -232,46 +193,39 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     return connection;
   }
 
-  async function beginGroup(ids: number, reopen: boolean): Promise<GroupReply> {
+  async function beginGroup(ids: number, reopen: boolean): Promise<Begun> {
     const { mark } = await connected(reopen);
     try {
       begin().run([]);
     } catch (error) {
-      // The busy timeout has passed: SQLite waited for the lock by sleeping on this thread.
-      if (sqliteFault(error) === 'busy') return { kind: 'busy' };
+      // The connection waits for no lock (busy timeout 0): the store retries on a timer instead.
+      if (sqliteFault(error) === 'busy') return 'busy';
       throw error;
     }
     // Under the write lock no other connection commits: this is the mark the group's commit follows.
     versionAtBegin = readDataVersion();
     before = readMark(mark);
-    if (ids === 0) return { kind: 'begun', first: 0 };
+    if (ids === 0) return { first: 0 };
     const last = (readLastId().all([])[0] as { value: number }).value;
     // Taken whatever becomes of the appends: an id whose append is refused is never handed out again.
     writeLastId().run([last + ids]);
-    return { kind: 'begun', first: last + 1 };
+    return { first: last + 1 };
   }
 
-  async function commitGroup({ appends, writeHealthRow: healthRow, now }: CommitRequest): Promise<GroupReply> {
-    const outcomes: ({ result: AppendResult } | { error: SerializedError })[] = new Array(appends.length);
-    const pending: PendingAppend[] = appends.map((request, index) => ({
-      request,
-      resolve: (result) => void (outcomes[index] = { result }),
-      reject: (error) => void (outcomes[index] = { error: serializeError(error) }),
-      observed: undefined,
-    }));
-    const began = performance.timeOrigin + performance.now();
+  async function commitGroup({ appends, writeHealthRow: healthRow, now }: GroupToCommit): Promise<GroupCommitted> {
+    const began = performance.now();
     // Read when the group's first event is given its position: a group that appends nothing needs no log end.
     let end: number | undefined;
     const rows = new GroupRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
     // Every stream is read, new pets' too: a stream may have been written around the sequence.
-    const wanted = rows.toRead(pending);
+    const wanted = rows.toRead(appends);
     if (wanted) rows.load(readGroup(wanted, now));
-    const outcome = await appendAll({ rows, failsGroup }, pending, new Date(now));
+    const outcome = await appendAll({ rows, failsGroup }, appends, new Date(now));
     writeGroup(rows.writes());
     if (healthRow) writeHealthRow().run([now]);
-    options.beforeCommit?.();
+    await options.beforeCommit?.();
     commit().run([]);
-    const committed = performance.timeOrigin + performance.now();
+    const committed = performance.now();
     // Committed: nothing from here on fails the group. An unreadable mark is an unknown one, and the
     // store then takes the commit for "anything may have changed".
     let after = readMark(connection!.mark);
@@ -281,47 +235,26 @@ export function createGroupWriter(options: GroupWriterOptions): { handle(request
     } catch {
       after = new Uint8Array();
     }
-    if (before.length > 0 && after.length > 0) options.published?.({ before, after });
-    for (const answer of outcome.answers) answer();
-    options.beforeAnswer?.();
-    return { kind: 'committed', outcomes, changes: outcome.changes, before, after, began, committed };
+    options.committed({ before, after }, outcome.changes);
+    await options.beforeAnswer?.();
+    return { answers: outcome.answers, began, committed };
   }
 
-  function runStatement(sql: string, parameters: readonly unknown[]): GroupReply {
+  /** A failed step of a group rolls it back and throws. */
+  async function orRollBack<T>(step: () => Promise<T>): Promise<T> {
     try {
-      const statement = connection!.database.prepare(sql);
-      if (statement.reader) return { kind: 'rows', rows: statement.all(parameters) };
-      const { changes, lastInsertRowid } = statement.run(parameters);
-      return { kind: 'rows', rows: [], changes: Number(changes), lastInsertRowid: Number(lastInsertRowid) };
+      return await step();
     } catch (error) {
-      return { kind: 'failed', error: serializeError(error) };
+      if (connection) rollBack();
+      throw error;
     }
   }
 
   return {
-    async handle(request) {
-      try {
-        if (request.kind === 'commit') return await commitGroup(request);
-        if (request.kind === 'statement') return runStatement(request.sql, request.parameters);
-        if (request.kind === 'close') {
-          closeConnection();
-          return { kind: 'done' };
-        }
-        if (request.kind === 'rollback') {
-          rollBack();
-          return { kind: 'done' };
-        }
-        if (request.kind === 'pragma') {
-          (await connected(false)).database.prepare(`pragma ${request.pragma}`).all([]);
-          return { kind: 'done' };
-        }
-        const begun = await beginGroup(request.ids, request.reopen);
-        if (begun.kind !== 'begun' || !request.commit) return begun;
-        return await commitGroup(request.commit);
-      } catch (error) {
-        if (connection) rollBack();
-        return { kind: 'failed', error: serializeError(error) };
-      }
-    },
+    begin: (ids, reopen = false) => orRollBack(() => beginGroup(ids, reopen)),
+    commit: (group) => orRollBack(() => commitGroup(group)),
+    rollback: rollBack,
+    connection: async () => (await connected(false)).database,
+    close: closeConnection,
   };
 }

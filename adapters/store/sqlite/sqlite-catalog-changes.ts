@@ -5,10 +5,10 @@ import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-chan
 /** The store's side of `CatalogChanges`. */
 export interface SqliteCatalogChanges extends CatalogChanges {
   /**
-   * A commit of the store's own made on another connection (the writer thread): `marks.before` read under
-   * its write lock before it wrote, `marks.after` right after it committed (either empty when unknown: it
-   * could not be read, or another connection may have committed between). Reports anything else seen
-   * since the last mark, then the pets it changed.
+   * A commit of the store's own, told as soon as COMMIT returned: `marks.before` read under its write
+   * lock before it wrote, `marks.after` right after it committed (either empty when unknown: it could
+   * not be read, or another connection may have committed between). Reports anything else seen since
+   * the last mark, then the pets it changed.
    */
   committed(marks: OwnCommitMarks, changes: readonly PetChange[]): void;
   close(): void;
@@ -71,11 +71,11 @@ function statementMark(database: SqliteDatabase): CommitMark {
 /**
  * Notices every commit that could change the read model, cheaply enough to ask before every cached
  * answer. In WAL mode it compares the WAL-index header, which moves with every commit of any connection
- * in any process, including writes that went around the store. The store's own commits (on its writer
- * thread, see group-writer.ts) are reported precisely, from the marks read under their write lock;
- * anything else as "anything may have changed".
+ * in any process, including writes that went around the store. The store's own commits (see
+ * group-writer.ts) are reported precisely, from the marks read under their write lock; anything else
+ * as "anything may have changed".
  */
-export function createSqliteCatalogChanges(database: SqliteDatabase, file: string, published?: PublishedMarks): SqliteCatalogChanges {
+export function createSqliteCatalogChanges(database: SqliteDatabase, file: string): SqliteCatalogChanges {
   const mark = openCommitMark(database, file);
   const listeners: CatalogListener[] = [];
   let seen = Buffer.from(mark.read());
@@ -94,11 +94,8 @@ export function createSqliteCatalogChanges(database: SqliteDatabase, file: strin
       return;
     }
     if (now.equals(seen)) return;
-    // The writer thread's latest commit and nothing else: its answer, on its way, reports what it changed.
-    const own = published?.read();
-    const onlyOwn = own !== undefined && own.before.equals(seen) && own.after.equals(now);
     seen = Buffer.from(now);
-    if (!onlyOwn) tell(undefined);
+    tell(undefined);
   };
 
   return {
@@ -117,44 +114,5 @@ export function createSqliteCatalogChanges(database: SqliteDatabase, file: strin
       if (changes.length > 0) tell(changes);
     },
     close: () => mark.close(),
-  };
-}
-
-/** The longest mark `PublishedMarks` holds: the WAL-index header, or a statement mark's text. */
-const PUBLISHED_MARK_BYTES = 64;
-
-/**
- * The marks of the writer thread's latest commit, shared with the main thread as soon as it has
- * committed (before its answer arrives), so that a look at the file in between is not taken for
- * someone else's commit. A sequence number, odd while they are being written, keeps a read whole.
- */
-export interface PublishedMarks {
-  readonly buffer: SharedArrayBuffer;
-  publish(marks: OwnCommitMarks): void;
-  /** The latest marks, or undefined when none are published or they are being written this instant. */
-  read(): { before: Buffer; after: Buffer } | undefined;
-}
-
-export function publishedMarks(buffer = new SharedArrayBuffer(16 + 2 * PUBLISHED_MARK_BYTES)): PublishedMarks {
-  const words = new Int32Array(buffer, 0, 4);
-  const bytes = new Uint8Array(buffer, 16);
-  return {
-    buffer,
-    publish({ before, after }) {
-      if (before.length > PUBLISHED_MARK_BYTES || after.length > PUBLISHED_MARK_BYTES) return;
-      Atomics.add(words, 0, 1);
-      bytes.set(before, 0);
-      bytes.set(after, PUBLISHED_MARK_BYTES);
-      Atomics.store(words, 1, before.length);
-      Atomics.store(words, 2, after.length);
-      Atomics.add(words, 0, 1);
-    },
-    read() {
-      const sequence = Atomics.load(words, 0);
-      if (sequence === 0 || sequence % 2 === 1) return undefined;
-      const before = Buffer.from(bytes.subarray(0, Atomics.load(words, 1)));
-      const after = Buffer.from(bytes.subarray(PUBLISHED_MARK_BYTES, PUBLISHED_MARK_BYTES + Atomics.load(words, 2)));
-      return Atomics.load(words, 0) === sequence ? { before, after } : undefined;
-    },
   };
 }

@@ -8,12 +8,14 @@ import { createSqlPetStore } from '../sql-pet-store.ts';
 import { PET_FIELD_COLUMNS, petFromRow } from '../pet-rows.ts';
 import type { PetRow } from '../pet-rows.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
-import { createSqliteCatalogChanges, publishedMarks } from './sqlite-catalog-changes.ts';
+import { createSqliteCatalogChanges, openCommitMark } from './sqlite-catalog-changes.ts';
 import { createSqliteWrites } from './sqlite-writes.ts';
-import { groupWriterInProcess, groupWriterThread } from './group-writer-channel.ts';
-import type { GroupWriterThreadData } from './group-writer-thread.ts';
+import { createGroupWriter } from './group-writer.ts';
+import type { GroupWriterOptions, WriterConnection } from './group-writer.ts';
 import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
-import { BUSY_TIMEOUT_MS, openSqlite } from './open-sqlite.ts';
+import { BUSY_TIMEOUT_MS, openConfigured, openSqlite } from './open-sqlite.ts';
+import type { SqliteDriverName } from './sqlite-connection.ts';
+import { withStatementCache } from './sqlite-kysely-dialect.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { CatalogChanges } from '../catalog-changes.ts';
 import type { WriteObserver } from '../write-observer.ts';
@@ -32,13 +34,13 @@ export interface SqlitePetStoreOptions {
   readonly busyTimeoutMs?: number;
   /** How long a group waits for the write lock another connection holds before its writes fail as busy (default BUSY_TIMEOUT_MS). */
   readonly lockWaitMs?: number;
-  /** See `GroupWriterThreadData.holdCommits`. */
-  readonly holdCommits?: GroupWriterThreadData['holdCommits'];
+  /** For tests: see `GroupWriterOptions.beforeCommit` and `beforeAnswer`. */
+  readonly holdGroups?: Pick<GroupWriterOptions, 'beforeCommit' | 'beforeAnswer'>;
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
   /**
    * The store's own connection only reads once migrated: every write goes through the store (its
-   * groups and `writeOutsideLog`, on the writer thread). A memory database writes on it all the same.
+   * groups and `writeOutsideLog`, on the writer's connection). A memory database writes on it all the same.
    */
   readonly readsOnly?: boolean;
 }
@@ -56,14 +58,14 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     readsOnly: options.readsOnly === true && path !== ':memory:',
   });
   const clock = options.clock ?? { now: () => new Date() };
-  const marks = publishedMarks();
-  const changes = createSqliteCatalogChanges(database, path, marks);
-  // The commits run on a thread of their own; only a memory database, which no other connection can open, writes here.
-  const writer = path === ':memory:' ? groupWriterInProcess(database, path) : groupWriterThread({
-    file: path, driver, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS, marks: marks.buffer,
-    ...(options.holdCommits ? { holdCommits: options.holdCommits } : {}),
+  const changes = createSqliteCatalogChanges(database, path);
+  const writer = createGroupWriter({
+    // A connection of the writer's own; only a memory database, which no other connection can open, writes on the store's.
+    connect: path === ':memory:' ? async () => ({ database, mark: openCommitMark(database, path), close() {} }) : () => writerConnection(path, driver),
+    committed: changes.committed,
+    ...options.holdGroups,
   });
-  const writes = createSqliteWrites(writer, changes, clock, { observeWrite: options.observeWrite });
+  const writes = createSqliteWrites(writer, clock, { observeWrite: options.observeWrite, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS });
   const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
@@ -73,7 +75,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     list: precompiledListing(db),
     async close() {
       await writes.drain();
-      await writer.close();
+      writer.close();
       commits.close();
       changes.close();
       await db.destroy();
@@ -86,6 +88,25 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
     writeOutsideLog: writes.writeOutsideLog,
   };
+}
+
+/** The writer's connection: it waits for no lock, since waiting would sleep on the event loop (see sqlite-writes.ts). */
+async function writerConnection(file: string, driver: SqliteDriverName): Promise<WriterConnection> {
+  const database = withStatementCache(await openConfigured(file, driver, 0));
+  try {
+    const mark = openCommitMark(database, file);
+    return {
+      database,
+      mark,
+      close() {
+        mark.close();
+        database.close();
+      },
+    };
+  } catch (error) {
+    database.close();
+    throw error;
+  }
 }
 
 // Precompiled: the listing is the hot read, and building the query anew each time costs more than running it.

@@ -5,10 +5,9 @@ import type { PendingAppend } from '../append-group.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import type { SqliteCatalogChanges } from './sqlite-catalog-changes.ts';
-import type { GroupCommitted, GroupToCommit, GroupWriterChannel } from './group-writer-channel.ts';
+import type { Begun, GroupCommitted, GroupWriter } from './group-writer.ts';
+import { PetStoreSqliteDialect } from './sqlite-kysely-dialect.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
-import { WriterThreadDialect } from './writer-thread-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
@@ -25,8 +24,8 @@ export interface SqliteWrites {
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /**
    * A write beside the groups that changes neither the log nor the catalogue (webhook delivery state):
-   * `work`'s statements run on the group writer, between two groups, in one transaction of their own,
-   * reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
+   * `work`'s statements run on the writer's connection, between two groups, in one transaction of their
+   * own, reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
    */
   writeOutsideLog<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between groups. */
@@ -37,6 +36,8 @@ export interface SqliteWrites {
 
 export interface SqliteWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
+  /** How long a group waits for the write lock another connection holds before its writes fail as busy. */
+  readonly lockWaitMs: number;
 }
 
 /** A write check waiting for its group: resolved once the group committed. */
@@ -55,19 +56,20 @@ const REOPEN_AT_MOST_EVERY_MS = 1_000;
 
 /**
  * SQLite's side of group commit (the queue and its schedule are `createGroupCommitter`'s): the writes
- * asked for during one turn of the event loop share one `BEGIN IMMEDIATE` transaction and one fsync (each append's plan runs against the group's rows, so a refused one is
- * rejected alone, having written nothing), and nobody is answered before the commit. The transaction runs on the group
- * writer (`GroupWriterChannel`: a thread with its own connection): SQLite's waits for the write lock and for the
- * commit's fsync sleep there while the event loop serves reads; a group that waited the writer's
- * busy timeout for the lock fails as busy, with everything asked meanwhile.
+ * asked for during one turn of the event loop share one `BEGIN IMMEDIATE` transaction and one fsync
+ * (each append's plan runs against the group's rows, so a refused one is rejected alone, having
+ * written nothing), and nobody is answered before the commit. The transaction runs on the group
+ * writer's own connection, on the event loop, as the durable ceiling's does: one fsync a group. A lock
+ * another connection holds is waited for on a timer, never by sleeping on the event loop, and a group
+ * that waited `lockWaitMs` fails as busy, with everything asked meanwhile.
  *
  * A new pet's id is drawn in the transaction of the group that appends it: the group reads the
  * sequence once under the write lock, hands the ids out, and waits one turn of the event loop for
  * their appends (the use case decides and appends as soon as it has its id) before it commits.
  * Processes sharing the file never hand out one id twice, and a creation costs one commit.
  */
-export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCatalogChanges, clock: Clock, options: SqliteWritesOptions = {}): SqliteWrites {
-  const { observeWrite } = options;
+export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: SqliteWritesOptions): SqliteWrites {
+  const { observeWrite, lockWaitMs } = options;
   /** Write checks waiting for the next group (see `checkWrites`). */
   let checks: WaitingCheck[] = [];
   /** The fault the last group failed with, until a group commits. */
@@ -77,7 +79,22 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
   let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
-  const aside = new Kysely<PetStoreDatabase>({ dialect: new WriterThreadDialect(channel) });
+  // Kysely over the writer's connection, whichever it is now (it is opened again after a fault).
+  const aside = new Kysely<PetStoreDatabase>({
+    dialect: new PetStoreSqliteDialect({ database: { prepare: (text) => current!.prepare(text), close() {} } }),
+  });
+  let current: Awaited<ReturnType<GroupWriter['connection']>> | undefined;
+
+  /** Takes the write lock, trying again on a timer while another connection holds it, for at most `lockWaitMs`. */
+  async function beginWhenFree(ids: number, reopen: boolean): Promise<Begun> {
+    const deadline = performance.now() + lockWaitMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      const begun = await writer.begin(ids, reopen);
+      if (begun !== 'busy' || performance.now() >= deadline) return begun;
+      reopen = false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - performance.now()))));
+    }
+  }
 
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
@@ -97,24 +114,20 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       lastReopen = Date.now();
       reopenWanted = false;
     }
-    const toCommit = (): GroupToCommit => {
+    const toCommit = () => {
       taken = waiting.takeAppends();
-      return { appends: taken.map((write) => write.request), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
+      return { appends: taken, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
     };
     let reply: GroupCommitted | 'busy';
     try {
-      if (waitingIds.length === 0) {
-        reply = await channel.beginAndCommit(toCommit(), reopen);
+      const begun = await beginWhenFree(waitingIds.length, reopen);
+      if (begun === 'busy') {
+        reply = begun;
       } else {
-        const begun = await channel.begin(waitingIds.length, reopen);
-        if (begun === 'busy') {
-          reply = begun;
-        } else {
-          waitingIds.forEach((id, index) => id.resolve(begun.first + index));
-          // Their appends join this group: the use case appends as soon as it has its id.
-          await new Promise((resolve) => setImmediate(resolve));
-          reply = await channel.commit(toCommit());
-        }
+        waitingIds.forEach((id, index) => id.resolve(begun.first + index));
+        // Their appends join this group: the use case appends as soon as it has its id.
+        if (waitingIds.length > 0) await new Promise((resolve) => setImmediate(resolve));
+        reply = await writer.commit(toCommit());
       }
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
@@ -124,26 +137,20 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       return;
     }
     if (reply === 'busy') {
-      // The writer waited its busy timeout: what was asked meanwhile would wait as long again.
+      // The lock stayed taken for the whole wait: what was asked meanwhile would wait as long again.
       const failure = sqliteSqlDialect.translateError(lockStayedTaken());
-      const everything = [...waitingIds, ...taken, ...waitingChecks, ...waiting.takeIds(), ...waiting.takeAppends(), ...checks];
+      const everything = [...waitingIds, ...waitingChecks, ...waiting.takeIds(), ...waiting.takeAppends(), ...checks];
       checks = [];
       noteFailure(failure);
       for (const waiting of everything) waiting.reject(failure);
       return;
     }
     if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
-    watch.committed(reply, reply.changes);
     if (observeWrite) {
-      const group = { size: taken.length, began: reply.began - performance.timeOrigin, committed: reply.committed - performance.timeOrigin };
+      const group = { size: taken.length, began: reply.began, committed: reply.committed };
       for (const write of taken) write.observed?.(group);
     }
-    const { outcomes } = reply;
-    taken.forEach((write, index) => {
-      const outcome = outcomes[index]!;
-      if ('result' in outcome) write.resolve(outcome.result);
-      else write.reject(sqliteSqlDialect.translateError(outcome.error));
-    });
+    for (const answer of reply.answers) answer();
     // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
   }
@@ -169,21 +176,24 @@ export function createSqliteWrites(channel: GroupWriterChannel, watch: SqliteCat
       return outcome;
     },
     writeOutsideLog: (work) => committer.alone(async () => {
-      if ((await channel.begin(0)) === 'busy') throw lockStayedTaken();
+      if ((await beginWhenFree(0, false)) === 'busy') throw lockStayedTaken();
       let result: Awaited<ReturnType<typeof work>>;
       try {
+        current = await writer.connection();
         result = await work(aside);
       } catch (error) {
-        await channel.rollback();
+        writer.rollback();
         throw error;
       }
-      watch.committed(await channel.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() }), []);
+      await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
       return result;
     }),
     writerPragma: (pragma) => committer.alone(async () => {
-      await channel.pragma(pragma).catch((error: unknown) => {
+      try {
+        (await writer.connection()).prepare(`pragma ${pragma}`).all([]);
+      } catch (error) {
         throw sqliteSqlDialect.translateError(error);
-      });
+      }
     }),
     drain: committer.drain,
   };
