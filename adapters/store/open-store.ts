@@ -10,9 +10,8 @@ export interface OpenPetStoreOptions {
   /** Hears of each write where the store commits in groups (SQLite). */
   readonly observeWrite?: WriteObserver | undefined;
   /**
-   * For the service: a damaged SQLite file is refused at the start, no statement waits for a lock on
-   * the event loop (SQLite's writes wait for it on a timer instead), and the store's reading connection
-   * only reads. Maintenance commands leave it out and write and wait as SQLite does.
+   * For the service: a damaged SQLite file is refused at the start, and the store's reading connection
+   * only reads. Maintenance commands leave it out and write on it too.
    */
   readonly serving?: boolean;
 }
@@ -21,7 +20,7 @@ export interface OpenPetStoreOptions {
 export async function openPetStore(database: DatabaseConfig, options: OpenPetStoreOptions = {}): Promise<SqlPetStore> {
   const migrate = options.migrate === undefined ? {} : { migrate: options.migrate };
   if (database.kind === 'sqlite') {
-    return openSqlitePetStore(database.path, { ...migrate, observeWrite: options.observeWrite, ...(options.serving ? { busyTimeoutMs: 0, checkAtOpen: true, readsOnly: true } : {}) });
+    return openSqlitePetStore(database.path, { ...migrate, observeWrite: options.observeWrite, ...(options.serving ? { checkAtOpen: true, readsOnly: true } : {}) });
   }
   const { openPostgresPetStore } = await import('./postgres/postgres-pet-store.ts');
   return openPostgresPetStore(database, { ...migrate, ...(options.logger ? { logger: options.logger } : {}) });

@@ -55,7 +55,7 @@ describe('SQLite writes while another connection holds the write lock', () => {
 
   before(async () => {
     directory = temporaryDirectory('held-lock');
-    store = await openSqlitePetStore(directory.file('store.db'), { busyTimeoutMs: 0, lockWaitMs: 300 });
+    store = await openSqlitePetStore(directory.file('store.db'), { lockWaitMs: 300 });
     other = await openSqliteConnection(directory.file('store.db'));
   });
   after(async () => {
@@ -118,7 +118,7 @@ describe('SQLite group commit when ending a failed group fails too', () => {
     };
     const writer = createGroupWriter({ connect, committed() {} });
     const group = async () => {
-      assert.notEqual(await writer.begin(1), 'busy');
+      await writer.begin(1);
       return writer.commit({ appends: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' });
     };
     try {

@@ -10,8 +10,10 @@ import type { TableDeclaration } from '../schema.ts';
 import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
-/** What `begin` found: the write lock taken, the new pet ids drawn from `first` on; or `busy`: another connection holds it. */
-export type Begun = { readonly first: number } | 'busy';
+/** The write lock taken, and the new pet ids drawn from `first` on. */
+export interface Begun {
+  readonly first: number;
+}
 
 /** A group's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
 export interface GroupToCommit {
@@ -77,10 +79,12 @@ export interface GroupWriterOptions {
 /** SQLite's group transactions on the writer's own connection, one at a time. */
 export interface GroupWriter {
   /**
-   * Takes the write lock without waiting for it (`busy` when another connection holds it) and draws
-   * `ids` new pet ids; `reopen` opens the connection afresh first.
+   * Takes the write lock and draws `ids` new pet ids. The connection waits for no lock: SQLite's
+   * SQLITE_BUSY is thrown at once while another connection holds it.
    */
-  begin(ids: number, reopen?: boolean): Promise<Begun>;
+  begin(ids: number): Promise<Begun>;
+  /** Opens the connection afresh at the next `begin` (after the file was found unwritable). */
+  reopen(): void;
   /** Runs the group's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled back, and throws. */
   commit(group: GroupToCommit): Promise<GroupCommitted>;
   /** Ends the transaction `begin` opened without committing it. */
@@ -185,23 +189,20 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
     closing?.close();
   }
 
-  async function connected(reopen: boolean): Promise<WriterConnection> {
-    if (reopen || !connection) {
+  let reopenWanted = false;
+
+  async function connected(): Promise<WriterConnection> {
+    if (reopenWanted || !connection) {
+      reopenWanted = false;
       closeConnection();
       connection = await options.connect();
     }
     return connection;
   }
 
-  async function beginGroup(ids: number, reopen: boolean): Promise<Begun> {
-    const { mark } = await connected(reopen);
-    try {
-      begin().run([]);
-    } catch (error) {
-      // The connection waits for no lock (busy timeout 0): the store retries on a timer instead.
-      if (sqliteFault(error) === 'busy') return 'busy';
-      throw error;
-    }
+  async function beginGroup(ids: number): Promise<Begun> {
+    const { mark } = await connected();
+    begin().run([]);
     // Under the write lock no other connection commits: this is the mark the group's commit follows.
     versionAtBegin = readDataVersion();
     before = readMark(mark);
@@ -251,10 +252,11 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   }
 
   return {
-    begin: (ids, reopen = false) => orRollBack(() => beginGroup(ids, reopen)),
+    begin: (ids) => orRollBack(() => beginGroup(ids)),
+    reopen: () => void (reopenWanted = true),
     commit: (group) => orRollBack(() => commitGroup(group)),
     rollback: rollBack,
-    connection: async () => (await connected(false)).database,
+    connection: async () => (await connected()).database,
     close: closeConnection,
   };
 }

@@ -8,7 +8,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
 import { openSqliteConnection } from './sqlite-driver.ts';
 import type { SqliteConnection, SqliteDriverName } from './sqlite-connection.ts';
-import { PetStoreSqliteDialect, withStatementCache } from './sqlite-kysely-dialect.ts';
+import { PetStoreSqliteDialect, whileBusy, withStatementCache } from './sqlite-kysely-dialect.ts';
 
 export const BUSY_TIMEOUT_MS = 5000;
 
@@ -29,8 +29,9 @@ export interface OpenSqliteOptions {
   readonly driver?: SqliteDriverName;
   /**
    * How long a statement waits for a lock another connection holds, once migrated (default BUSY_TIMEOUT_MS).
-   * The service gives 0: SQLite waits by sleeping on the calling thread, which would freeze the event
-   * loop, so its writes retry asynchronously instead (see sqlite-writes.ts).
+   * The pet store gives 0: SQLite waits by sleeping on the calling thread, which would freeze the event
+   * loop and, with it, the store's writer holding the lock; statements run through Kysely then wait
+   * up to BUSY_TIMEOUT_MS on a timer instead (`whileBusy`).
    */
   readonly busyTimeoutMs?: number;
   /**
@@ -78,7 +79,9 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     close: () => current.close(),
   };
   const database = withStatementCache(raw);
-  const db = new Kysely<PetStoreDatabase>({ dialect: new PetStoreSqliteDialect({ database }) });
+  const db = new Kysely<PetStoreDatabase>({
+    dialect: new PetStoreSqliteDialect({ database, ...(busyTimeoutMs === 0 ? { lockWaitMs: BUSY_TIMEOUT_MS } : {}) }),
+  });
   try {
     if (options.migrate !== false) await migrateExclusively(db, raw);
   } catch (error) {
@@ -115,17 +118,8 @@ function unusable(path: string, what: string, error: unknown): DatabaseUnusable 
  * Opens with the busy timeout, and tries again for as long when SQLite answers busy all the same: a
  * file another process left mid-write (killed) is recovered under a lock that SQLite does not wait for.
  */
-async function openWhenFree(path: string, driver: SqliteDriverName): Promise<SqliteConnection> {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
-  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
-    try {
-      return await openConfigured(path, driver, BUSY_TIMEOUT_MS);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
-  }
+function openWhenFree(path: string, driver: SqliteDriverName): Promise<SqliteConnection> {
+  return whileBusy(() => openConfigured(path, driver, BUSY_TIMEOUT_MS), BUSY_TIMEOUT_MS);
 }
 
 /** Opens a connection with the settings every connection needs: WAL, synchronous=FULL, foreign keys, the busy timeout. */

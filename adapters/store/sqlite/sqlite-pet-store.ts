@@ -30,8 +30,6 @@ export interface SqlitePetStoreOptions {
   readonly clock?: Clock;
   readonly migrate?: boolean;
   readonly observeWrite?: WriteObserver | undefined;
-  /** See `OpenSqliteOptions.busyTimeoutMs`: the service gives 0, so no statement waits for a lock on the event loop. */
-  readonly busyTimeoutMs?: number;
   /** How long a group waits for the write lock another connection holds before its writes fail as busy (default BUSY_TIMEOUT_MS). */
   readonly lockWaitMs?: number;
   /** For tests: see `GroupWriterOptions.beforeCommit` and `beforeAnswer`. */
@@ -53,7 +51,8 @@ export interface SqlitePetStoreOptions {
 export async function openSqlitePetStore(path: string, options: SqlitePetStoreOptions = {}): Promise<SqlitePetStore> {
   const { db, database, driver } = await openSqlite(path, {
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
-    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    // No statement sleeps waiting for a lock: the writer, on this event loop too, may be holding it.
+    busyTimeoutMs: 0,
     ...(options.checkAtOpen === undefined ? {} : { checkAtOpen: options.checkAtOpen }),
     readsOnly: options.readsOnly === true && path !== ':memory:',
   });

@@ -5,8 +5,8 @@ import type { PendingAppend } from '../append-group.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import type { Begun, GroupCommitted, GroupWriter } from './group-writer.ts';
-import { PetStoreSqliteDialect } from './sqlite-kysely-dialect.ts';
+import type { GroupCommitted, GroupWriter } from './group-writer.ts';
+import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
 import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 import type { WriteObserver } from '../write-observer.ts';
 
@@ -46,8 +46,6 @@ interface WaitingCheck {
   readonly reject: (error: unknown) => void;
 }
 
-const lockStayedTaken = () => Object.assign(new Error('the write lock stayed taken'), { code: 'SQLITE_BUSY_TIMEOUT' });
-
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
 /** How long after the last failed group a successful write check may call the store writable. */
 const FAULT_QUIET_MS = 3_000;
@@ -86,15 +84,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
   let current: Awaited<ReturnType<GroupWriter['connection']>> | undefined;
 
   /** Takes the write lock, trying again on a timer while another connection holds it, for at most `lockWaitMs`. */
-  async function beginWhenFree(ids: number, reopen: boolean): Promise<Begun> {
-    const deadline = performance.now() + lockWaitMs;
-    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-      const begun = await writer.begin(ids, reopen);
-      if (begun !== 'busy' || performance.now() >= deadline) return begun;
-      reopen = false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - performance.now()))));
-    }
-  }
+  const beginWhenFree = (ids: number) => whileBusy(() => writer.begin(ids), lockWaitMs);
 
   function noteFailure(failure: unknown): void {
     if (!(failure instanceof StoreUnavailable)) return;
@@ -109,40 +99,30 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     const waitingChecks = checks;
     checks = [];
     let taken: PendingAppend[] = [];
-    const reopen = reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS;
-    if (reopen) {
+    if (reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
       lastReopen = Date.now();
       reopenWanted = false;
+      writer.reopen();
     }
-    const toCommit = () => {
-      taken = waiting.takeAppends();
-      return { appends: taken, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() };
-    };
-    let reply: GroupCommitted | 'busy';
+    let reply: GroupCommitted;
     try {
-      const begun = await beginWhenFree(waitingIds.length, reopen);
-      if (begun === 'busy') {
-        reply = begun;
-      } else {
-        waitingIds.forEach((id, index) => id.resolve(begun.first + index));
-        // Their appends join this group: the use case appends as soon as it has its id.
-        if (waitingIds.length > 0) await new Promise((resolve) => setImmediate(resolve));
-        reply = await writer.commit(toCommit());
-      }
+      const begun = await beginWhenFree(waitingIds.length);
+      waitingIds.forEach((id, index) => id.resolve(begun.first + index));
+      // Their appends join this group: the use case appends as soon as it has its id.
+      if (waitingIds.length > 0) await new Promise((resolve) => setImmediate(resolve));
+      taken = waiting.takeAppends();
+      reply = await writer.commit({ appends: taken, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
       noteFailure(failure);
+      const failed = [...waitingIds, ...taken, ...waitingChecks];
+      if (sqliteFault(error) === 'busy') {
+        // The lock stayed taken for the whole wait: what was asked meanwhile would wait as long again.
+        failed.push(...waiting.takeIds(), ...waiting.takeAppends(), ...checks);
+        checks = [];
+      }
       // Ids already handed out stay with their callers (whose appends were in `taken`); rejecting them is a no-op.
-      for (const waiting of [...waitingIds, ...taken, ...waitingChecks]) waiting.reject(failure);
-      return;
-    }
-    if (reply === 'busy') {
-      // The lock stayed taken for the whole wait: what was asked meanwhile would wait as long again.
-      const failure = sqliteSqlDialect.translateError(lockStayedTaken());
-      const everything = [...waitingIds, ...waitingChecks, ...waiting.takeIds(), ...waiting.takeAppends(), ...checks];
-      checks = [];
-      noteFailure(failure);
-      for (const waiting of everything) waiting.reject(failure);
+      for (const waiting of failed) waiting.reject(failure);
       return;
     }
     if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
@@ -176,7 +156,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
       return outcome;
     },
     writeOutsideLog: (work) => committer.alone(async () => {
-      if ((await beginWhenFree(0, false)) === 'busy') throw lockStayedTaken();
+      await beginWhenFree(0);
       let result: Awaited<ReturnType<typeof work>>;
       try {
         current = await writer.connection();
