@@ -14,12 +14,14 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const TS = ['--import', import.meta.resolve('tsx')];
 export const BENCH_API_KEY = 'bench-key-0123456789abcdef';
 
+/** One request of a scenario, as the load generator sends it. */
+export type LoadRequest = NonNullable<LoadJob['requests']>[number];
+
 export interface Scenario {
   readonly name: string;
   readonly label: string;
-  readonly method: 'GET' | 'POST';
-  readonly path: string;
-  readonly body?: string;
+  /** The requests each connection cycles through: one for most scenarios, many for the mix. */
+  readonly requests: (pets: number) => readonly LoadRequest[];
   /** The ratio to its ceiling this scenario should reach. */
   readonly goal: number;
   /**
@@ -31,14 +33,43 @@ export interface Scenario {
   readonly p99GoalMs?: number;
 }
 
+const CREATE: LoadRequest = { method: 'POST', path: '/v1/pets', body: '{"name":"Bench","categoryId":1,"status":"available"}' };
+/** The mix's different listings in the HTTP comparison and beside PostgreSQL. */
+const MIX_LISTINGS = 200;
+
+/**
+ * The 90/10 mix: `listings` different listings (every filter, limits 1, 20 and 100, cursors spread over
+ * the first nine tenths of the ids, so that no page reaches the end where creations land and changes
+ * size) with a creation after every nine.
+ */
+export function mixRequests(pets: number, listings: number): LoadRequest[] {
+  const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
+  const cursors = Math.max(1, Math.floor(pets * 0.9));
+  const requests: LoadRequest[] = [];
+  for (let index = 0; index < listings; index++) {
+    requests.push({ method: 'GET', path: `/v1/pets?limit=${[1, 20, 100][index % 3]}${statuses[index % 4]}&after=${(index * 7919) % cursors}` });
+    if (index % 9 === 8) requests.push(CREATE);
+  }
+  return requests;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'list-20', label: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20', goal: 0.8, against: 'ceiling' },
-  { name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', method: 'GET', path: '/v1/pets?limit=100&status=available', goal: 0.5, against: 'ceiling' },
+  { name: 'list-20', label: 'GET /v1/pets?limit=20', requests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }], goal: 0.8, against: 'ceiling' },
   {
-    name: 'create', label: 'POST /v1/pets (durable)', method: 'POST', path: '/v1/pets', body: '{"name":"Bench","categoryId":1,"status":"available"}',
-    goal: 0.7, against: 'durable', p99GoalMs: 50,
+    name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', requests: () => [{ method: 'GET', path: '/v1/pets?limit=100&status=available' }],
+    goal: 0.5, against: 'ceiling',
   },
+  { name: 'create', label: 'POST /v1/pets (durable)', requests: () => [CREATE], goal: 0.7, against: 'durable', p99GoalMs: 50 },
+  { name: 'mix', label: 'varied listings, 10% creations', requests: (pets) => mixRequests(pets, MIX_LISTINGS), goal: 0.8, against: 'ceiling' },
 ];
+
+/** The load generator's job for `scenario` at `origin`: its one request, or the list it cycles through. */
+export function scenarioJob(scenario: Scenario, pets: number, origin: string): Pick<LoadJob, 'url' | 'method' | 'body' | 'requests'> {
+  const requests = scenario.requests(pets);
+  if (requests.length > 1) return { url: origin, method: 'GET', requests };
+  const [only] = requests as [LoadRequest];
+  return { url: origin + only.path, method: only.method, ...(only.body === undefined ? {} : { body: only.body }) };
+}
 
 export interface HttpOptions {
   readonly pets: number;
@@ -227,12 +258,9 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
   try {
     const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin, options.profileDirectory);
     started.push(service);
-    const bodies = await sampleBodies(service.origin);
+    const bodies = await sampleBodies(service.origin, options.pets);
     const bodiesFile = join(directory, 'ceiling-bodies.json');
-    writeFileSync(bodiesFile, JSON.stringify({
-      gets: Object.fromEntries(SCENARIOS.filter((scenario) => scenario.method === 'GET').map((scenario) => [scenario.path.split('?')[1] ?? '', bodies.get(scenario.name)!.toString('base64')])),
-      post: bodies.get('create')!.toString('base64'),
-    }));
+    writeFileSync(bodiesFile, JSON.stringify(ceilingBodies(bodies)));
     const ceiling = await startCeiling(bodiesFile, pin);
     started.push(ceiling);
     // On the same disk as the service's database.
@@ -240,17 +268,15 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
     started.push(durable);
 
     const load = (target: Started, scenario: Scenario, seconds: number) => client.run({
-      url: target.origin + scenario.path,
-      method: scenario.method,
+      ...scenarioJob(scenario, options.pets, target.origin),
       headers,
-      ...(scenario.body === undefined ? {} : { body: scenario.body }),
       connections: options.connections,
       seconds,
     });
     const targets = { service, ceiling, durable } as const;
     const scenariosRun = SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
-    // Listings from precomputed bodies are the same on both ceilings: the durable one is loaded with POSTs only.
-    const targetsOf = (scenario: Scenario) => (scenario.method === 'POST' ? (['ceiling', 'durable', 'service'] as const) : (['ceiling', 'service'] as const));
+    // Listings from precomputed bodies are the same on both ceilings: the durable one is loaded only with the durable writes it judges.
+    const targetsOf = (scenario: Scenario) => (scenario.against === 'durable' ? (['ceiling', 'durable', 'service'] as const) : (['ceiling', 'service'] as const));
     for (const scenario of scenariosRun) {
       for (const name of targetsOf(scenario)) await load(targets[name], scenario, options.warmupSeconds);
     }
@@ -288,7 +314,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       const ceilingFigures = figures(`${scenario.name}/ceiling`);
       const durableFigures = results.has(`${scenario.name}/durable`) ? figures(`${scenario.name}/durable`) : undefined;
       return {
-        name: scenario.name, label: scenario.label, goal: scenario.goal, against: scenario.against, p99GoalMs: scenario.p99GoalMs, bodyBytes: bodies.get(scenario.name)!.length,
+        name: scenario.name, label: scenario.label, goal: scenario.goal, against: scenario.against, p99GoalMs: scenario.p99GoalMs, bodyBytes: meanBodyBytes(scenario, options.pets, bodies),
         service: serviceFigures, ceiling: ceilingFigures, ratio: serviceFigures.median / ceilingFigures.median,
         ...(durableFigures ? { durableCeiling: durableFigures, durableRatio: serviceFigures.median / durableFigures.median } : {}),
       };
@@ -319,33 +345,49 @@ export async function runServing(options: Pick<HttpOptions, 'memoryPets' | 'memo
   }
 }
 
-/** One answer of each scenario from the service: the ceiling answers with bodies of the same size. */
-async function sampleBodies(origin: string): Promise<Map<string, Buffer>> {
+const requestKey = (request: LoadRequest) => `${request.method} ${request.path}`;
+
+/**
+ * The service's answer to each different request of every scenario, by `requestKey`: the ceiling answers
+ * with these bodies, so with the same sizes.
+ */
+async function sampleBodies(origin: string, pets: number): Promise<Map<string, Buffer>> {
   const bodies = new Map<string, Buffer>();
-  for (const scenario of SCENARIOS) {
-    const response = await fetch(origin + scenario.path, { method: scenario.method, headers, ...(scenario.body === undefined ? {} : { body: scenario.body }) });
-    if (!response.ok) throw new Error(`${scenario.label} answered ${response.status}: ${await response.text()}`);
-    bodies.set(scenario.name, Buffer.from(await response.arrayBuffer()));
+  for (const request of SCENARIOS.flatMap((scenario) => scenario.requests(pets))) {
+    if (bodies.has(requestKey(request))) continue;
+    const response = await fetch(origin + request.path, { method: request.method, headers, ...(request.body === undefined ? {} : { body: request.body }) });
+    if (!response.ok) throw new Error(`${requestKey(request)} answered ${response.status}: ${await response.text()}`);
+    bodies.set(requestKey(request), Buffer.from(await response.arrayBuffer()));
   }
   return bodies;
 }
 
+/** The ceiling server's bodies file (see bench/ceiling-server.ts): each listing by its query string, and the 201 of a creation. */
+function ceilingBodies(bodies: ReadonlyMap<string, Buffer>): { gets: Record<string, string>; post: string } {
+  const gets: Record<string, string> = {};
+  let post: string | undefined;
+  for (const [key, body] of bodies) {
+    const [method, path] = key.split(' ') as [string, string];
+    if (method === 'POST') post = body.toString('base64');
+    else gets[path.split('?')[1] ?? ''] = body.toString('base64');
+  }
+  if (post === undefined) throw new Error('no scenario creates a pet, so the ceiling has no 201 to answer with');
+  return { gets, post };
+}
+
+/** The size of a scenario's answers, averaged over the requests it cycles through. */
+function meanBodyBytes(scenario: Scenario, pets: number, bodies: ReadonlyMap<string, Buffer>): number {
+  const requests = scenario.requests(pets);
+  return Math.round(requests.reduce((sum, request) => sum + bodies.get(requestKey(request))!.length, 0) / requests.length);
+}
+
 const DISTINCT_LISTINGS = 2000;
 
-/**
- * The service over `memoryPets` pets, asked for many different pages (every filter, every limit, cursors
- * all over the id range) with a creation every tenth request, to see its memory while it serves.
- */
+/** The service over `pets` pets under the 90/10 mix with many different pages, to see its memory while it serves. */
 async function measureServing(pets: number, options: Pick<HttpOptions, 'memorySeconds' | 'connections' | 'log'>, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
   const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin);
   try {
-    const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
-    const requests: { method: 'GET' | 'POST'; path: string; body?: string }[] = [];
-    for (let index = 0; index < DISTINCT_LISTINGS; index++) {
-      const after = Math.floor((index * 7919) % pets);
-      requests.push({ method: 'GET', path: `/v1/pets?limit=${[1, 20, 100][index % 3]}${statuses[index % 4]}&after=${after}` });
-      if (index % 10 === 9) requests.push({ method: 'POST', path: '/v1/pets', body: SCENARIOS[2]!.body! });
-    }
+    const requests = mixRequests(pets, DISTINCT_LISTINGS);
     const result = await client.run({ url: service.origin, method: 'GET', headers, connections: options.connections, seconds: options.memorySeconds, requests });
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`serving ${pets} pets: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     const figures = { pets, seconds: options.memorySeconds, distinctListings: DISTINCT_LISTINGS, requestsPerSecond: result.requestsPerSecond, peakRssMb: peakRssMb(service.child.pid!) };

@@ -9,9 +9,8 @@ import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { openPostgresPetStore } from '../adapters/store/postgres/postgres-pet-store.ts';
 import { findPostgresBin, postmasterPid, startPostgresCluster } from '../scripts/postgres-cluster.ts';
 import type { PostgresCluster } from '../scripts/postgres-cluster.ts';
-import { canPin, cpuMicroseconds, headers, median, SCENARIOS, startLoadClient, startService, stop } from './http-load.ts';
-import type { LoadClient, Started } from './http-load.ts';
-import type { LoadJob } from './load-client.ts';
+import { canPin, cpuMicroseconds, headers, median, SCENARIOS, scenarioJob, startLoadClient, startService, stop } from './http-load.ts';
+import type { LoadClient, Scenario, Started } from './http-load.ts';
 import { seededCopy, seededFile } from './seed.ts';
 
 export interface BackendOptions {
@@ -54,28 +53,12 @@ export interface BackendComparison {
   readonly scenarios: readonly BackendFigures[];
 }
 
-const MIX_LISTINGS = 200;
+/** The HTTP comparison's scenarios, each with the ratio PostgreSQL over SQLite it should reach. */
+const BACKEND_GOALS: Readonly<Record<string, number>> = { 'list-20': 0.8, 'list-100-available': 0.8, mix: 0.8, create: 0.5 };
 
-/** Varied listings (every filter, limits 20 and 100, cursors across the ids) with a creation in ten. */
-function mixRequests(pets: number): NonNullable<LoadJob['requests']> {
-  const statuses = ['', '&status=available', '&status=pending', '&status=sold'];
-  const requests: { method: 'GET' | 'POST'; path: string; body?: string }[] = [];
-  for (let index = 0; index < MIX_LISTINGS; index++) {
-    const after = Math.floor((index * 7919) % pets);
-    requests.push({ method: 'GET', path: `/v1/pets?limit=${[20, 100][index % 2]}${statuses[index % 4]}&after=${after}` });
-    if (index % 9 === 8) requests.push({ method: 'POST', path: '/v1/pets', body: createScenario().body! });
-  }
-  return requests;
-}
-
-const createScenario = () => SCENARIOS.find((scenario) => scenario.name === 'create')!;
-
-export const BACKEND_SCENARIOS: readonly (BackendScenario & { job(pets: number): Pick<LoadJob, 'method' | 'body' | 'requests'> & { path: string } })[] = [
-  { name: 'list-20', label: 'GET /v1/pets?limit=20', goal: 0.8, job: () => ({ method: 'GET', path: '/v1/pets?limit=20' }) },
-  { name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', goal: 0.8, job: () => ({ method: 'GET', path: '/v1/pets?limit=100&status=available' }) },
-  { name: 'mix', label: `varied listings, 10% creations`, goal: 0.8, job: (pets) => ({ method: 'GET', path: '', requests: mixRequests(pets) }) },
-  { name: 'create', label: 'POST /v1/pets (durable)', goal: 0.5, job: () => ({ method: 'POST', path: '/v1/pets', body: createScenario().body! }) },
-];
+export const BACKEND_SCENARIOS: readonly (Scenario & BackendScenario)[] = SCENARIOS
+  .filter((scenario) => BACKEND_GOALS[scenario.name] !== undefined)
+  .map((scenario) => ({ ...scenario, goal: BACKEND_GOALS[scenario.name]! }));
 
 /** utime + stime of PostgreSQL's server and every process it runs or ran (backends, writers), in microseconds. */
 function clusterCpuMicroseconds(cluster: PostgresCluster): number {
@@ -163,10 +146,8 @@ export async function runBackends(options: BackendOptions): Promise<BackendCompa
     started.push(sqlite, postgres);
     const targets = { sqlite, postgres } as const;
 
-    const load = (target: Started, scenario: (typeof BACKEND_SCENARIOS)[number], seconds: number) => {
-      const { path, ...job } = scenario.job(options.pets);
-      return client.run({ url: target.origin + path, headers, connections: options.connections, seconds, ...job });
-    };
+    const load = (target: Started, scenario: Scenario, seconds: number) =>
+      client.run({ ...scenarioJob(scenario, options.pets, target.origin), headers, connections: options.connections, seconds });
     const chosen = BACKEND_SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
     if (options.warmupSeconds > 0) for (const scenario of chosen) for (const target of [sqlite, postgres]) await load(target, scenario, options.warmupSeconds);
 

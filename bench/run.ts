@@ -8,8 +8,9 @@
 //   node --import tsx bench/run.ts <mode> --backends-only [--only list-20[,mix]] [--profile <folder>]
 // --backends-only: just the service on PostgreSQL beside SQLite, printed and not written (--only: just
 // those of its scenarios: list-20, list-100-available, mix, create);
-// --only: just those HTTP scenarios, service against ceiling, printed and not written (for working on
-// one path); --profile: also a V8 CPU profile of the service, written into that folder.
+// --only: just those HTTP scenarios (list-20, list-100-available, create, mix), service against ceiling,
+// printed and not written (for working on one path); --profile: also a V8 CPU profile of the service,
+// written into that folder.
 // Writes <folder>/latest.json and <folder>/chart.svg (default bench/results), prints the tables, and
 // (full and quick, into bench/results) renders them into docs/performance.md.
 import { execFileSync } from 'node:child_process';
@@ -18,7 +19,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import { join, resolve } from 'node:path';
 import { runFeed } from './event-feed.ts';
 import type { FeedOptions } from './event-feed.ts';
-import { runHttp } from './http-load.ts';
+import { runHttp, SCENARIOS } from './http-load.ts';
 import type { HttpOptions } from './http-load.ts';
 import { runInProcess } from './in-process.ts';
 import { runBackends } from './postgres-vs-sqlite.ts';
@@ -82,6 +83,7 @@ function checkWritten(out: string): void {
   const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
   const figures = [
     ...results.http.scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median]),
+    ...results.http.serving.map((figures) => figures.peakRssMb),
     ...results.http.scenarios.filter((scenario) => scenario.against === 'durable').map((scenario) => scenario.durableCeiling?.median ?? Number.NaN),
     results.inProcess.rebuild.eventsPerSecond,
     results.feed!.catchUp.eventsPerSecond,
@@ -89,6 +91,9 @@ function checkWritten(out: string): void {
     ...(results.backends?.scenarios ?? []).flatMap((scenario) => [scenario.sqlite.median, scenario.postgres.median]),
     ...(results.webhooks ?? []).map((figures) => figures.backlogEventsPerSecond),
   ];
+  const missing = SCENARIOS.filter((scenario) => !results.http.scenarios.some((figures) => figures.name === scenario.name));
+  if (missing.length > 0) throw new Error(`latest.json holds no figures of ${missing.map((scenario) => scenario.name).join(', ')}`);
+  if (results.http.serving.length === 0) throw new Error('latest.json holds no peak RSS of the service while it serves');
   if (results.webhooks?.length !== 2) throw new Error('latest.json holds no webhook figures');
   if (results.backends === undefined) throw new Error('latest.json holds no PostgreSQL figures');
   if (!figures.every((figure) => Number.isFinite(figure) && figure > 0)) throw new Error(`latest.json holds a figure that is not a positive number: ${figures.join(', ')}`);
