@@ -1,5 +1,4 @@
 export * from './pet.ts';
 export * from './pet-status.ts';
-export * from './pet-invariants.ts';
 export * from './pet-rule-violation.ts';
 export * from './status-rules.ts';

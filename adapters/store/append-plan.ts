@@ -2,8 +2,8 @@ import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
 import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord } from '../../application/index.ts';
 import type { PetChange } from './catalog-changes.ts';
-import { rowForPet } from './pet-rows.ts';
-import type { PetRow } from './pet-rows.ts';
+import { rowForPet } from './schema.ts';
+import type { PetRow } from './schema.ts';
 
 type Awaitable<T> = T | Promise<T>;
 

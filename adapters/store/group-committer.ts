@@ -1,5 +1,5 @@
 import type { AppendResult, EventStore, PetIds } from '../../application/index.ts';
-import type { PendingAppend } from './append-group.ts';
+import type { PendingAppend } from './group-rows.ts';
 import type { WriteObserver } from './write-observer.ts';
 
 /** A caller waiting for a new pet's id. */

@@ -2,9 +2,8 @@ import type { Kysely } from 'kysely';
 import { projectPet, upcast } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
 import type { LogPage, SqlDialect } from './sql-dialect.ts';
-import type { PetsTable, PetStoreDatabase } from './schema.ts';
-import { petFromRow, rowForPet } from './pet-rows.ts';
-import type { PetRow } from './pet-rows.ts';
+import type { PetsTable, PetStoreDatabase, PetRow } from './schema.ts';
+import { petFromRow, rowForPet } from './schema.ts';
 import { inPositionOrder } from './event-rows.ts';
 import type { PageEvent } from './event-rows.ts';
 

@@ -6,7 +6,7 @@ import type {
 } from '../../application/index.ts';
 import { storedEventFromRow } from './event-rows.ts';
 import { createSqlEventLog } from './sql-event-log.ts';
-import { PET_FIELD_COLUMNS, petFromRow } from './pet-rows.ts';
+import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';

@@ -5,8 +5,8 @@ import type {
 import { executeAppend } from '../append-plan.ts';
 import type { AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../event-rows.ts';
-import { petFromRow } from '../pet-rows.ts';
-import type { PetRow } from '../pet-rows.ts';
+import { petFromRow } from '../schema.ts';
+import type { PetRow } from '../schema.ts';
 import { createCommitSignal } from '../commit-signal.ts';
 import { createInMemoryEventLog } from './in-memory-event-log.ts';
 

@@ -4,10 +4,8 @@ import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application
 import { petStreamId } from '../../../domain/index.ts';
 import type { Clock } from '../../../application/index.ts';
 import type { AppendRequest } from '../append-plan.ts';
-import { GroupRows } from '../group-rows.ts';
-import type { GroupReads, GroupWrites } from '../group-rows.ts';
-import { appendAll } from '../append-group.ts';
-import type { GroupOutcome, PendingAppend } from '../append-group.ts';
+import { GroupRows, appendAll } from '../group-rows.ts';
+import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting, IdWanted } from '../group-committer.ts';
 import type { PetChange } from '../catalog-changes.ts';

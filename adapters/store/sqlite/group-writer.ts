@@ -1,12 +1,9 @@
 import type { SqliteDatabase } from 'kysely';
-import { appendAll } from '../append-group.ts';
-import type { PendingAppend } from '../append-group.ts';
-import { GroupRows } from '../group-rows.ts';
-import type { GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
+import { appendAll, GroupRows } from '../group-rows.ts';
+import type { PendingAppend, GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
 import type { PetChange } from '../catalog-changes.ts';
-import type { PetRow } from '../pet-rows.ts';
+import type { PetRow, TableDeclaration } from '../schema.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
-import type { TableDeclaration } from '../schema.ts';
 import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 

@@ -1,7 +1,7 @@
 import { Kysely } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore, PetIds } from '../../../application/index.ts';
-import type { PendingAppend } from '../append-group.ts';
+import type { PendingAppend } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
 import type { PetStoreDatabase } from '../schema.ts';
