@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Stream } from 'node:stream';
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import { millisecondsSince } from '../observability/request-log.ts';
@@ -47,10 +48,9 @@ export interface RequestPipelineOptions {
   readonly around?: AroundAnswer | undefined;
 }
 
-// What Koa's own request listener does with a context; called here so that the pipeline keeps the context it made.
-interface KoaHandling {
+// Koa's composition of the app's middleware, run here on the context the pipeline made.
+interface KoaComposition {
   compose(middleware: Koa['middleware']): (ctx: Context) => Promise<void>;
-  handleRequest(ctx: Context, middleware: (ctx: Context) => Promise<void>): Promise<void>;
 }
 
 /**
@@ -58,15 +58,19 @@ interface KoaHandling {
  * it through the branch or the Koa app (inside `around`), then record the answer, in this one place.
  */
 export function createRequestPipeline({ app, record, branch, around }: RequestPipelineOptions): (request: IncomingMessage, response: ServerResponse) => void {
-  const koa = app as unknown as KoaHandling;
-  const middleware = koa.compose(app.middleware);
-  // As Koa's own listener does: a failure Koa reports (a client gone mid-answer) is an 'error' event, which must be heard.
+  const middleware = (app as unknown as KoaComposition).compose(app.middleware);
+  // A context's `onerror` reports to the app as an 'error' event, which must be heard: as Koa's own listener does.
   if (app.listenerCount('error') === 0) app.on('error', (error: Error) => app.onerror(error));
   const throughApp = (request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> => {
     const ctx = app.createContext(request, response);
     ctx.state.request = state;
     ctx.state.requestId = state.requestId;
-    return koa.handleRequest(ctx, middleware).then(() => answeredBy(ctx));
+    // As Koa: until a middleware answers, the answer is a 404.
+    response.statusCode = 404;
+    return middleware(ctx).then(() => {
+      sendAnswer(ctx);
+      return answeredBy(ctx);
+    });
   };
   const branchThenApp = branch && ((request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
     const answered = branch(request, response, state);
@@ -83,6 +87,54 @@ export function createRequestPipeline({ app, record, branch, around }: RequestPi
     if (answered instanceof Promise) answered.then((settled) => record(state, request.method!, settled), () => response.destroy());
     else record(state, request.method!, answered);
   };
+}
+
+// Statuses whose answers carry no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5).
+const WITHOUT_CONTENT = new Set([204, 205, 304]);
+
+/**
+ * Sends what the app's middleware left on the context, as Koa's own `respond` does for the bodies this
+ * service sets (text, bytes, a JSON value, none). Written here rather than through Koa's `handleRequest`,
+ * which ties listeners to every response and its socket only to report a client gone mid-answer as an
+ * app 'error' (nothing listens: errors are rendered by `renderErrors`); measured, that was about a sixth
+ * of the CPU of a created pet's HTTP side.
+ */
+function sendAnswer(ctx: Context): void {
+  const response = ctx.res;
+  // An event stream answers on the response itself.
+  if (ctx.respond === false) return;
+  if (!ctx.writable) {
+    response.end();
+    return;
+  }
+  const body: unknown = ctx.body;
+  if (WITHOUT_CONTENT.has(response.statusCode)) {
+    ctx.body = null;
+    response.end();
+    return;
+  }
+  if (ctx.method === 'HEAD') {
+    if (!response.headersSent && !response.hasHeader('Content-Length') && Number.isInteger(ctx.response.length)) ctx.length = ctx.response.length;
+    response.end();
+    return;
+  }
+  if (body === null || body === undefined) {
+    // A body set to null on purpose (a redirect) is empty; none at all says its status in text.
+    const text = body === null ? '' : ctx.message || String(response.statusCode);
+    if (body === null) ctx.remove('Content-Type');
+    else ctx.type = 'text';
+    ctx.length = Buffer.byteLength(text);
+    response.end(text);
+    return;
+  }
+  if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    response.end(body);
+    return;
+  }
+  if (body instanceof Stream) throw new TypeError('a stream body is not sent by the request pipeline: answer on ctx.res with ctx.respond = false');
+  const json = JSON.stringify(body);
+  ctx.length = Buffer.byteLength(json);
+  response.end(json);
 }
 
 /** What the Koa app answered: a 405 names the route its path belongs to (`ctx.state.route`). */
