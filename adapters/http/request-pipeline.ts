@@ -96,8 +96,8 @@ const WITHOUT_CONTENT = new Set([204, 205, 304]);
  * Sends what the app's middleware left on the context, as Koa's own `respond` does for the bodies this
  * service sets (text, bytes, a JSON value, none). Written here rather than through Koa's `handleRequest`,
  * which ties listeners to every response and its socket only to report a client gone mid-answer as an
- * app 'error' (nothing listens: errors are rendered by `renderErrors`); measured, that was about a sixth
- * of the CPU of a created pet's HTTP side.
+ * app 'error' (nothing acts on it: failures are rendered by `renderErrors`); measured, that was about a
+ * tenth of the CPU of a created pet.
  */
 function sendAnswer(ctx: Context): void {
   const response = ctx.res;
