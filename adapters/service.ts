@@ -79,8 +79,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = { ...(tracing ? tracing.tracePorts(counted) : counted), idempotencyKeyTtlMs: config.idempotencyKeyTtlMs };
-    // Where the store reports every commit, its own and other processes' (SQLite's file watch, PostgreSQL's log); the memory store has none.
-    const listingCache = store.changes ? createListingCache(store.changes) : undefined;
+    const listingCache = createListingCache(store.commits);
     let document: OpenApiDocument | undefined;
     let stopping = false;
     let closing: Promise<void> | undefined;
@@ -107,7 +106,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
-      readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.changes?.refresh()).catch(() => {}) }),
+      readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
     const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });

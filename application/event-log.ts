@@ -1,6 +1,7 @@
 import type { PetEvent } from '../domain/index.ts';
 import { InvalidPetQuery, PetNotFound } from './errors.ts';
 import type { StoredEvent } from './ports.ts';
+import type { Commits } from './commits.ts';
 
 export const DEFAULT_EVENT_LIMIT = 100;
 export const MAX_EVENT_LIMIT = 1000;
@@ -19,16 +20,6 @@ export interface LogQuery {
 export interface EventLog {
   /** Up to `query.limit` committed events after `query.after` that match the filters, in position order. */
   readLog(query: LogQuery): Promise<StoredEvent[]>;
-}
-
-/**
- * Says that the log may have grown: after this process's commits and, where the store can see them,
- * other processes' and instances'. One signal for every follower of the log (the event feed, caches,
- * deliveries); a listener reads the log from its own position to learn what is new.
- */
-export interface CommitSignal {
-  /** Calls `listener` each time the log may have grown (with the newest position when known); returns the unsubscribe. */
-  onCommitted(listener: (position: number | undefined) => void): () => void;
 }
 
 export interface ReadEventsInput {
@@ -97,11 +88,11 @@ export interface FollowOptions {
 
 /**
  * Follows the log from `from.after`: first what is there, page by page, then each page of new events
- * as soon as the commit signal says the log may have grown. Reads a page only when the caller asks for
+ * as soon as a commit is told. Reads a page only when the caller asks for
  * the next (the log is the buffer), and reads from its own position, so nothing is skipped or repeated.
  */
 export async function* followLog(
-  ports: { readonly eventLog: EventLog; readonly commits: CommitSignal },
+  ports: { readonly eventLog: EventLog; readonly commits: Pick<Commits, 'onCommitted'> },
   from: Omit<LogQuery, 'limit'>,
   { pageSize, idleMs, signal }: FollowOptions,
 ): AsyncGenerator<StoredEvent[], void, undefined> {

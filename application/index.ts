@@ -9,4 +9,5 @@ export * from './pet-projection.ts';
 export * from './event-schema.ts';
 export * from './canonical-json.ts';
 export * from './event-log.ts';
+export * from './commits.ts';
 export * from './webhooks.ts';

@@ -95,7 +95,7 @@ async function measureListPets(options: InProcessOptions): Promise<InProcessFigu
 async function measureCachedAnswer(options: InProcessOptions): Promise<number> {
   const store = await openSeed(options.smallPets);
   try {
-    const cache = createListingCache(store.changes);
+    const cache = createListingCache(store.commits);
     cache.set('limit=20', cache.mark(), { body: Buffer.from('[]'), link: undefined }, { status: undefined, after: 0, through: 21 });
     const ns = await meanNs(() => cache.get('limit=20'), options.minCpuMs);
     options.log(`cached listing answer (freshness check + lookup): ${format(ns)}`);

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
-import type { CommitSignal, EventLog } from '../../application/index.ts';
+import type { Commits, EventLog } from '../../application/index.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { clientAddressKey } from './client-address.ts';
@@ -13,10 +13,10 @@ import { parsePetId } from './pet-id.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
-/** What the event routes read: the log, the signal of new commits, and the open streams. */
+/** What the event routes read: the log, its commits, and the open streams. */
 export interface EventFeed {
   readonly eventLog: EventLog;
-  readonly commits: CommitSignal;
+  readonly commits: Pick<Commits, 'onCommitted'>;
   readonly streams: EventStreams;
 }
 

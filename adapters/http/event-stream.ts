@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { followLog } from '../../application/index.ts';
-import type { CommitSignal, EventLog, LogQuery } from '../../application/index.ts';
+import type { Commits, EventLog, LogQuery } from '../../application/index.ts';
 import { RECONNECT_MS } from '../../contract/event-feed.ts';
 import type { EventStreamLimits } from '../config/config.ts';
 import { holdsEventStream } from './client-limits.ts';
@@ -32,7 +32,7 @@ export interface EventStreams {
  * heartbeat interval sends a comment line. An idle stream is one listener and one timer.
  */
 export function createEventStreams(
-  ports: { readonly eventLog: EventLog; readonly commits: CommitSignal },
+  ports: { readonly eventLog: EventLog; readonly commits: Pick<Commits, 'onCommitted'> },
   limits: EventStreamLimits,
   logger?: Logger,
 ): EventStreams {

@@ -1,5 +1,4 @@
-import type { PageScope } from '../../application/index.ts';
-import type { CatalogChanges } from '../store/catalog-changes.ts';
+import type { Commits, PageScope } from '../../application/index.ts';
 import { createScopeIndex } from './scope-index.ts';
 import type { ScopeIndex } from './scope-index.ts';
 
@@ -41,14 +40,14 @@ export interface ListingCache {
 export const LISTING_CACHE_BYTES = 8 * 1024 * 1024;
 
 /**
- * Whole listing answers, keyed by the raw query string, kept exact by the catalogue's change reports:
+ * Whole listing answers, keyed by the raw query string, kept exact by the store's commits:
  * this process's commits drop exactly the answers whose filter and id range they touch (a new pet
  * past the end of page one leaves page one cached); a commit by another process, or anything the
  * store cannot describe, drops them all. The oldest answers go first when the budget is full.
  * The answers are indexed by filter and id range, so that a commit visits only the answers it drops:
  * the cost of keeping the cache exact does not grow with the number of answers kept.
  */
-export function createListingCache(changes: CatalogChanges, budgetBytes = LISTING_CACHE_BYTES): ListingCache {
+export function createListingCache(commits: Commits, budgetBytes = LISTING_CACHE_BYTES): ListingCache {
   const entries = new Map<string, Entry>();
   /** By the status an answer is filtered on (undefined: unfiltered). */
   let byFilter = new Map<Entry['status'], ScopeIndex<Entry>>();
@@ -65,7 +64,7 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
     return index;
   };
 
-  changes.subscribe((changed) => {
+  commits.onCommitted(({ changes: changed }) => {
     generation += 1;
     if (changed === undefined) {
       entries.clear();
@@ -81,7 +80,7 @@ export function createListingCache(changes: CatalogChanges, budgetBytes = LISTIN
 
   return {
     get(querystring) {
-      const looking = changes.refresh();
+      const looking = commits.refresh();
       if (looking === undefined) return entries.get(querystring);
       return looking.then(() => entries.get(querystring));
     },

@@ -1,7 +1,6 @@
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
-import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord } from '../../application/index.ts';
-import type { PetChange } from './catalog-changes.ts';
+import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord, PetChange } from '../../application/index.ts';
 import { rowForPet } from './schema.ts';
 import type { PetRow } from './schema.ts';
 

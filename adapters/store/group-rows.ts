@@ -1,8 +1,7 @@
-import type { IdempotencyRecord, AppendResult } from '../../application/index.ts';
+import type { IdempotencyRecord, AppendResult, PetChange } from '../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
 import type { PetRow, IDEMPOTENCY_KEYS, ReadRow } from './schema.ts';
 import { executeAppend } from './append-plan.ts';
-import type { PetChange } from './catalog-changes.ts';
 import type { GroupTiming } from './write-observer.ts';
 
 /** An append waiting for its group: answered only once the group has committed (or failed). */

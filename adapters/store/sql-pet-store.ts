@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, CommitSignal, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { storedEventFromRow } from './event-rows.ts';
 import { createSqlEventLog } from './sql-event-log.ts';
@@ -10,17 +10,14 @@ import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
-import type { CatalogChanges } from './catalog-changes.ts';
 
 /** The ports over a SQL database, plus what the composition root and the CLI need from it. */
 /** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
 export interface PetStore extends PetStorePorts {
-  /** Where the store can tell caches of the catalogue about every commit (its own and other processes'); absent otherwise. */
-  readonly changes?: CatalogChanges;
   /** The log by position, for its readers (the event feed). */
   readonly eventLog: EventLog;
-  /** Says when the log may have grown, by this process or by any other on the same database. */
-  readonly commits: CommitSignal;
+  /** Tells what was committed, by this process or by any other on the same database. */
+  readonly commits: Commits;
   /** True when the database answers a trivial query now; never throws. For a readiness probe. */
   ready(): Promise<boolean>;
   /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see SqliteWrites). */
@@ -51,7 +48,7 @@ export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
   options: {
-    clock: Clock; writes: SqlWrites; commits: CommitSignal; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void>;
+    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void>;
   },
 ): SqlPetStore {
   const { clock, writes } = options;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { afterFailure, followLog, secretsSigningAt } from '../../application/index.ts';
 import type {
-  Clock, CommitSignal, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
+  Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
@@ -29,7 +29,7 @@ const POSITION_WRITE_SPACING_MS = 10;
 export interface WebhookDispatcherOptions {
   readonly subscriptions: WebhookSubscriptions;
   readonly eventLog: EventLog;
-  readonly commits: CommitSignal;
+  readonly commits: Pick<Commits, 'onCommitted'>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Each event's CloudEvents `source`: the deployment's public base address with /v1. */
@@ -50,7 +50,7 @@ export interface WebhookDispatcher {
 
 /**
  * Delivers every active subscription that this instance holds the lease of, each in its own loop:
- * it follows the log from the subscription's stored position (`followLog`, woken by the commit signal),
+ * it follows the log from the subscription's stored position (`followLog`, woken by the store's commits),
  * sends each matching event alone, signed, and stores the new position after a 2xx: one event at a time,
  * write-behind (the next request goes out while the last acknowledged position is stored, coalesced, one
  * write in flight); a batch, before its next one. A failure is retried with back-off from the same event, with the same `webhook-id` and body.

@@ -5,12 +5,12 @@ import {
   addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
   readPetHistory, StreamVersionConflict,
 } from '../../application/index.ts';
-import type { AppendMetadata, CommitSignal, EventLog, PetStorePorts } from '../../application/index.ts';
+import type { AppendMetadata, Commits, EventLog, PetStorePorts } from '../../application/index.ts';
 import { appendAsUseCase } from '../support/append-as-use-case.ts';
 import type { Append } from '../support/append-as-use-case.ts';
 
 export interface ContractSubject {
-  readonly ports: PetStorePorts & { readonly eventLog: EventLog; readonly commits: CommitSignal };
+  readonly ports: PetStorePorts & { readonly eventLog: EventLog; readonly commits: Commits };
   close(): Promise<void>;
 }
 
@@ -211,8 +211,8 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         const id = freshId();
         const heard: (number | undefined)[] = [];
         let readable: Promise<number[]> | undefined;
-        const unsubscribe = ports.commits.onCommitted((position) => {
-          heard.push(position);
+        const unsubscribe = ports.commits.onCommitted(({ last }) => {
+          heard.push(last);
           readable ??= ports.eventLog.readLog({ after: 0, limit: 1_000_000, petId: id }).then((events) => events.map((stored) => stored.streamVersion));
         });
         await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);

@@ -14,12 +14,11 @@ import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
 import { beginRequest } from '../../adapters/http/request-state.ts';
 import { startHttpServer } from '../../adapters/http/server.ts';
 import { PET_USE_CASES } from '../../adapters/http/pet-use-cases.ts';
-import type { PetStorePorts } from '../../application/index.ts';
+import type { Commits, PetStorePorts } from '../../application/index.ts';
 import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
 import type { ServerLimits } from '../../adapters/config/config.ts';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { capturedLog } from '../support/captured-log.ts';
-import type { CatalogChanges } from '../../adapters/store/catalog-changes.ts';
 
 /** What a client can see of an answer, less what differs on every request (its id, date, and the count left in RateLimit). */
 async function visible(response: Response) {
@@ -161,7 +160,7 @@ describe('cached listings answered by the pipeline\'s branch before the app', ()
 describe('the cached listing branch', () => {
   const KEY = 'cached-listing-key-0123456789';
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
-  const noChanges: CatalogChanges = { subscribe() {}, refresh() {} };
+  const noChanges: Commits = { onCommitted: () => () => {}, refresh() {} };
 
   function branch(overrides: Partial<CachedListingOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
     const cache = createListingCache(noChanges);

@@ -2,18 +2,21 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import type { ListingScope } from '../../adapters/http/listing-cache.ts';
-import type { CatalogChanges, CatalogListener, PetChange } from '../../adapters/store/catalog-changes.ts';
+import type { Commit, Commits, PetChange } from '../../application/index.ts';
 
-/** Change reports told by hand. */
-function toldChanges(): CatalogChanges & { tell(changes: readonly PetChange[] | undefined): void; refreshes: number } {
-  const listeners: CatalogListener[] = [];
+/** Commits told by hand. */
+function toldChanges(): Commits & { tell(changes: readonly PetChange[] | undefined): void; refreshes: number } {
+  const listeners: ((commit: Commit) => void)[] = [];
   return {
     refreshes: 0,
-    subscribe: (listener) => listeners.push(listener),
+    onCommitted: (listener) => {
+      listeners.push(listener);
+      return () => {};
+    },
     refresh() {
       this.refreshes += 1;
     },
-    tell: (changes) => listeners.forEach((listener) => listener(changes)),
+    tell: (changes) => listeners.forEach((listener) => listener(changes === undefined ? {} : { changes })),
   };
 }
 

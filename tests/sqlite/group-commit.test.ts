@@ -8,17 +8,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
-import type { IdempotencyRecord } from '../../application/index.ts';
+import type { IdempotencyRecord, PetChange } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import type { SqliteDatabase } from 'kysely';
-import { openCommitMark } from '../../adapters/store/sqlite/sqlite-catalog-changes.ts';
+import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
 import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
-import type { PetChange } from '../../adapters/store/catalog-changes.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
@@ -40,7 +39,7 @@ describe('SQLite group commit', () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-group-'));
     file = join(directory, 'store.db');
     store = await openSqlitePetStore(file);
-    store.changes.subscribe((changes) => reports.push(changes));
+    store.commits.onCommitted(({ changes }) => reports.push(changes));
   });
   after(async () => {
     await store.close();
@@ -111,22 +110,32 @@ describe('SQLite group commit', () => {
   });
 
   it('reports "anything may have changed" for a write that went around the store', async () => {
-    store.changes.refresh();
+    store.commits.refresh();
     reports.length = 0;
     await sql`update pets set name = 'renamed' where id = 1`.execute(store.db);
-    store.changes.refresh();
+    store.commits.refresh();
     assert.deepEqual(reports, [undefined]);
-    store.changes.refresh();
+    store.commits.refresh();
     assert.deepEqual(reports, [undefined], 'once');
   });
 
-  it('reports "anything may have changed" once another process has committed to the file', async () => {
-    store.changes.refresh();
+  it('reports "anything may have changed" once another process has committed to the file, by itself while listened to', async () => {
+    store.commits.refresh();
     reports.length = 0;
+    const told = new Promise<void>((resolve) => {
+      const stop = store.commits.onCommitted(() => {
+        stop();
+        resolve();
+      });
+    });
     await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, otherProcess, file, 'add', 'elsewhere', 'pending']);
-    assert.deepEqual(reports, []);
-    store.changes.refresh();
-    assert.deepEqual(reports, [undefined]);
+    // Nobody calls refresh: the look every few milliseconds while anyone listens finds the commit.
+    await told;
+    store.commits.refresh();
+    const count = reports.length;
+    assert.ok(count > 0 && reports.every((changes) => changes === undefined), 'only "anything may have changed"');
+    store.commits.refresh();
+    assert.equal(reports.length, count, 'nothing new since: nothing told');
   });
 });
 
@@ -134,14 +143,14 @@ describe('SQLite catalogue watch without a -shm file (an in-memory database)', (
   it('reports its own commits precisely and a write around the store as "anything may have changed"', async () => {
     const store = await openSqlitePetStore(':memory:');
     const reports: (readonly PetChange[] | undefined)[] = [];
-    store.changes.subscribe((changes) => reports.push(changes));
+    store.commits.onCommitted(({ changes }) => reports.push(changes));
     try {
       const pet = await addPet(store, { name: 'in memory', categoryId: 1, status: 'pending' });
       assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
-      store.changes.refresh();
+      store.commits.refresh();
       assert.equal(reports.length, 1, 'nothing else changed');
       await sql`update pets set name = 'renamed'`.execute(store.db);
-      store.changes.refresh();
+      store.commits.refresh();
       assert.deepEqual(reports.at(-1), undefined);
       assert.equal(reports.length, 2);
     } finally {
@@ -200,12 +209,12 @@ describe('SQLite commits on the writer\'s connection', () => {
   it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
     await withHeldGroups('answer', async (store, held) => {
       const reports: (readonly PetChange[] | undefined)[] = [];
-      store.changes.subscribe((changes) => reports.push(changes));
+      store.commits.onCommitted(({ changes }) => reports.push(changes));
       const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
       await held.reached;
       const pet = (await store.catalog.list({ limit: 10 }))[0]!;
       assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]], 'reported as committed, before the write is answered');
-      store.changes.refresh();
+      store.commits.refresh();
       assert.equal(reports.length, 1, 'the commit on the file is known for the store\'s own: no "anything may have changed"');
       held.open();
       assert.equal((await writing).id, pet.id);
@@ -266,7 +275,7 @@ describe('SQLite group writer', () => {
     let changes: readonly PetChange[] = [];
     const writer = createGroupWriter({
       connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }),
-      committed: (_, changed) => (changes = changed),
+      committed: (_, commit) => (changes = commit.changes),
     });
     const group = async (requests: AppendRequest[]) => {
       statements.length = 0;

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
-import { openCommitMark } from '../../adapters/store/sqlite/sqlite-catalog-changes.ts';
+import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
 import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';

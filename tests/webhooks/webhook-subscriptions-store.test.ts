@@ -70,18 +70,18 @@ describe('webhook subscriptions on SQLite', () => {
     const { store, close } = await openTemporaryStore('sqlite');
     try {
       const told: unknown[] = [];
-      store.changes.subscribe((changes) => told.push(changes));
+      store.commits.onCommitted(({ changes }) => told.push(changes));
       const subscriptions = createSqlWebhookSubscriptions(store);
       const now = new Date();
       const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, now, 100);
       await subscriptions.lease('a', now, new Date(now.getTime() + 10_000));
       await subscriptions.advance(subscription.id, { holder: 'a', replays: 0 }, 0, now);
-      store.changes.refresh();
+      store.commits.refresh();
       assert.deepEqual(told, [], 'no commit that might have changed the catalogue');
 
       // The same write around the store is taken for anyone's commit: what the first check relies on.
       await store.db.updateTable('webhooks').set({ attempts: 1 }).where('id', '=', subscription.id).execute();
-      store.changes.refresh();
+      store.commits.refresh();
       assert.deepEqual(told, [undefined]);
     } finally {
       await close();

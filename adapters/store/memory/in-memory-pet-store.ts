@@ -1,13 +1,13 @@
 import type { Pet } from '../../../domain/index.ts';
 import type {
-  Clock, CommitSignal, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
 import type { AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../event-rows.ts';
 import { petFromRow } from '../schema.ts';
 import type { PetRow } from '../schema.ts';
-import { createCommitSignal } from '../commit-signal.ts';
+import { createCommitListeners } from '../commit-listeners.ts';
 import { createInMemoryEventLog } from './in-memory-event-log.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
@@ -15,8 +15,8 @@ export interface InMemoryPetStore extends PetStorePorts {
   /** Every event in log order. */
   readonly log: readonly StoredEvent[];
   readonly eventLog: EventLog;
-  /** Hears of each append once it is stored. */
-  readonly commits: CommitSignal;
+  /** Tells each append once it is stored; nothing else writes to it. */
+  readonly commits: Commits;
 }
 
 export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemoryPetStore {
@@ -30,7 +30,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
   // Appends run one after another: the plan awaits between its reads and writes.
   let appending: Promise<unknown> = Promise.resolve();
-  const commits = createCommitSignal();
+  const listeners = createCommitListeners();
 
   /** One append's transaction: reads see what is stored, writes wait in `staged` until the plan succeeds. */
   const transaction = () => {
@@ -78,9 +78,9 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     append(streamId, expected, events, metadata, appendOptions) {
       const appended = appending.then(async () => {
         const { appendRows, commit } = transaction();
-        const { version, position } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());
+        const { version, position, change } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());
         commit();
-        commits.committed(position);
+        listeners.tell({ last: position, changes: change ? [change] : [] });
         return { version, position };
       });
       appending = appended.catch(() => undefined);
@@ -114,7 +114,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, petIds, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits };
+  return { eventStore, petIds, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
 }
 
 function insertSorted(ids: number[], id: number): void {

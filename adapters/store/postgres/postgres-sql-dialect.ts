@@ -2,7 +2,12 @@ import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import { columnsOf, PETS, postgresUnnest } from '../schema.ts';
 import type { LogPage, SqlDialect } from '../sql-dialect.ts';
-import { CATALOG_REPLACED, LOG_CHANNEL } from './postgres-commit-signal.ts';
+
+/** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
+export const LOG_CHANNEL = 'petstore_log';
+
+/** Notified instead of a position when the catalogue's rows were replaced without events (a projection rebuild). */
+export const CATALOG_REPLACED = 'catalog replaced';
 
 /**
  * The lock that makes positions follow commit order. An identity hands out numbers in the order of the

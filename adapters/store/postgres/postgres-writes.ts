@@ -2,20 +2,18 @@ import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
-import type { Clock } from '../../../application/index.ts';
+import type { Clock, PetChange } from '../../../application/index.ts';
 import type { AppendRequest } from '../append-plan.ts';
 import { GroupRows, appendAll } from '../group-rows.ts';
 import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting, IdWanted } from '../group-committer.ts';
-import type { PetChange } from '../catalog-changes.ts';
 import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
-import { APPEND_LOCK, isUnavailability, postgresSqlDialect } from './postgres-sql-dialect.ts';
+import { APPEND_LOCK, isUnavailability, LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { prepared } from './postgres-pool.ts';
-import { LOG_CHANNEL } from './postgres-commit-signal.ts';
 
 /** At most this many streams of drawn ids are remembered as new (far more than appends in flight). */
 const MOST_FRESH_STREAMS = 10_000;

@@ -1,10 +1,9 @@
 import type { SqliteDatabase } from 'kysely';
 import { appendAll, GroupRows } from '../group-rows.ts';
 import type { PendingAppend, GroupReads, GroupReadsWanted, GroupWrites } from '../group-rows.ts';
-import type { PetChange } from '../catalog-changes.ts';
 import type { PetRow, TableDeclaration } from '../schema.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
-import type { CommitMark, OwnCommitMarks } from './sqlite-catalog-changes.ts';
+import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts';
 import { sqliteFault } from './sqlite-sql-dialect.ts';
 
 /** The write lock taken, and the new pet ids drawn from `first` on. */
@@ -64,9 +63,9 @@ export interface GroupWriterOptions {
   readonly connect: () => Promise<WriterConnection>;
   /**
    * Told of each commit as soon as COMMIT returned, before anything else runs on the event loop: the
-   * file's marks around it and the pets it changed (see `SqliteCatalogChanges.committed`).
+   * file's marks around it, the log's last position and the pets it changed (see `SqliteCommits.committed`).
    */
-  readonly committed: (marks: OwnCommitMarks, changes: readonly PetChange[]) => void;
+  readonly committed: (marks: OwnCommitMarks, commit: OwnCommit) => void;
   /** For tests: awaited just before each COMMIT, to hold a group there. */
   readonly beforeCommit?: (() => Promise<void>) | undefined;
   /** For tests: awaited once a group has committed and been reported, just before its appends are answered. */
@@ -233,7 +232,7 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
     } catch {
       after = new Uint8Array();
     }
-    options.committed({ before, after }, outcome.changes);
+    options.committed({ before, after }, { last: outcome.last, changes: outcome.changes });
     await options.beforeAnswer?.();
     return { answers: outcome.answers, began, committed };
   }

@@ -7,20 +7,20 @@ import type { PetStoreDatabase, PetRow } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
 import { PET_FIELD_COLUMNS, petFromRow } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
-import { createSqliteCatalogChanges, openCommitMark } from './sqlite-catalog-changes.ts';
+import { createSqliteCommits, openCommitMark } from './sqlite-commits.ts';
 import { createSqliteWrites } from './sqlite-writes.ts';
 import { createGroupWriter } from './group-writer.ts';
 import type { GroupWriterOptions, WriterConnection } from './group-writer.ts';
-import { sqliteCommitSignal } from './sqlite-commit-signal.ts';
 import { BUSY_TIMEOUT_MS, openConfigured, openSqlite } from './open-sqlite.ts';
 import type { SqliteDriverName } from './sqlite-connection.ts';
 import { withStatementCache } from './sqlite-kysely-dialect.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
-import type { CatalogChanges } from '../catalog-changes.ts';
 import type { WriteObserver } from '../write-observer.ts';
+import type { SqliteCommits } from './sqlite-commits.ts';
 
 export interface SqlitePetStore extends SqlPetStore {
-  readonly changes: CatalogChanges;
+  /** Told synchronously: `refresh` looks at the file at once. */
+  readonly commits: Pick<SqliteCommits, 'onCommitted' | 'refresh'>;
   /** See `SqliteWrites.writerPragma`: the connection the store's appends commit on is not `db`'s. */
   writerPragma(pragma: string): Promise<void>;
 }
@@ -45,7 +45,7 @@ export interface SqlitePetStoreOptions {
 /**
  * The pet store on one SQLite file, migrated unless `migrate` is false. The shared SQL store, with
  * SQLite's own write path (group commit: one transaction and one fsync for the appends and new
- * streams of one turn of the event loop), a precompiled listing, and a watch on the file that reports every commit.
+ * streams of one turn of the event loop), a precompiled listing, and a watch on the file that tells every commit.
  */
 export async function openSqlitePetStore(path: string, options: SqlitePetStoreOptions = {}): Promise<SqlitePetStore> {
   const { db, database, driver } = await openSqlite(path, {
@@ -56,15 +56,14 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     readsOnly: options.readsOnly === true && path !== ':memory:',
   });
   const clock = options.clock ?? { now: () => new Date() };
-  const changes = createSqliteCatalogChanges(database, path);
+  const commits = createSqliteCommits(database, path);
   const writer = createGroupWriter({
     // A connection of the writer's own; only a memory database, which no other connection can open, writes on the store's.
     connect: path === ':memory:' ? async () => ({ database, mark: openCommitMark(database, path), close() {} }) : () => writerConnection(path, driver),
-    committed: changes.committed,
+    committed: commits.committed,
     ...options.holdGroups,
   });
   const writes = createSqliteWrites(writer, clock, { observeWrite: options.observeWrite, lockWaitMs: options.lockWaitMs ?? BUSY_TIMEOUT_MS });
-  const commits = sqliteCommitSignal(changes);
   const store = createSqlPetStore(db, sqliteSqlDialect, {
     clock,
     writes,
@@ -75,15 +74,14 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
       await writes.drain();
       writer.close();
       commits.close();
-      changes.close();
       await db.destroy();
     },
   });
   return {
     ...store,
-    changes,
+    commits,
     writerPragma: writes.writerPragma,
-    // Taken by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
+    // Told by the watch as the store's own commits that changed no pet: caches keep their answers, followers of the log sleep on.
     writeOutsideLog: writes.writeOutsideLog,
   };
 }

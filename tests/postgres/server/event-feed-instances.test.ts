@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { addPet } from '../../../application/index.ts';
-import { postgresCommitSignal } from '../../../adapters/store/postgres/postgres-commit-signal.ts';
+import { postgresCommits } from '../../../adapters/store/postgres/postgres-commits.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import { createPostgresPool } from '../../../adapters/store/postgres/postgres-pool.ts';
 import type { PetStoreDatabase } from '../../../adapters/store/schema.ts';
@@ -19,12 +19,12 @@ describe('the event feed across instances on one PostgreSQL database', () => {
     const writer = await openPostgresPetStore({ url: database.url, poolSize: 2, statementTimeoutMs: 10_000 });
     const db = new Kysely<PetStoreDatabase>({ dialect: new PostgresDialect({ pool: createPostgresPool({ url: database.url, poolSize: 1, statementTimeoutMs: 10_000 }) }) });
     // The poll an hour apart: only the notification can tell of the commit within the test.
-    const signal = postgresCommitSignal(db, { url: database.url, pollMs: 3_600_000 });
+    const signal = postgresCommits(db, { url: database.url, pollMs: 3_600_000 });
     try {
       const heard: (number | undefined)[] = [];
       let told: () => void = () => {};
-      const unsubscribe = signal.onCommitted((position) => {
-        heard.push(position);
+      const unsubscribe = signal.onCommitted(({ last }) => {
+        heard.push(last);
         told();
       });
       // Wait until the listening connection has run LISTEN, so that the commit below can be heard only through it.

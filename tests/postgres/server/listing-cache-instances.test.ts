@@ -5,7 +5,7 @@ import type { PetStatus } from '../../../domain/index.ts';
 import { addPet } from '../../../application/index.ts';
 import { rebuildPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
-import type { PetChange } from '../../../adapters/store/catalog-changes.ts';
+import type { PetChange } from '../../../application/index.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import { startServiceProcess } from '../../support/service-process.ts';
 import type { ServiceProcess } from '../../support/service-process.ts';
@@ -123,11 +123,11 @@ describe('the listing cache across instances on one PostgreSQL database', () => 
       await addPet(there, { name: 'rebuilt', categoryId: 1 });
       const heard: (readonly PetChange[] | undefined)[] = [];
       let told = () => {};
-      here.changes!.subscribe((changes) => {
+      here.commits.onCommitted(({ changes }) => {
         heard.push(changes);
         told();
       });
-      await here.changes!.refresh();
+      await here.commits.refresh();
       heard.length = 0;
       const dropped = new Promise<void>((resolve) => (told = resolve));
       await rebuildPetProjection(there);

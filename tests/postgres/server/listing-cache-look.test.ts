@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { addPet } from '../../../application/index.ts';
-import type { PetChange } from '../../../adapters/store/catalog-changes.ts';
+import type { PetChange } from '../../../application/index.ts';
 import { openTestPostgresStore } from '../../support/postgres.ts';
 
 /** What the instance's listening connection last ran, once it listens. */
@@ -20,10 +20,11 @@ describe("the listing cache's look at the log on PostgreSQL", () => {
     const observer = new pg.Client({ connectionString: opened.url });
     await observer.connect();
     try {
-      const changes = opened.store.changes!;
+      const changes = opened.store.commits;
       const heard: (readonly PetChange[] | undefined)[] = [];
-      changes.subscribe((changed) => heard.push(changed));
-      for (let tries = 0; !(await listenerQuery(observer))?.startsWith('LISTEN'); tries++) {
+      changes.onCommitted(({ changes: changed }) => heard.push(changed));
+      // Its first statement is LISTEN: any statement at all means it listens.
+      for (let tries = 0; !(await listenerQuery(observer)); tries++) {
         assert.ok(tries < 200, 'the store listens for commits');
         await new Promise((resolve) => setTimeout(resolve, 25));
       }

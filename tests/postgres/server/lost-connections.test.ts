@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPostgresPool } from '../../../adapters/store/postgres/postgres-pool.ts';
-import { postgresCommitSignal } from '../../../adapters/store/postgres/postgres-commit-signal.ts';
+import { addPet } from '../../../application/index.ts';
+import { postgresCommits, readLogHead } from '../../../adapters/store/postgres/postgres-commits.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import { capturedLog } from '../../support/captured-log.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
@@ -15,6 +16,18 @@ async function terminate(url: string, applicationName: string): Promise<number> 
   try {
     const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [applicationName]);
     return rows.length;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The connection listening for commits, if any: its state and the last statement it ran (LISTEN first). */
+async function listener(url: string): Promise<{ state: string; query: string } | undefined> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query("select state, query from pg_stat_activity where application_name = 'petstore-log-listener'");
+    return rows[0];
   } finally {
     await admin.end();
   }
@@ -53,27 +66,31 @@ describe('database connections that die', () => {
   it('listens for commits again after its listening connection dies, and logs the fault in a short line', async () => {
     const { logger, lines } = capturedLog();
     const store = await openPostgresPetStore({ url: database.url, poolSize: 2, statementTimeoutMs: 2000 }, { logger });
-    const signal = postgresCommitSignal(store.db, { url: database.url, statementTimeoutMs: 2000, logger, pollMs: 60_000 });
+    const signal = postgresCommits(store.db, { url: database.url, statementTimeoutMs: 2000, logger, pollMs: 60_000 });
     const heard: (number | undefined)[] = [];
-    const stop = signal.onCommitted((position) => heard.push(position));
+    let told = () => {};
+    const stop = signal.onCommitted(({ last }) => {
+      heard.push(last);
+      told();
+    });
     try {
-      while ((await terminate(database.url, 'petstore-log-listener')) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Idle after its first look, so that the server's reason reaches the connection rather than a statement.
+      for (;;) {
+        const now = await listener(database.url);
+        if (now?.state === 'idle' && now.query.startsWith('select max(position)')) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(await terminate(database.url, 'petstore-log-listener'), 1);
       while (!lines.some((line) => line.msg.startsWith('the connection listening for commits failed'))) await new Promise((resolve) => setTimeout(resolve, 20));
       const line = lines.find((entry) => entry.msg.startsWith('the connection listening for commits failed'))!;
       assert.ok(JSON.stringify(line).length < 400, `a log line of ${JSON.stringify(line).length} characters`);
       assert.match(line.reason, /terminat/i);
-      // Listening again: a notification reaches it (the head is not polled meanwhile).
-      const admin = new pg.Client({ connectionString: database.url });
-      await admin.connect();
-      try {
-        for (let position = 1_000_000; heard.length === 0; position++) {
-          await admin.query(`select pg_notify('petstore_log', $1)`, [String(position)]);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      } finally {
-        await admin.end();
-      }
-      assert.ok(heard[0]! >= 1_000_000);
+      // Listening again: a commit is heard (the head is not polled meanwhile).
+      while (!(await listener(database.url))?.query) await new Promise((resolve) => setTimeout(resolve, 20));
+      const first = new Promise<void>((resolve) => (told = resolve));
+      await addPet(store, { name: 'after the connection died', categoryId: 1 });
+      await first;
+      assert.equal(heard.at(-1), await readLogHead(store.db));
     } finally {
       stop();
       await signal.close();

@@ -1,15 +1,18 @@
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus } from '../../application/index.ts';
-import type { CommitSignal, LogQuery, StoredEvent } from '../../application/index.ts';
-import { postgresCatalogChanges } from '../../adapters/store/postgres/postgres-catalog-changes.ts';
-import { readLogHead } from '../../adapters/store/postgres/postgres-commit-signal.ts';
-import type { PetChange } from '../../adapters/store/catalog-changes.ts';
+import type { Commit, LogQuery, PetChange, StoredEvent } from '../../application/index.ts';
+import { postgresCommits, readLogHead } from '../../adapters/store/postgres/postgres-commits.ts';
+import type { PostgresCommits } from '../../adapters/store/postgres/postgres-commits.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';
 
-describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgresEngine()})`, () => {
+describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})`, () => {
   let opened: TestStore;
+  const opens: PostgresCommits[] = [];
+  afterEach(async () => {
+    for (const commits of opens.splice(0)) await commits.close();
+  });
 
   before(async () => {
     opened = await openTestPostgresStore();
@@ -17,19 +20,21 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
   after(() => opened.close());
 
   /**
-   * The changes over the test store, counting what its looks ask: `looks` where the log ends, `reads`
-   * its events; `hold` keeps each question waiting until released; `announce` is a notification of a commit.
+   * The commits over the test store (no LISTEN, the head polled once an hour), counting what its looks
+   * ask: `looks` where the log ends, `reads` its events; `hold` keeps each question waiting until
+   * released; `announce` is a notification of a commit; `failReads` makes reading the events fail.
    */
   function watched() {
     const { store } = opened;
     const looks: number[] = [];
     const reads: number[] = [];
     let hold: Promise<void> | undefined;
-    let notify: ((position: number) => void) | undefined;
+    let readsFail = false;
     const log = {
-      async readLog(query: LogQuery): Promise<StoredEvent[]> {
+      async readLog(query: Pick<LogQuery, 'after' | 'limit'>): Promise<StoredEvent[]> {
         reads.push(query.after);
         await hold;
+        if (readsFail) throw new Error('the events cannot be read');
         return store.eventLog.readLog(query);
       },
       async head(): Promise<number> {
@@ -38,16 +43,15 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
         return readLogHead(store.db);
       },
     };
-    const announcing: CommitSignal = {
-      onCommitted(listener) {
-        notify = listener;
-        return () => (notify = undefined);
-      },
-    };
-    const changes = postgresCatalogChanges(log, announcing);
+    const changes = postgresCommits(store.db, { log, pollMs: 3_600_000 });
+    opens.push(changes);
+    const commits: Commit[] = [];
     const heard: (readonly PetChange[] | undefined)[] = [];
-    changes.subscribe((changed) => heard.push(changed));
-    return { changes, heard, looks, reads, announce: (position: number) => notify?.(position), holdLooks: () => {
+    changes.onCommitted((commit) => {
+      commits.push(commit);
+      heard.push(commit.changes);
+    });
+    return { changes, heard, commits, looks, reads, announce: (position: number) => changes.notified(position), failReads: () => (readsFail = true), holdLooks: () => {
       let release!: () => void;
       hold = new Promise((resolve) => (release = resolve));
       return () => {
@@ -58,12 +62,13 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
   }
 
   it('tells, before a look resolves, every commit made before it was asked for, with the pets and statuses it changed', async () => {
-    const { changes, heard } = watched();
+    await addPet(opened.store, { name: 'before the first look', categoryId: 1, status: 'available' });
+    const { changes, heard, commits } = watched();
     await changes.refresh();
-    assert.deepEqual(heard, [undefined], 'the first look finds where the log ends');
+    assert.deepEqual(commits, [{ last: await readLogHead(opened.store.db) }], 'the first look finds where the log ends');
     const pet = await addPet(opened.store, { name: 'unnotified', categoryId: 1, status: 'available' });
     await changes.refresh();
-    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['available'] }]);
+    assert.deepEqual(commits.at(-1), { last: await readLogHead(opened.store.db), changes: [{ id: pet.id, statuses: ['available'] }] });
     await changePetStatus(opened.store, { id: pet.id, status: 'pending' });
     await changePetStatus(opened.store, { id: pet.id, status: 'sold' });
     await changes.refresh();
@@ -98,19 +103,21 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
   });
 
   it("tells this instance's own group at once when it follows what was told, and leaves one past a gap to a look", async () => {
-    const { changes, heard, looks, reads, announce } = watched();
+    const { changes, heard, commits, looks, reads, announce } = watched();
     await changes.refresh();
     const head = await readLogHead(opened.store.db);
     const [looked, read, told] = [looks.length, reads.length, heard.length];
-    changes.committedHere({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] });
-    assert.deepEqual(heard.slice(told), [[{ id: 7, statuses: ['sold'] }]]);
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] });
+    assert.deepEqual(commits.slice(told), [{ last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] }]);
     // Its own notification, when it comes, finds it told already.
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual([looks.length - looked, reads.length - read], [0, 0], 'no look');
     // Positions past a gap: another instance's commit may lie between, so only a look may tell it.
-    changes.committedHere({ drawnFrom: head + 10, last: head + 11, changes: [{ id: 8, statuses: ['available'] }] });
+    changes.committed({ drawnFrom: head + 10, last: head + 11, changes: [{ id: 8, statuses: ['available'] }] });
     assert.equal(heard.length, told + 1, 'not told');
+    await changes.refresh();
+    assert.equal(reads.length - read, 1, 'a look reads the log after what was told');
   });
 
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {
@@ -124,7 +131,7 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     // Committed while that look is in flight: the caller after it must not be answered by it.
     const late = await addPet(opened.store, { name: 'during the look', categoryId: 1, status: 'pending' });
     let heardLate = false;
-    changes.subscribe((changed) => {
+    changes.onCommitted(({ changes: changed }) => {
       if (changed?.some((change) => change.id === late.id)) heardLate = true;
     });
     const second = [changes.refresh(), changes.refresh()];
@@ -133,5 +140,19 @@ describe(`the catalogue's changes on PostgreSQL, read from the log (${testPostgr
     assert.equal(looks.length, before + 2, 'one more look for the callers that came during the first');
     assert.equal(reads.length, 1, 'the first look, asked after the commit, read it; the second found nothing new');
     assert.ok(heardLate, 'the later callers were answered after the commit was told');
+  });
+
+  it('tells a notified commit whose events cannot be read as "anything may have changed" at its position', async () => {
+    const { changes, commits, announce, failReads } = watched();
+    await changes.refresh();
+    const head = await readLogHead(opened.store.db);
+    const told = commits.length;
+    failReads();
+    announce(head + 3);
+    await assert.rejects(changes.refresh());
+    assert.deepEqual(commits.slice(told), [{ last: head + 3 }], 'followers learn that the log grew');
+    announce(head + 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(commits.length, told + 1, 'a position told already is not told again');
   });
 });

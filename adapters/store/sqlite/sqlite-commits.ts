@@ -1,17 +1,28 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import type { SqliteDatabase, SqliteStatement } from 'kysely';
-import type { CatalogChanges, CatalogListener, PetChange } from '../catalog-changes.ts';
+import type { SqliteDatabase } from 'kysely';
+import type { Commit, Commits, PetChange } from '../../../application/index.ts';
+import { createCommitListeners } from '../commit-listeners.ts';
 
-/** The store's side of `CatalogChanges`. */
-export interface SqliteCatalogChanges extends CatalogChanges {
+/** How often the file is looked at for other processes' commits while anyone listens: one pread each time. */
+export const OTHER_COMMITS_POLL_MS = 20;
+
+/** The store's side of `Commits` on SQLite. */
+export interface SqliteCommits extends Commits {
+  refresh(): void;
   /**
    * A commit of the store's own, told as soon as COMMIT returned: `marks.before` read under its write
    * lock before it wrote, `marks.after` right after it committed (either empty when unknown: it could
-   * not be read, or another connection may have committed between). Reports anything else seen since
-   * the last mark, then the pets it changed.
+   * not be read, or another connection may have committed between). Tells anything else seen since
+   * the last mark as "anything may have changed", else the pets it changed.
    */
-  committed(marks: OwnCommitMarks, changes: readonly PetChange[]): void;
+  committed(marks: OwnCommitMarks, commit: OwnCommit): void;
   close(): void;
+}
+
+/** What one commit of the store's own did: the log's last position after it (0: it appended nothing) and the pets it changed. */
+export interface OwnCommit {
+  readonly last: number;
+  readonly changes: readonly PetChange[];
 }
 
 /** The marks around one commit of the store's own. */
@@ -69,50 +80,64 @@ function statementMark(database: SqliteDatabase): CommitMark {
 }
 
 /**
- * Notices every commit that could change the read model, cheaply enough to ask before every cached
- * answer. In WAL mode it compares the WAL-index header, which moves with every commit of any connection
- * in any process, including writes that went around the store. The store's own commits (see
- * group-writer.ts) are reported precisely, from the marks read under their write lock; anything else
- * as "anything may have changed".
+ * Notices every commit that could change the log or the read model, cheaply enough to ask before every
+ * cached answer. In WAL mode it compares the WAL-index header, which moves with every commit of any
+ * connection in any process, including writes that went around the store. The store's own commits (see
+ * group-writer.ts) are told precisely, from the marks read under their write lock; anything else as
+ * "anything may have changed". While anyone listens, the file is looked at every `pollMs` for other
+ * processes' commits (one pread each time); `refresh` looks at once.
  */
-export function createSqliteCatalogChanges(database: SqliteDatabase, file: string): SqliteCatalogChanges {
+export function createSqliteCommits(database: SqliteDatabase, file: string, pollMs = OTHER_COMMITS_POLL_MS): SqliteCommits {
   const mark = openCommitMark(database, file);
-  const listeners: CatalogListener[] = [];
   let seen = Buffer.from(mark.read());
-
-  const tell = (changes: readonly PetChange[] | undefined) => {
-    for (const listener of listeners) listener(changes);
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const stopPolling = () => {
+    if (poll !== undefined) clearInterval(poll);
+    poll = undefined;
   };
-  const refresh = () => {
+  const listeners = createCommitListeners({
+    onFirstListener() {
+      poll = setInterval(refresh, pollMs);
+      poll.unref();
+    },
+    onLastListener: stopPolling,
+  });
+  const anythingChanged: Commit = {};
+
+  function refresh(): void {
     let now: Buffer;
     try {
       now = mark.read();
     } catch {
       // The mark cannot be read (an I/O error): anything may have changed, and the next read decides afresh.
       seen = Buffer.alloc(0);
-      tell(undefined);
+      listeners.tell(anythingChanged);
       return;
     }
     if (now.equals(seen)) return;
     seen = Buffer.from(now);
-    tell(undefined);
-  };
+    listeners.tell(anythingChanged);
+  }
 
   return {
-    subscribe(listener) {
-      listeners.push(listener);
-    },
+    onCommitted: listeners.onCommitted,
     refresh,
-    committed({ before, after }, changes) {
+    committed({ before, after }, { last, changes }) {
+      let foreign = false;
       if (before.length === 0 || after.length === 0) {
         seen = Buffer.alloc(0);
-        tell(undefined);
+        foreign = true;
       } else if (!seen.equals(after)) {
-        if (!seen.equals(before)) tell(undefined);
+        foreign = !seen.equals(before);
         seen = Buffer.from(after);
       }
-      if (changes.length > 0) tell(changes);
+      // Another commit seen with this one: "anything may have changed" covers both.
+      if (foreign) listeners.tell(last > 0 ? { last } : anythingChanged);
+      else if (changes.length > 0) listeners.tell({ last, changes });
     },
-    close: () => mark.close(),
+    close() {
+      stopPolling();
+      mark.close();
+    },
   };
 }

@@ -1,0 +1,33 @@
+import type { PetStatus } from '../domain/index.ts';
+
+/** A pet whose read-model row changed, with its status before and after (`null`: none; before is `null` for a new pet). */
+export interface PetChange {
+  readonly id: number;
+  readonly statuses: readonly (PetStatus | null)[];
+}
+
+/** Positions of the log committed, with the pets they changed. */
+export interface Commit {
+  /** The log's last position after it, where known. */
+  readonly last?: number;
+  /** The pets it changed; undefined: anything may have changed (another process's commit, a write around the store). */
+  readonly changes?: readonly PetChange[];
+}
+
+/**
+ * Says what was committed: this process's commits as they commit, with the pets they changed, and,
+ * where the store can see them, other processes' and instances'. One notice for every follower of the
+ * log: the event feed and webhook deliveries read on from their own position, the listing cache drops
+ * what a commit touched, read positions make the cache take in what a read asks for.
+ */
+export interface Commits {
+  /** Calls `listener` after each commit; returns the unsubscribe. A listener that throws does not keep the others from hearing. */
+  onCommitted(listener: (commit: Commit) => void): () => void;
+  /**
+   * Looks for commits the store did not tell of itself: other processes', or writes that went around
+   * it. Where the store can look synchronously (SQLite's file), the listeners hear of any before this
+   * returns; otherwise (PostgreSQL) it returns a promise, and they have heard of every commit made
+   * before the call by the time it resolves.
+   */
+  refresh(): void | Promise<void>;
+}
