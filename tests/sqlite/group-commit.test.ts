@@ -14,7 +14,7 @@ import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-stor
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
+import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';

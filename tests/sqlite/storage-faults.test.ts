@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createGroupWriter } from '../../adapters/store/sqlite/group-writer.ts';
+import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';

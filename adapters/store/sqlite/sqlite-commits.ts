@@ -83,7 +83,7 @@ function statementMark(database: SqliteDatabase): CommitMark {
  * Notices every commit that could change the log or the read model, cheaply enough to ask before every
  * cached answer. In WAL mode it compares the WAL-index header, which moves with every commit of any
  * connection in any process, including writes that went around the store. The store's own commits (see
- * group-writer.ts) are told precisely, from the marks read under their write lock; anything else as
+ * sqlite-writes.ts) are told precisely, from the marks read under their write lock; anything else as
  * "anything may have changed". While anyone listens, the file is looked at every `pollMs` for other
  * processes' commits (one pread each time); `refresh` looks at once.
  */
