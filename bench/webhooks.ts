@@ -95,6 +95,13 @@ export async function runWebhooks(events: number, liveWrites: number, batchSize:
     }));
     const started = performance.now();
     refusing = false;
+    // Its retries may have run out while the backlog was written (it then waits to be resumed, as an operator would).
+    const subscription = (await created.json()) as { id: string };
+    const state = (await (await fetch(`${base}/webhooks/${subscription.id}`, { headers })).json()) as { status: string };
+    if (state.status === 'failing') {
+      const resumed = await fetch(`${base}/webhooks/${subscription.id}/resume`, { method: 'POST', headers });
+      if (!resumed.ok) throw new Error(`POST /webhooks/${subscription.id}/resume answered ${resumed.status}: ${await resumed.text()}`);
+    }
     await new Promise<void>((resolve) => {
       onArrival = () => received >= events && resolve();
       onArrival();
