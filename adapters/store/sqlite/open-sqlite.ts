@@ -79,8 +79,10 @@ export async function openSqlite(path: string, options: OpenSqliteOptions = {}):
     close: () => current.close(),
   };
   const database = withStatementCache(raw);
+  // A connection that only reads never takes the write lock once migrated (the migration holds it): nothing to wait for.
+  const waitsForLock = busyTimeoutMs === 0 && !options.readsOnly;
   const db = new Kysely<PetStoreDatabase>({
-    dialect: new PetStoreSqliteDialect({ database, ...(busyTimeoutMs === 0 ? { lockWaitMs: BUSY_TIMEOUT_MS } : {}) }),
+    dialect: new PetStoreSqliteDialect({ database, ...(waitsForLock ? { lockWaitMs: BUSY_TIMEOUT_MS } : {}) }),
   });
   try {
     if (options.migrate !== false) await migrateExclusively(db, raw);
