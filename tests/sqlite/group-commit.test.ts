@@ -63,6 +63,31 @@ describe('SQLite group commit', () => {
     assert.deepEqual(ids, Array.from({ length: 8 }, (_, index) => ids[0]! + index), 'consecutive ids');
   });
 
+  it('lets creations asked in the turns after a group gave out its ids join it: one commit', async () => {
+    await addPet(store, { name: 'warm up', categoryId: 1 });
+    const before = commitsSoFar(file);
+    const first = Array.from({ length: 4 }, (_, index) => addPet(store, { name: `first ${index}`, categoryId: 1 }));
+    // A turn on: the group has given out its ids, and waits for their appends.
+    const late = await new Promise<Promise<{ id: number }>[]>((resolve) => setImmediate(() => {
+      resolve(Array.from({ length: 4 }, (_, index) => addPet(store, { name: `late ${index}`, categoryId: 1 })));
+    }));
+    const pets = await Promise.all([...first, ...late]);
+    assert.equal(commitsSoFar(file) - before, 1, 'one commit for both');
+    assert.equal(new Set(pets.map((pet) => pet.id)).size, 8);
+  });
+
+  it('commits a steady stream of creations in several groups: joining a group is bounded', async () => {
+    await addPet(store, { name: 'warm up', categoryId: 1 });
+    const before = commitsSoFar(file);
+    const asked: Promise<{ id: number }>[] = [];
+    for (let turn = 0; turn < 10; turn += 1) {
+      asked.push(addPet(store, { name: `stream ${turn}`, categoryId: 1 }));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(new Set((await Promise.all(asked)).map((pet) => pet.id)).size, 10);
+    assert.ok(commitsSoFar(file) - before > 1, 'more than one group');
+  });
+
   it('keeps the id of a creation that failed taken, so a stream already under the next id fails one creation only', async () => {
     const next = (await store.db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirstOrThrow()).value + 1;
     await store.eventStore.append(`pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata, { petAfter: { id: next, name: 'around', categoryId: 1 } });
@@ -285,7 +310,7 @@ describe('SQLite group writer', () => {
         resolve: (result: AppendResult) => void (outcomes[index] = { result }),
         reject: (error: unknown) => void (outcomes[index] = { error }),
       }));
-      await writer.begin(0);
+      await writer.begin();
       const { answers } = await writer.commit({ appends, writeHealthRow: false, now });
       for (const answer of answers) answer();
       return { reply: { outcomes, changes }, statements: [...statements] };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
+import { createGroupWriter, createSqliteWrites } from '../../adapters/store/sqlite/sqlite-writes.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
@@ -118,7 +118,8 @@ describe('SQLite group commit when ending a failed group fails too', () => {
     };
     const writer = createGroupWriter({ connect, committed() {} });
     const group = async () => {
-      await writer.begin(1);
+      await writer.begin();
+      writer.drawIds(1);
       return writer.commit({ appends: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' });
     };
     try {
@@ -128,6 +129,59 @@ describe('SQLite group commit when ending a failed group fails too', () => {
       assert.equal(connections, 2, 'the failed connection was given up for another');
       assert.equal((await db.selectFrom('store_health').select('checked_at').execute()).length, 1);
     } finally {
+      writer.close();
+      await db.destroy();
+      directory.remove();
+    }
+  });
+});
+
+describe('SQLite group commit when drawing ids fails after some were given out', () => {
+  it('fails the creations that had their ids with the group, so that no id is given twice', async () => {
+    const directory = temporaryDirectory('failed-draw');
+    const file = directory.file('store.db');
+    const { db } = await openSqlite(file);
+    // The second draw of new ids fails, as a disk failing mid-group would.
+    let draws = 0;
+    const connect = async () => {
+      const connection = await openSqliteConnection(file);
+      const database: SqliteDatabase = {
+        prepare: (text) => {
+          const statement = connection.prepare(text);
+          if (!text.startsWith('update sequences')) return statement;
+          return { ...statement, run: (parameters: readonly unknown[]) => {
+            draws += 1;
+            if (draws === 2) throw driverError('SQLITE_IOERR_WRITE');
+            return statement.run(parameters);
+          } };
+        },
+        close: () => connection.close(),
+      };
+      const mark = openCommitMark(connection, file);
+      return { database, mark, close() { mark.close(); connection.close(); } };
+    };
+    const writer = createGroupWriter({ connect, committed() {} });
+    const writes = createSqliteWrites(writer, { now: () => new Date() }, { observeWrite: undefined, lockWaitMs: 1_000 });
+    const create = async (name: string) => {
+      const id = await writes.petIds.next();
+      const pet = { id, name, categoryId: 1, status: 'available' as const };
+      await writes.append(`pet-${id}`, 'no_stream', [{ type: 'PetAdded', data: pet }], { recordedAt: new Date().toISOString() }, { petAfter: pet });
+      return id;
+    };
+    try {
+      const given = [create('given a'), create('given b')];
+      // A turn on, while the group waits for the appends of the ids it gave: these ids are drawn in a second draw.
+      const late = await new Promise<Promise<number>[]>((resolve) => setImmediate(() => resolve([create('late')])));
+      for (const outcome of await Promise.allSettled([...given, ...late])) {
+        assert.equal(outcome.status, 'rejected');
+        assert.ok((outcome as PromiseRejectedResult).reason instanceof StoreUnavailable, `a store fault, not ${String((outcome as PromiseRejectedResult).reason)}`);
+      }
+      const after = await Promise.all([create('after 1'), create('after 2')]);
+      await writes.drain();
+      assert.deepEqual((await db.selectFrom('pets').select(['id', 'name']).orderBy('id').execute()).map((row) => row.name), ['after 1', 'after 2']);
+      assert.equal(new Set(after).size, 2);
+    } finally {
+      await writes.drain();
       writer.close();
       await db.destroy();
       directory.remove();
