@@ -10,9 +10,9 @@ import type { RateLimitPolicy } from '../config/config.ts';
 import { allowCrossOrigin } from './cors.ts';
 import { createDocumentRouter } from './document-routes.ts';
 import type { ListingCache } from './listing-cache.ts';
-import { HttpProblem, renderErrors } from './errors.ts';
+import { createProblemOf, HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
-import { createPetRouter } from './pet-routes.ts';
+import { createPetRoutes } from './pet-routes.ts';
 import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
@@ -23,7 +23,8 @@ import { requestLine } from '../observability/request-log.ts';
 import { createCachedListingBranch } from './cached-listing.ts';
 import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
 import { answerRecorder, createRequestPipeline } from './request-pipeline.ts';
-import type { AroundAnswer, ObserveRequest, RecordAnswer } from './request-pipeline.ts';
+import type { AnswerBranch, AroundAnswer, ObserveRequest, RecordAnswer } from './request-pipeline.ts';
+import { createBranchAdmission } from './branch-admission.ts';
 import { stateOf } from './request-state.ts';
 import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
@@ -85,8 +86,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const readPositions = options.readPositions ?? createReadPositions({ log: options.feed?.eventLog ?? NO_LOG, refresh: () => {} });
+  const admission = createBranchAdmission({ keyCheck, rateLimiter, crossOrigin: options.corsOrigins.length > 0 });
+  const problemOf = createProblemOf(options.logger);
+  const pets = createPetRoutes({ ...options, keyCheck, rateLimiter, readPositions, admission, problemOf });
   const routers: Router[] = [
-    createPetRouter({ ...options, keyCheck, rateLimiter, readPositions }),
+    pets.router,
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
@@ -99,7 +103,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
   const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
-  app.use(renderErrors(options.logger));
+  app.use(renderErrors(problemOf));
   app.use(requireHost);
   // Without configured origins there is nothing to add: no middleware at all on the hot path.
   if (options.corsOrigins.length > 0) app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
@@ -114,13 +118,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     rejectUnrouted(ctx, methodsAllowedAt);
   });
-  const branch = options.listingCache && createCachedListingBranch({
-    cache: options.listingCache,
-    keyCheck,
-    rateLimiter,
-    crossOrigin: options.corsOrigins.length > 0,
-    readPositions,
-  });
+  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, admission, readPositions });
+  // The two branches answer different methods: a creation, or a cached listing.
+  const branch: AnswerBranch = (request, response, state) => (request.method === 'POST' ? pets.creationBranch : cachedListing)?.(request, response, state);
   const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
   return { dispatch, methodsAllowedAt, routeAt, record };
 }

@@ -1,19 +1,15 @@
-import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { HttpProblem } from './errors.ts';
+import type { BranchAdmission } from './branch-admission.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
-import { decideRate } from './rate-limit.ts';
-import type { RateLimiter } from './rate-limit.ts';
 import type { AnswerBranch, Answered } from './request-pipeline.ts';
 import { MIN_POSITION_FIELD, minPositionOf } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
 
 export interface CachedListingOptions {
   readonly cache: ListingCache;
-  readonly keyCheck: KeyCheckOf;
-  readonly rateLimiter?: RateLimiter | undefined;
-  /** CORS is configured: answers vary by Origin, and requests that carry one take the full chain. */
-  readonly crossOrigin: boolean;
+  /** The app's checks before a route (`branch-admission.ts`). */
+  readonly admission: BranchAdmission;
   /** A request asking for a position newer than this instance's reads are known to include is the app's to wait for. */
   readonly readPositions: Pick<ReadPositions, 'reached'>;
 }
@@ -28,32 +24,27 @@ const LISTING_PATH = '/v1/pets';
  * left to the app.
  */
 export function createCachedListingBranch(options: CachedListingOptions): AnswerBranch {
-  const { cache, keyCheck, rateLimiter, crossOrigin, readPositions } = options;
+  const { cache, admission, readPositions } = options;
   return function answerCachedListing(request, response, state) {
     if (request.method !== 'GET') return undefined;
     const target = request.url!;
     const queryStart = target.indexOf('?');
     if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return undefined;
-    if (state.hostProblem !== undefined || (crossOrigin && request.headers.origin !== undefined)) return undefined;
     const minPosition = minPositionOf(request.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined && (minPosition instanceof HttpProblem || minPosition > readPositions.reached)) return undefined;
-    const access = keyCheck(state, request);
-    if (access instanceof Promise || access instanceof HttpProblem) return undefined;
+    const keyId = admission.admit(request, state);
+    if (keyId === undefined) return undefined;
     const found = cache.get(queryStart < 0 ? '' : target.slice(queryStart + 1));
     // When the look for other instances' commits fails, the app reads the database and answers for it.
-    if (found instanceof Promise) return found.then((answer) => answerWith(answer, access.keyId), () => answerWith(undefined, access.keyId));
-    return answerWith(found, access.keyId);
+    if (found instanceof Promise) return found.then((answer) => answerWith(answer, keyId), () => answerWith(undefined, keyId));
+    return answerWith(found, keyId);
 
     function answerWith(answer: ListingAnswer | undefined, keyId: string): Answered | undefined {
       if (answer === undefined) {
         state.listingNotCached = true;
         return undefined;
       }
-      const decision = rateLimiter && decideRate(rateLimiter, state, keyId);
-      if (decision !== undefined && !decision.allowed) return undefined;
-
-      if (crossOrigin) response.setHeader('Vary', 'Origin');
-      if (decision !== undefined) for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
+      admission.markAnswer(response, state);
       if (answer.link !== undefined) response.setHeader('Link', answer.link);
       response.setHeader('Content-Type', JSON_TYPE);
       response.setHeader('Content-Length', answer.body.length);

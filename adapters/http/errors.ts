@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
@@ -7,6 +8,7 @@ import {
 import { ERROR_STATUS } from '../../contract/error-codes.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
 import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
+import { JSON_TYPE } from './listing-cache.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
 export { ERROR_STATUS } from '../../contract/error-codes.ts';
@@ -41,33 +43,59 @@ export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { code, message, status: ERROR_STATUS[code] };
 }
 
+/** The problem a failure is answered with, its fault logged as the service logs faults. */
+export type ProblemOf = (error: unknown, requestId: string) => HttpProblem;
+
+/**
+ * A storage fault is logged once, then counted: no stack per request. Any other failure answered 5xx is
+ * logged with its stack (never sent); a deliberate 503 (not ready) is in the request's log line already.
+ */
+export function createProblemOf(logger: Logger): ProblemOf {
+  const logStorageFault = createRepeatedFaultLog(logger);
+  return (error, requestId) => {
+    const problem = toProblem(error);
+    if (error instanceof StoreUnavailable) logStorageFault(error);
+    else if (problem.status >= 500 && !(error instanceof HttpProblem && problem.status === 503)) logger.error({ err: error, requestId }, 'request failed');
+    return problem;
+  };
+}
+
 /**
  * First in the chain: turns every failure into `{code, message, status}` as JSON.
  * Koa's own `onerror` would strip the headers already set (Deprecation, WWW-Authenticate) and answer text.
  */
-export function renderErrors(logger: Logger) {
-  const logStorageFault = createRepeatedFaultLog(logger);
+export function renderErrors(problemOf: ProblemOf) {
   return async function renderErrorsMiddleware(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 404) throw new HttpProblem('not_found', `no resource at ${ctx.path}`);
     } catch (error) {
-      const problem = toProblem(error);
-      // A storage fault is logged once, then counted: no stack per request. A deliberate 503 (not ready)
-      // is in the request's log line already.
-      if (error instanceof StoreUnavailable) logStorageFault(error);
-      else if (problem.status >= 500 && !(error instanceof HttpProblem && problem.status === 503)) {
-        ctx.state.error = error;
-        logger.error({ err: error, requestId: ctx.state.requestId }, 'request failed');
-      }
-      // Read and discard what is left of a refused body (bounded by the request timeout), so the answer
-      // reaches the client instead of a reset from closing a socket with unread data.
-      if (!ctx.req.complete) ctx.req.resume();
+      const problem = problemOf(error, ctx.state.requestId as string);
+      discardUnreadBody(ctx.req);
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
       ctx.body = problem.body;
     }
   };
+}
+
+/** A problem sent on Node's response, as `renderErrors` sends it on Koa's: for a pipeline branch that owns its request. */
+export function sendProblem(request: IncomingMessage, response: ServerResponse, problem: HttpProblem): void {
+  discardUnreadBody(request);
+  const body = JSON.stringify(problem.body);
+  response.statusCode = problem.status;
+  for (const [name, value] of Object.entries(problem.headers)) response.setHeader(name, value);
+  response.setHeader('Content-Type', JSON_TYPE);
+  response.setHeader('Content-Length', Buffer.byteLength(body));
+  response.end(body);
+}
+
+/**
+ * Reads and discards what is left of a refused body (bounded by the request timeout), so the answer
+ * reaches the client instead of a reset from closing a socket with unread data.
+ */
+function discardUnreadBody(request: IncomingMessage): void {
+  if (!request.complete) request.resume();
 }
 
 /** What any thrown value means for the client. Unknown failures become a bare 500: no detail leaves the process. */

@@ -23,22 +23,46 @@ function readBodyBytes(request: IncomingMessage): Promise<Buffer> {
   }
 }
 
-/** Refuses bodies that are not JSON in UTF-8 before reading them; as middleware, before the next one. */
+/** A request's JSON body: the parsed value (undefined for an empty body), and the text it was parsed from. */
+export interface JsonBody {
+  readonly value: unknown;
+  readonly raw: string;
+}
+
+/** Refuses bodies that are not JSON in UTF-8 before reading them; as middleware, before the next one, which finds the body with `jsonBodyOf`. */
 export function requireJsonBody(mediaTypes: readonly string[]) {
   return function requireJsonBodyMiddleware(ctx: Context, next: Next): Promise<void> {
-    return readJsonBody(ctx, mediaTypes).then(next);
+    return readJsonBody(ctx.req, mediaTypes).then((body) => {
+      ctx.state.jsonBody = body;
+      return next();
+    });
   };
+}
+
+/** The body `requireJsonBody` read. */
+export function jsonBodyOf(ctx: Context): JsonBody {
+  return ctx.state.jsonBody as JsonBody;
 }
 
 /**
  * Checks the media type and charset (a body that is not JSON in UTF-8 is refused before it is read),
- * then reads the body and parses it onto `ctx.request.body` (its text on `rawBody`).
+ * then reads the body and parses it. A refusal is a rejected promise, like any other.
  */
-export function readJsonBody(ctx: Context, mediaTypes: readonly string[]): Promise<void> {
-  const header = ctx.get('content-type');
+export function readJsonBody(request: IncomingMessage, mediaTypes: readonly string[]): Promise<JsonBody> {
+  const refusal = mediaTypeRefusal(request, mediaTypes);
+  if (refusal !== undefined) return Promise.reject(refusal);
+  return readBodyBytes(request).then(parseJsonBody, (error: Error) => {
+    throw bodyReadProblem(error);
+  });
+}
+
+/** Why a body of this media type and charset is not read, if it is not. */
+function mediaTypeRefusal(request: IncomingMessage, mediaTypes: readonly string[]): HttpProblem | undefined {
+  const header = request.headers['content-type'];
   if (!header) {
-    if (!ctx.request.length && !ctx.get('transfer-encoding')) throw new HttpProblem('invalid_body', 'a JSON body is required');
-    throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}`);
+    const length = request.headers['content-length'];
+    if ((!length || ~~length === 0) && !request.headers['transfer-encoding']) return new HttpProblem('invalid_body', 'a JSON body is required');
+    return new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}`);
   }
   let type: string;
   let charset: string | undefined;
@@ -47,39 +71,26 @@ export function readJsonBody(ctx: Context, mediaTypes: readonly string[]): Promi
     type = parsed.type;
     charset = parsed.parameters.charset;
   } catch {
-    throw new HttpProblem('unsupported_media_type', `Content-Type ${JSON.stringify(header)} is not a valid media type`);
+    return new HttpProblem('unsupported_media_type', `Content-Type ${JSON.stringify(header)} is not a valid media type`);
   }
-  if (!mediaTypes.includes(type)) throw new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}, got ${type}`);
+  if (!mediaTypes.includes(type)) return new HttpProblem('unsupported_media_type', `Content-Type must be ${mediaTypes.join(' or ')}, got ${type}`);
   if (charset !== undefined && !['utf-8', 'utf8'].includes(charset.toLowerCase())) {
-    throw new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
+    return new HttpProblem('unsupported_media_type', `the only supported charset is utf-8, got ${charset}`);
   }
-  return readBodyBytes(ctx.req).then(
-    (bytes) => parseJsonBody(ctx, bytes),
-    (error: Error) => {
-      throw bodyReadProblem(error);
-    },
-  );
-}
-
-/** Where a read body is kept on Koa's request: the parsed value, and the text it was parsed from. */
-interface ParsedRequest {
-  body?: unknown;
-  rawBody?: string;
+  return undefined;
 }
 
 /**
  * Decodes the bytes read as UTF-8, refusing (never replacing) an ill-formed sequence, and parses the
  * text as JSON. JSON text is UTF-8 (RFC 8259 §8.1), so bytes that are not are malformed JSON.
  */
-function parseJsonBody(ctx: Context, bytes: Buffer): void {
-  const request = ctx.request as ParsedRequest;
+function parseJsonBody(bytes: Buffer): JsonBody {
   const decoded = decodeUtf8Strictly(bytes);
   if ('invalidAt' in decoded) {
     const byte = bytes[decoded.invalidAt]!.toString(16).toUpperCase().padStart(2, '0');
     throw new HttpProblem('malformed_json', `the body is not valid UTF-8: the sequence at byte offset ${decoded.invalidAt} (starting 0x${byte}) is not a well-formed character`);
   }
-  request.rawBody = decoded.text;
-  request.body = decoded.text === '' ? undefined : parseJson(decoded.text);
+  return { value: decoded.text === '' ? undefined : parseJson(decoded.text), raw: decoded.text };
 }
 
 // "__proto__" as JSON may write it, any of its characters escaped.
@@ -118,8 +129,7 @@ function bodyReadProblem(error: Error & { status?: number; type?: string }): Htt
  * The parsed body as a JSON object with only `allowed` fields, or a 400 that says what is wrong.
  * Also returns the raw text, for checks that need the number as written.
  */
-export function readJsonObject(ctx: Context, what: string, allowed: readonly string[]): { body: Record<string, unknown>; raw: string } {
-  const { body, rawBody: raw = '' } = ctx.request as ParsedRequest;
+export function readJsonObject({ value: body, raw }: JsonBody, what: string, allowed: readonly string[]): { body: Record<string, unknown>; raw: string } {
   if (raw.trim() === '') throw new HttpProblem('invalid_body', 'a JSON body is required');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpProblem('invalid_body', `the body must be a JSON object (${what}), got ${describe(body)}`);

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { TSchema } from '@sinclair/typebox';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import { CATEGORY_ID_MAX } from '../../domain/index.ts';
@@ -7,14 +6,15 @@ import type { PetStatus } from '../../domain/index.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { readJsonObject } from './json-body.ts';
+import type { JsonBody } from './json-body.ts';
 import { NewPetSchema, StatusPatchCheck, StatusPatchSchema } from '../../contract/schemas.ts';
 
 /**
  * POST /pets: the NewPet's fields as sent, with a 400 that names the field for anything unknown or
  * missing; the rules on their values are the domain's (`checkNewPet`), checked once by the use case.
  */
-export function readNewPet(ctx: Context): NewPet {
-  const { body, raw } = readJsonObject(ctx, 'a NewPet', NEW_PET_FIELDS);
+export function readNewPet(sent: JsonBody): NewPet {
+  const { body, raw } = readJsonObject(sent, 'a NewPet', NEW_PET_FIELDS);
   for (const field of NewPetSchema.required) {
     if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
   }
@@ -26,8 +26,8 @@ const NEW_PET_FIELDS = Object.keys(NewPetSchema.properties);
 const STATUS_PATCH_FIELDS = Object.keys(StatusPatchSchema.properties);
 
 /** PATCH /pets/{petId}: `{ "status": … }` and nothing else. */
-export function readStatusPatch(ctx: Context): { status: PetStatus } {
-  const { body } = readJsonObject(ctx, 'a status change', STATUS_PATCH_FIELDS);
+export function readStatusPatch(sent: JsonBody): { status: PetStatus } {
+  const { body } = readJsonObject(sent, 'a status change', STATUS_PATCH_FIELDS);
   return checked(StatusPatchCheck, body, ['status']);
 }
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { PetNotFound } from '../../application/index.ts';
@@ -6,7 +7,7 @@ import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
 import { markDeprecated } from './deprecation.ts';
-import { readJsonBody, requireJsonBody } from './json-body.ts';
+import { jsonBodyOf, readJsonBody, requireJsonBody } from './json-body.ts';
 import { parseListQuery } from './list-query.ts';
 import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
@@ -15,6 +16,11 @@ import type { RateLimiter } from './rate-limit.ts';
 import { requireApiKey } from '../api-keys/require-api-key.ts';
 import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
 import { stateOf } from './request-state.ts';
+import type { RequestState } from './request-state.ts';
+import type { BranchAdmission } from './branch-admission.ts';
+import { sendProblem } from './errors.ts';
+import type { ProblemOf } from './errors.ts';
+import type { AnswerBranch } from './request-pipeline.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
@@ -34,10 +40,21 @@ export interface PetRoutesOptions {
   readonly useCases?: PetUseCases | undefined;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
+  /** The app's checks before a route, for the creation branch (`branch-admission.ts`). */
+  readonly admission: BranchAdmission;
+  /** How the app answers a failure, for the creation branch. */
+  readonly problemOf: ProblemOf;
+}
+
+export interface PetRoutes {
+  readonly router: Router;
+  /** POST /v1/pets for the request pipeline, before the app (see `creationBranch`). */
+  readonly creationBranch: AnswerBranch;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES, readPositions }: PetRoutesOptions): Router {
+export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
+  const { ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES, readPositions, admission, problemOf } = options;
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
@@ -72,16 +89,51 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
     return answer;
   }
 
-  // One handler after the key: the checks in their order (headers, then the body), without a middleware each.
-  router.post('createPet', '/v1/pets', ...authenticated, async (ctx) => {
-    const idempotencyKey = parseIdempotencyKey(idempotencyKeyHeader(ctx));
-    await readJsonBody(ctx, NEW_PET_TYPES);
-    const { pet, position } = await addPet(ports, readNewPet(ctx), requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
-    answerPosition(ctx, position);
+  /**
+   * POST /v1/pets once the key is checked: the checks in their order (headers, then the body), then the
+   * use case; its 201's headers and body. The route and the pipeline's branch both answer with it.
+   */
+  async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<Created> {
+    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
+    const newPet = readNewPet(await readJsonBody(request, NEW_PET_TYPES));
+    const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
+    readPositions.observe(position);
+    return { headers: { [POSITION_HEADER]: String(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
+  }
+
+  router.post('createPet', CREATE_PATH, ...authenticated, async (ctx) => {
+    const created = await createPet(ctx.req, stateOf(ctx), ctx.state.apiKeyId as string);
     ctx.status = 201;
-    ctx.set('Location', `${publicBaseUrl()}/pets/${pet.id}`);
-    sendJson(ctx, pet);
+    ctx.set(created.headers);
+    ctx.body = created.body;
   });
+
+  /**
+   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the app's checks
+   * admit it (`branch-admission.ts`), the route's own `createPet` answers, and a failure is rendered
+   * as the app renders it. Anything else (another path, a refusal, a cross-origin request) is the app's.
+   */
+  const creationBranch: AnswerBranch = (request, response, state) => {
+    if (request.method !== 'POST' || request.url !== CREATE_PATH) return undefined;
+    const keyId = admission.admit(request, state);
+    if (keyId === undefined) return undefined;
+    return createPet(request, state, keyId).then(
+      (created) => {
+        admission.markAnswer(response, state);
+        response.statusCode = 201;
+        for (const name in created.headers) response.setHeader(name, created.headers[name]!);
+        response.setHeader('Content-Length', Buffer.byteLength(created.body));
+        response.end(created.body);
+        return { route: CREATE_PATH, path: CREATE_PATH, status: 201, keyId };
+      },
+      (error: unknown) => {
+        const problem = problemOf(error, state.requestId);
+        admission.markAnswer(response, state);
+        sendProblem(request, response, problem);
+        return { route: CREATE_PATH, path: CREATE_PATH, status: problem.status, keyId };
+      },
+    );
+  };
 
   router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), ...authenticated, async (ctx) => {
     const id = petIdFromPath(ctx);
@@ -105,7 +157,7 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
     requireJsonBody(['application/json', 'application/merge-patch+json']),
     async (ctx) => {
       const ifVersion = parseIfMatch(ctx.headers['if-match']);
-      const { status } = readStatusPatch(ctx);
+      const { status } = readStatusPatch(jsonBodyOf(ctx));
       const changed = await changePetStatus(
         ports,
         ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
@@ -123,7 +175,7 @@ export function createPetRouter({ ports, keyCheck, publicBaseUrl, rateLimiter, l
     ctx.set(POSITION_HEADER, String(position));
   }
 
-  return router;
+  return { router, creationBranch };
 }
 
 function sendListing(ctx: Context, answer: ListingAnswer): void {
@@ -133,15 +185,18 @@ function sendListing(ctx: Context, answer: ListingAnswer): void {
 }
 
 const NEW_PET_TYPES = ['application/json'];
+const CREATE_PATH = '/v1/pets';
+
+/** A created pet's answer: 201, with these headers and body. */
+interface Created {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
 
 /** A JSON answer: its type set before its text, so that Koa neither looks the type up nor serialises the value again. */
 function sendJson(ctx: Context, value: unknown): void {
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = JSON.stringify(value);
-}
-
-function idempotencyKeyHeader(ctx: Context): string | undefined {
-  return ctx.headers['idempotency-key'] as string | undefined;
 }
 
 /** The path's pet id; ids that cannot name a pet are 404 here, before any lookup. */
@@ -161,7 +216,9 @@ function nextPageUrl(base: string, page: PetPage, after: number): string {
 }
 
 function requestContext(ctx: Context): RequestContext {
-  const { requestId, traceId } = stateOf(ctx);
-  const apiKeyId = ctx.state.apiKeyId as string;
+  return requestContextOf(stateOf(ctx), ctx.state.apiKeyId as string);
+}
+
+function requestContextOf({ requestId, traceId }: RequestState, apiKeyId: string): RequestContext {
   return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };
 }

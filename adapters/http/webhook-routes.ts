@@ -11,7 +11,7 @@ import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../webh
 import type { TargetPolicy } from '../webhooks/safe-target.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
-import { requireJsonBody, readJsonObject } from './json-body.ts';
+import { jsonBodyOf, requireJsonBody, readJsonObject } from './json-body.ts';
 import { plainInteger, readQuery, single } from './list-query.ts';
 import { limitRate } from './rate-limit.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -72,7 +72,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
   }
 
   router.post('createWebhook', '/v1/webhooks', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
-    const { body } = readJsonObject(ctx, 'a NewWebhook', Object.keys(NewWebhookSchema.properties));
+    const { body } = readJsonObject(jsonBodyOf(ctx), 'a NewWebhook', Object.keys(NewWebhookSchema.properties));
     if (!Object.hasOwn(body, 'url')) throw new HttpProblem('invalid_body', 'url is required');
     if (!NewWebhookCheck.Check(body)) {
       const first = NewWebhookCheck.Errors(body).First()!;
@@ -134,7 +134,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
   });
 
   router.post('replayWebhook', '/v1/webhooks/:id/replay', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
-    const { body, raw } = readJsonObject(ctx, 'a WebhookReplay', Object.keys(WebhookReplaySchema.properties));
+    const { body, raw } = readJsonObject(jsonBodyOf(ctx), 'a WebhookReplay', Object.keys(WebhookReplaySchema.properties));
     if (!Object.hasOwn(body, 'after')) throw new HttpProblem('invalid_body', 'after is required');
     const text = topLevelNumberText(raw, 'after');
     // Checked as written: JSON.parse would read 1.0000000000000001 as 1.

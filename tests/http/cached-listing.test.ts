@@ -2,11 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiKeyVerifier } from '../../adapters/api-keys/key-verifier.ts';
-import Koa from 'koa';
+import { koaContextsDuring } from '../support/koa-contexts.ts';
 import pino from 'pino';
 import { createKeyCheck } from '../../adapters/api-keys/require-api-key.ts';
 import { createHttpApp } from '../../adapters/http/app.ts';
 import { createCachedListingBranch } from '../../adapters/http/cached-listing.ts';
+import { createBranchAdmission } from '../../adapters/http/branch-admission.ts';
+import type { BranchAdmissionOptions } from '../../adapters/http/branch-admission.ts';
 import type { CachedListingOptions } from '../../adapters/http/cached-listing.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import type { ListingCache } from '../../adapters/http/listing-cache.ts';
@@ -33,23 +35,6 @@ async function missThenHit(request: () => Promise<Response>) {
   const missed = await request();
   const hit = await request();
   return { missed, hit };
-}
-
-/** Counts the Koa contexts made meanwhile: a request the cached-listing branch answers makes none. */
-async function koaContextsDuring(run: () => Promise<void>): Promise<number> {
-  const prototype = Koa.prototype as unknown as { createContext: (...args: unknown[]) => unknown };
-  const createContext = prototype.createContext;
-  let made = 0;
-  prototype.createContext = function countedCreateContext(this: unknown, ...args: unknown[]) {
-    made++;
-    return createContext.apply(this, args);
-  };
-  try {
-    await run();
-  } finally {
-    prototype.createContext = createContext;
-  }
-  return made;
 }
 
 describe('cached listings answered by the pipeline\'s branch before the app', () => {
@@ -162,11 +147,13 @@ describe('the cached listing branch', () => {
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
   const noChanges: Commits = { onCommitted: () => () => {}, refresh() {} };
 
-  function branch(overrides: Partial<CachedListingOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
+  function branch(overrides: Partial<CachedListingOptions> & Partial<BranchAdmissionOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
     const cache = createListingCache(noChanges);
     cache.set('limit=1', cache.mark(), { body, link: '<http://x/v1/pets?limit=1&after=1>; rel="next"' }, { status: undefined, after: 0, through: 2 });
     const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), ...options } = overrides;
-    return createCachedListingBranch({ cache, keyCheck: createKeyCheck(verifier), crossOrigin: false, readPositions: { reached: 5 }, ...options });
+    const { crossOrigin = false, rateLimiter, ...rest } = options;
+    const admission = createBranchAdmission({ keyCheck: createKeyCheck(verifier), crossOrigin, rateLimiter });
+    return createCachedListingBranch({ cache, admission, readPositions: { reached: 5 }, ...rest });
   }
 
   function request(init: { method?: string; url?: string; headers?: Record<string, string>; rawHeaders?: string[] } = {}) {
