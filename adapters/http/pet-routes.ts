@@ -97,8 +97,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
     const newPet = readNewPet(await readJsonBody(request, NEW_PET_TYPES));
     const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
-    readPositions.observe(position);
-    return { headers: { [POSITION_HEADER]: String(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
+    return { headers: { ...positionHeader(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
   router.post('createPet', CREATE_PATH, ...authenticated, async (ctx) => {
@@ -117,9 +116,10 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     if (request.method !== 'POST' || request.url !== CREATE_PATH) return undefined;
     const keyId = admission.admit(request, state);
     if (keyId === undefined) return undefined;
+    // Admitted: the branch answers, with the chain's headers, whatever becomes of the creation.
+    admission.markAnswer(response, state);
     return createPet(request, state, keyId).then(
       (created) => {
-        admission.markAnswer(response, state);
         response.statusCode = 201;
         for (const name in created.headers) response.setHeader(name, created.headers[name]!);
         response.setHeader('Content-Length', Buffer.byteLength(created.body));
@@ -128,7 +128,6 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
       },
       (error: unknown) => {
         const problem = problemOf(error, state.requestId);
-        admission.markAnswer(response, state);
         sendProblem(request, response, problem);
         return { route: CREATE_PATH, path: CREATE_PATH, status: problem.status, keyId };
       },
@@ -163,16 +162,16 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
         ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
         requestContext(ctx),
       );
-      answerPosition(ctx, changed.position);
+      ctx.set(positionHeader(changed.position));
       ctx.set('ETag', etagFor(changed.version));
       sendJson(ctx, changed.pet);
     },
   );
 
-  /** The write's position goes on its answer, and this instance now knows its reads include it. */
-  function answerPosition(ctx: Context, position: number): void {
+  /** The header that gives a write's position on its answer; this instance now knows its reads include it. */
+  function positionHeader(position: number): Record<string, string> {
     readPositions.observe(position);
-    ctx.set(POSITION_HEADER, String(position));
+    return { [POSITION_HEADER]: String(position) };
   }
 
   return { router, creationBranch };

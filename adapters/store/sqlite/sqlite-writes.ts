@@ -70,10 +70,11 @@ const TURNS_IDS_MAY_JOIN = 2;
  * another connection holds is waited for on a timer, never by sleeping on the event loop, and a group
  * that waited `lockWaitMs` fails as busy, with everything asked meanwhile.
  *
- * A new pet's id is drawn in the transaction of the group that appends it: the group reads the
- * sequence once under the write lock, hands the ids out, and waits one turn of the event loop for
- * their appends (the use case decides and appends as soon as it has its id) before it commits.
- * Processes sharing the file never hand out one id twice, and a creation costs one commit.
+ * A new pet's id is drawn in the transaction of the group that appends it: the group draws the ids
+ * asked for under the write lock, hands them out, and waits a turn of the event loop for their appends
+ * (the use case decides and appends as soon as it has its id); ids asked meanwhile are drawn and join
+ * for `TURNS_IDS_MAY_JOIN` more turns before it commits. Processes sharing the file never hand out one
+ * id twice, and a creation costs one commit.
  */
 export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: SqliteWritesOptions): SqliteWrites {
   const { observeWrite, lockWaitMs } = options;
