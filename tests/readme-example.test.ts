@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from './support/processes.ts';
@@ -68,6 +69,27 @@ describe('README', () => {
       ]);
     } finally {
       await api.stop();
+      project.remove();
+    }
+  });
+
+  it('the client example type-checks as written in a user\'s strict TypeScript project (the set-up docs/client.md shows)', async () => {
+    const project = await installPackedClient();
+    try {
+      writeFileSync(project.file('example.ts'), readmeBlock('## Calling the service from code: `@petstore/client`', 'js'));
+      // docs/client.md's tsconfig; @types/node comes from this checkout, as `npm install -D @types/node` would give it.
+      writeFileSync(project.file('tsconfig.json'), JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true,
+          types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
+        },
+      }));
+      const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+      const node = process.versions.deno === undefined ? process.execPath : 'node';
+      const checked = await promisify(execFile)(node, [tsc, '-p', '.'], { cwd: project.path, env: userEnvironment() })
+        .then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout);
+      assert.equal(checked, '');
+    } finally {
       project.remove();
     }
   });
