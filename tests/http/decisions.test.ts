@@ -823,6 +823,18 @@ describe('decision: deprecated `GET /pets/{petId}` (Deprecation, Sunset, Link on
     await expectError(response, 400, 'invalid_path');
   });
 
+  it('marks the 400 given when Node\'s parser refuses a header of the request (a control byte)', async () => {
+    const response = await api.sendRaw(`GET /v1/pets/1 HTTP/1.1\r\nHost: ${new URL(api.baseUrl).host}\r\nX-Bad: a\u0001b\r\n\r\n`);
+    assertDeprecationHeaders(response);
+    await expectError(response, 400, 'invalid_header');
+  });
+
+  it('does not mark the parser\'s 400 for a PATCH of the same path', async () => {
+    const response = await api.sendRaw(`PATCH /v1/pets/1 HTTP/1.1\r\nHost: ${new URL(api.baseUrl).host}\r\nX-Bad: a\u0001b\r\n\r\n`);
+    assert.equal(response.headers.get('deprecation'), null);
+    await expectError(response, 400, 'invalid_header');
+  });
+
   it('marks a HEAD answer', async () => {
     const response = await send('/v1/pets/987654321', { method: 'HEAD' });
     assertDeprecationHeaders(response);
