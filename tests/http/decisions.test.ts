@@ -710,6 +710,14 @@ describe('decision: `petId` (decimal digits only; digits naming no pet are 404)'
     });
   }
 
+  for (const segment of ['.', '..']) {
+    it(`answers the dot segment ${segment} as a petId, sent as it is (fetch would resolve it), with 400 invalid_path`, async () => {
+      const host = new URL(api.baseUrl).host;
+      const response = await api.sendRaw(`GET /v1/pets/${segment} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TEST_API_KEY}\r\nConnection: close\r\n\r\n`);
+      await expectError(response, 400, 'invalid_path');
+    });
+  }
+
   it('answers petId with a leading zero before an existing id with 404, not the pet', async () => {
     const pet = await expectCreated(await post({ name: 'Zero padded', categoryId: 1 }));
     await expectError(await send(`/v1/pets/0${pet.id}`), 404, 'not_found');
