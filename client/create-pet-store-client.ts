@@ -12,8 +12,8 @@ export interface PetStoreClientOptions {
   /** A deployment's base address including `/v1`, e.g. `https://api.example.com/v1`. */
   readonly baseUrl: string;
   /**
-   * Sent as `Authorization: Bearer <apiKey>` on every call. `undefined` is accepted so that
-   * `process.env.PETSTORE_API_KEY` type-checks as it is; a missing key throws at once.
+   * Sent as `Authorization: Bearer <apiKey>` on every call. `undefined` is accepted so that an
+   * environment variable (typed `string | undefined`) type-checks as it is; a missing key throws at once.
    */
   readonly apiKey: string | undefined;
   /** How long one attempt may take to get its whole answer; default 10 000 ms. */
