@@ -8,7 +8,7 @@ import type { SqlPetStore } from './sql-pet-store.ts';
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
 /** Readiness answers within this: a database that takes longer to say is not ready. */
-export const READINESS_ANSWER_MS = 900;
+export const READINESS_ANSWER_MS = 750;
 
 /**
  * Ready: the database answers, every migration this code knows has been applied, and (where the store
