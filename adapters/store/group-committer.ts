@@ -1,3 +1,4 @@
+import { StoreUnavailable } from '../../application/index.ts';
 import type { AppendResult, EventStore, PetIds } from '../../application/index.ts';
 import type { PendingAppend } from './group-rows.ts';
 import type { WriteObserver } from './write-observer.ts';
@@ -16,6 +17,11 @@ export interface GroupWaiting {
   takeIds(): IdWanted[];
   /** Whether anything is waiting (appends, ids, or the backend's own `alsoWaiting`). */
   asked(): boolean;
+  /**
+   * Whether something this group took was refused for waiting past the bound (`waitBound`): the group
+   * must not commit then, since that write was answered as failed.
+   */
+  overdue(): boolean;
 }
 
 export interface GroupCommitter {
@@ -27,6 +33,20 @@ export interface GroupCommitter {
   alone<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when everything asked for so far has committed or failed. */
   drain(): Promise<void>;
+  /**
+   * The fault when the group or the work alone under way has run longer than `STALLED_MS` (a group
+   * takes milliseconds): writes cannot commit now. Undefined otherwise.
+   */
+  stalled(): StoreUnavailable | undefined;
+}
+
+/** A group or a work alone under way longer than this means writes cannot commit now (for readiness). */
+export const STALLED_MS = 1000;
+
+/** How long a write may wait, from its arrival, for its answer; past it, it is refused with `failure`. */
+export interface WaitBound {
+  readonly ms: number;
+  readonly failure: () => Error;
 }
 
 export interface GroupCommitterOptions {
@@ -38,6 +58,18 @@ export interface GroupCommitterOptions {
   /** Whether the backend has work of its own queued for the next group (a write check). */
   readonly alsoWaiting?: () => boolean;
   readonly observeWrite?: WriteObserver | undefined;
+  /**
+   * The longest an append or an id waits from its arrival, whatever is queued before it or holds the
+   * group it is in: then it is rejected (`WaitBound.failure`), and an answer the group gives later is
+   * ignored. Undefined: no bound.
+   */
+  readonly waitBound?: WaitBound | undefined;
+}
+
+/** Something waiting for a group, with the moment (`performance.now()`) past which it is refused. */
+interface Waiting<T> {
+  readonly entry: T;
+  readonly deadline: number;
 }
 
 /**
@@ -46,30 +78,79 @@ export interface GroupCommitterOptions {
  * nobody is answered before the commit. How a group's rows are read and written is the backend's
  * (`commitGroup`).
  */
-export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite }: GroupCommitterOptions): GroupCommitter {
-  let appends: PendingAppend[] = [];
-  let ids: IdWanted[] = [];
+export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, waitBound }: GroupCommitterOptions): GroupCommitter {
+  let appends: Waiting<PendingAppend>[] = [];
+  let ids: Waiting<IdWanted>[] = [];
+  /** What the group under way took, while `waitBound` holds: refused past its deadline as what still waits is. */
+  let taken: Waiting<{ reject(error: unknown): void }>[] = [];
+  /** Something the group under way took was refused past its deadline. */
+  let takenRefused = false;
   let scheduled = false;
   let running = 0;
   /** The group under way, or the work run alone: one at a time. */
   let exclusive: Promise<unknown> = Promise.resolve();
+  /** When the group or the work alone under way began (`performance.now()`); undefined between them. */
+  let underWaySince: number | undefined;
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const deadline = waitBound ? () => performance.now() + waitBound.ms : () => Infinity;
 
   const waiting: GroupWaiting = {
     takeAppends(most = Infinity) {
-      const taken = appends.slice(0, most);
-      appends = appends.slice(taken.length);
-      return taken;
+      const out = appends.slice(0, most);
+      appends = appends.slice(out.length);
+      if (waitBound) taken.push(...out);
+      return out.map((each) => each.entry);
     },
     takeIds() {
-      const taken = ids;
+      const out = ids;
       ids = [];
-      return taken;
+      if (waitBound) taken.push(...out);
+      return out.map((each) => each.entry);
     },
     asked: () => appends.length > 0 || ids.length > 0 || (alsoWaiting?.() ?? false),
+    overdue: () => takenRefused,
   };
 
+  /** Arms the timer for the earliest deadline of what waits or the group under way took, unless it is armed. */
+  function watchDeadlines(): void {
+    if (waitBound === undefined || deadlineTimer !== undefined) return;
+    let next = Math.min(appends[0]?.deadline ?? Infinity, ids[0]?.deadline ?? Infinity);
+    for (const each of taken) next = Math.min(next, each.deadline);
+    if (next === Infinity) return;
+    deadlineTimer = setTimeout(refuseOverdue, Math.max(0, next - performance.now()));
+    deadlineTimer.unref();
+  }
+
+  /** Refuses what has waited past its bound, queued or in the group under way (whose later answer is then ignored). */
+  function refuseOverdue(): void {
+    deadlineTimer = undefined;
+    const now = performance.now();
+    const due = (each: Waiting<unknown>) => each.deadline <= now;
+    const refused: Waiting<{ reject(error: unknown): void }>[] = [...appends.filter(due), ...ids.filter(due)];
+    const takenDue = taken.filter(due);
+    if (takenDue.length > 0) takenRefused = true;
+    refused.push(...takenDue);
+    if (refused.length > 0) {
+      const kept = (each: Waiting<unknown>) => !due(each);
+      appends = appends.filter(kept);
+      ids = ids.filter(kept);
+      taken = taken.filter(kept);
+      const failure = waitBound!.failure();
+      for (const each of refused) each.entry.reject(failure);
+    }
+    watchDeadlines();
+  }
+
   function alone<T>(work: () => Promise<T>): Promise<T> {
-    const turn = exclusive.then(work);
+    const turn = exclusive.then(async () => {
+      underWaySince = performance.now();
+      try {
+        return await work();
+      } finally {
+        underWaySince = undefined;
+      }
+    });
     exclusive = turn.catch(() => {});
     return turn;
   }
@@ -82,6 +163,8 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite }:
       running += 1;
       void alone(() => (waiting.asked() ? commitGroup(waiting) : Promise.resolve())).finally(() => {
         running -= 1;
+        taken = [];
+        takenRefused = false;
         // What was asked for while this group was under way.
         if (waiting.asked()) schedule();
       });
@@ -91,14 +174,16 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite }:
   return {
     append(streamId, expected, events, metadata, options) {
       return new Promise<AppendResult>((resolve, reject) => {
-        appends.push({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() });
+        appends.push({ entry: { request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() }, deadline: deadline() });
+        watchDeadlines();
         schedule();
       });
     },
     petIds: {
       next() {
         return new Promise<number>((resolve, reject) => {
-          ids.push({ resolve, reject });
+          ids.push({ entry: { resolve, reject }, deadline: deadline() });
+          watchDeadlines();
           schedule();
         });
       },
@@ -111,6 +196,11 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite }:
         else if (scheduled) await new Promise((resolve) => setImmediate(resolve));
         else schedule();
       }
+    },
+    stalled() {
+      const since = underWaySince === undefined ? 0 : performance.now() - underWaySince;
+      if (since <= STALLED_MS) return undefined;
+      return new StoreUnavailable(`writes have waited ${(since / 1000).toFixed(1)} s for the database; try again`);
     },
   };
 }

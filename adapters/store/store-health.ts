@@ -7,11 +7,26 @@ import type { SqlPetStore } from './sql-pet-store.ts';
 
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
+/** Readiness answers within this: a database that takes longer to say is not ready. */
+export const READINESS_ANSWER_MS = 750;
+
 /**
  * Ready: the database answers, every migration this code knows has been applied, and (where the store
- * can tell) writes can commit.
+ * can tell) writes can commit. Answers within `READINESS_ANSWER_MS`, whatever the database does.
  */
 export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Readiness>((resolve) => {
+    timer = setTimeout(() => resolve({ ready: false, reason: `the database did not answer within ${READINESS_ANSWER_MS} ms` }), READINESS_ANSWER_MS);
+  });
+  try {
+    return await Promise.race([askReadiness(store), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
   let pending: string[];
   try {
     await sql`select 1`.execute(store.db);

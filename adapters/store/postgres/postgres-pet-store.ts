@@ -19,8 +19,8 @@ export interface PostgresStoreOptions {
   readonly logger?: Logger;
   /** Where to LISTEN for other instances' commits; without it they are noticed by polling the log's head. */
   readonly listenUrl?: string;
-  /** The statement timeout of the listening connection (milliseconds, 0: none), as the pool's. */
-  readonly listenStatementTimeoutMs?: number;
+  /** The pool's statement timeout (milliseconds, 0: none): the listening connection's too, and the longest a write waits from its arrival. */
+  readonly statementTimeoutMs?: number;
 }
 
 /**
@@ -39,19 +39,20 @@ export async function openPostgresPetStore(settings: PostgresSettings, options: 
     }
   }
   const db = postgresKysely(settings, options.logger);
-  return createPostgresPetStore(db, { ...options, migrate: false, listenUrl: settings.url, listenStatementTimeoutMs: settings.statementTimeoutMs });
+  return createPostgresPetStore(db, { ...options, migrate: false, listenUrl: settings.url, statementTimeoutMs: settings.statementTimeoutMs });
 }
 
 /** The store over an open Kysely instance that speaks PostgreSQL (a pg pool, or PGlite in tests). */
 export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, options: PostgresStoreOptions = {}): Promise<SqlPetStore> {
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
-  const commits = postgresCommits(db, { url: options.listenUrl, statementTimeoutMs: options.listenStatementTimeoutMs, logger: options.logger });
-  const writes = createPostgresWrites(db, clock, commits.committed);
+  const commits = postgresCommits(db, { url: options.listenUrl, statementTimeoutMs: options.statementTimeoutMs, logger: options.logger });
+  const writes = createPostgresWrites(db, clock, { committed: commits.committed, waitBoundMs: options.statementTimeoutMs });
   const store = createSqlPetStore(db, postgresSqlDialect, {
     clock,
     writes,
     commits,
+    checkWrites: writes.checkWrites,
     async close() {
       await writes.drain();
       await commits.close();

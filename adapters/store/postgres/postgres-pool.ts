@@ -77,9 +77,53 @@ export function createPostgresPool(settings: PostgresSettings, logger?: Logger):
     // would emit an 'error' nobody hears and crash the process. Its query fails (a 503) and it is dropped.
     client.on('error', ignoreCheckedOutFault);
     preparing(client);
+    if (settings.statementTimeoutMs > 0) answeringWithin(client, settings.statementTimeoutMs);
   });
   if (settings.statementTimeoutMs > 0) sharingOneTimeout(pool, settings.statementTimeoutMs);
   return pool;
+}
+
+/**
+ * A statement the server did not answer within its timeout and a little more: the server could not
+ * cancel it (its backend stopped, the network dropping packets). Its connection was given up.
+ */
+export class StatementUnanswered extends Error {
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+    this.name = 'StatementUnanswered';
+  }
+}
+
+/** How long past its own timeout the server has to answer a statement, before the service gives up on it. */
+const SERVER_CANCEL_GRACE_MS = 200;
+
+/**
+ * Bounds each statement on the service's side: a server that cannot enforce its own statement timeout
+ * (a stopped backend, a network that drops packets) would otherwise hold the request, and the group
+ * commit behind it, for as long as it lasts. Past the timeout in effect on the connection and a little
+ * more, the statement fails (a 503) and the connection is ended at once, never returned to the pool:
+ * its backend may still hold the append lock or be mid-transaction. An unanswered COMMIT is
+ * indeterminate: its writes are answered 503, never acknowledged.
+ */
+function answeringWithin(client: pg.PoolClient, timeoutMs: number): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
+    // The callback form (the pool's own `pool.query`) and a submittable (a cursor) are not the service's: Kysely asks for promises.
+    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (submittable || typeof values === 'function' || callback !== undefined) return query(config, values, callback);
+    const answer = query(config, values) as Promise<unknown>;
+    const ms = (shortenedTimeouts.get(client) ?? timeoutMs) + SERVER_CANCEL_GRACE_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // Ending the connection fails the statement still in flight (its failure is this one's), and the pool drops it on release.
+        answer.catch(() => {});
+        void client.end().catch(() => {});
+        reject(new StatementUnanswered(ms));
+      }, ms);
+    });
+    return Promise.race([answer, unanswered]).finally(() => clearTimeout(timer));
+  }) as typeof client.query;
 }
 
 /** Waits for a connection shorter than this share of the timeout leave the statement its whole timeout. */

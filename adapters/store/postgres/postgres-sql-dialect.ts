@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import { columnsOf, PETS, postgresUnnest } from '../schema.ts';
+import { StatementUnanswered } from './postgres-pool.ts';
 import type { LogPage, SqlDialect } from '../sql-dialect.ts';
 
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
@@ -37,6 +38,7 @@ const CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying
 
 export function isUnavailability(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (error instanceof StatementUnanswered) return true;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return NETWORK_ERRORS.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isRetryableState(code));
   if (error instanceof AggregateError) return error.errors.some(isUnavailability); // connecting to every address failed

@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import { IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
+import { IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../../application/index.ts';
 import { petStreamId } from '../../../domain/index.ts';
 import type { Clock, PetChange } from '../../../application/index.ts';
 import type { AppendRequest } from '../append-plan.ts';
@@ -35,7 +35,24 @@ export interface CommittedPositions {
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
+  /**
+   * Whether writes can commit now: the fault that stops them, or undefined. A group under way for more
+   * than a second, or the last group failing for want of the database (until a group commits), says
+   * they cannot; while faulty, a transaction that takes the append lock and commits, at most once a
+   * second, says they can again.
+   */
+  checkWrites(): Promise<StoreUnavailable | undefined>;
 }
+
+export interface PostgresWritesOptions {
+  /** Told of each group this instance committed. */
+  readonly committed?: ((group: CommittedPositions) => void) | undefined;
+  /** How long a write waits from its arrival, whatever is queued before it, before it fails with 503 (milliseconds, 0: no bound). */
+  readonly waitBoundMs?: number | undefined;
+}
+
+/** At most this often is a faulty store asked whether writes commit again. */
+const WRITE_CHECK_EVERY_MS = 1000;
 
 /**
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
@@ -47,7 +64,12 @@ export interface PostgresWrites extends SqlWrites {
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
  */
-export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, committed?: (group: CommittedPositions) => void): PostgresWrites {
+export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, options: PostgresWritesOptions = {}): PostgresWrites {
+  const { committed, waitBoundMs = 0 } = options;
+  const waitedTooLong = () => new StoreUnavailable(`the database did not take the write within ${waitBoundMs} ms; try again`);
+  /** The fault the last group failed with, until a group or a write check commits. */
+  let fault: StoreUnavailable | undefined;
+  let lastCheck: { at: number; done: Promise<void> } | undefined;
   /**
    * The streams of the ids this instance drew and has not appended to yet: they have no events, since
    * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
@@ -88,16 +110,17 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     const wanted = waiting.takeIds();
     if (batch.length === 0) return drawIds(wanted);
     try {
-      answer(await committedGroup(batch, wanted));
+      answer(await committedGroup(waiting, batch, wanted));
     } catch (error) {
       if (batch.length === 1 || !isKeyRefusal(error)) {
         const failure = batch.length === 1 ? await explained(error, batch[0]!.request) : postgresSqlDialect.translateError(error);
+        if (failure instanceof StoreUnavailable) fault = failure;
         for (const write of batch) write.reject(failure);
         return;
       }
       for (const write of batch) {
         try {
-          answer(await committedGroup([write]));
+          answer(await committedGroup(waiting, [write]));
         } catch (alone) {
           write.reject(await explained(alone, write.request));
         }
@@ -106,12 +129,18 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   function answer({ outcome, drawnFrom }: { outcome: GroupOutcome; drawnFrom: number }): void {
+    fault = undefined;
     if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes });
     for (const each of outcome.answers) each();
   }
 
-  /** One group in one transaction: the lock and its positions, the reads, the plan in memory, one write. */
-  function committedGroup(batch: readonly PendingAppend[], wanted: readonly IdWanted[] = []): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
+  /**
+   * One group in one transaction: the lock and its positions, the reads, the plan in memory, one write.
+   * Rolled back instead of committed when one of its writes was refused meanwhile for waiting too long.
+   */
+  function committedGroup(
+    waiting: GroupWaiting, batch: readonly PendingAppend[], wanted: readonly IdWanted[] = [],
+  ): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
     const now = clock.now();
     let idsToGive = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
@@ -134,6 +163,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
         const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, writeGroupParameters(writes, now.toISOString(), String(outcome.last))));
         if (rows[0]!.remembered !== writes.remembered.length) throw new RecordKeptElsewhere();
       }
+      if (waiting.overdue()) throw waitedTooLong();
       return { outcome, drawnFrom: positions[0] ?? 0 };
     })).catch((error: unknown) => {
       for (const waiting of idsToGive) waiting.reject(error);
@@ -153,8 +183,31 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     }
   }
 
-  const committer = createGroupCommitter({ commitGroup });
-  return { append: committer.append, petIds: committer.petIds, drain: committer.drain };
+  const committer = createGroupCommitter({ commitGroup, waitBound: waitBoundMs > 0 ? { ms: waitBoundMs, failure: waitedTooLong } : undefined });
+
+  /** A transaction that takes the append lock and commits, between two groups: whether writes commit now. */
+  function checkOnce(): Promise<void> {
+    return committer.alone(() => translated(postgresSqlDialect, () => db.transaction().execute((trx) => trx.executeQuery(CompiledQuery.raw(TAKE_APPEND_LOCK, [])))))
+      .then(() => {
+        fault = undefined;
+      }, (error: unknown) => {
+        const failure = postgresSqlDialect.translateError(error);
+        if (failure instanceof StoreUnavailable) fault = failure;
+      });
+  }
+
+  return {
+    append: committer.append,
+    petIds: committer.petIds,
+    drain: committer.drain,
+    async checkWrites() {
+      const stalled = committer.stalled();
+      if (stalled || !fault) return stalled ?? fault;
+      if (lastCheck === undefined || performance.now() - lastCheck.at >= WRITE_CHECK_EVERY_MS) lastCheck = { at: performance.now(), done: checkOnce() };
+      await lastCheck.done;
+      return fault;
+    },
+  };
 }
 
 /**
@@ -173,6 +226,7 @@ function isKeyRefusal(error: unknown): boolean {
     || postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') || postgresSqlDialect.isUniqueViolation(error, 'pets_pkey');
 }
 
+const TAKE_APPEND_LOCK = `select pg_advisory_xact_lock(${APPEND_LOCK})`;
 const DRAW_IDS = prepared("select nextval('pet_ids') as id from generate_series(1, $1::integer)");
 const STREAM_VERSION = prepared('select max(stream_version) as version from events where stream_id = $1');
 

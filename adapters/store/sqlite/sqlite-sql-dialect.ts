@@ -17,6 +17,11 @@ const FAULT_MESSAGES: Record<SqliteFault, string> = {
   damaged: 'the database file is damaged; the operator has been told',
 };
 
+/** A write that waited its whole bound for the write lock another connection holds. */
+export function lockWaitedTooLong(): StoreUnavailable {
+  return new StoreUnavailable(FAULT_MESSAGES.busy, { retryAfterSeconds: 1 });
+}
+
 /** Which machine fault a SQLite error (of either driver) is, by its result code; undefined for any other error. */
 export function sqliteFault(error: unknown): SqliteFault | undefined {
   const code = sqliteErrorCode(error);

@@ -11,7 +11,7 @@ import type { PetRow, PetStoreDatabase, TableDeclaration } from '../schema.ts';
 import type { WriteObserver } from '../write-observer.ts';
 import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts';
 import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
-import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import { lockWaitedTooLong, sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 
 /** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
 export interface SqliteWrites {
@@ -39,7 +39,10 @@ export interface SqliteWrites {
 
 export interface SqliteWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
-  /** How long a group waits for the write lock another connection holds before its writes fail as busy. */
+  /**
+   * How long a write waits, from its arrival, for the write lock another connection holds, whatever
+   * else waits on the writer before it; then it fails as busy. A group waits as long for the lock.
+   */
   readonly lockWaitMs: number;
 }
 
@@ -68,7 +71,8 @@ const TURNS_IDS_MAY_JOIN = 2;
  * written nothing), and nobody is answered before the commit. The transaction runs on the group
  * writer's own connection, on the event loop, as the durable ceiling's does: one fsync a group. A lock
  * another connection holds is waited for on a timer, never by sleeping on the event loop, and a group
- * that waited `lockWaitMs` fails as busy, with everything asked meanwhile.
+ * that waited `lockWaitMs` fails as busy, with everything asked meanwhile. Whatever waits before it on
+ * the writer (groups, writes beside the log), a write is answered within `lockWaitMs` of its arrival.
  *
  * A new pet's id is drawn in the transaction of the group that appends it: the group draws the ids
  * asked for under the write lock, hands them out, and waits a turn of the event loop for their appends
@@ -156,12 +160,16 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     for (const check of waitingChecks) check.resolve(0);
   }
 
-  const committer = createGroupCommitter({ commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite });
+  const committer = createGroupCommitter({
+    commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong },
+  });
 
   return {
     append: committer.append,
     petIds: committer.petIds,
     checkWrites() {
+      const stalled = committer.stalled();
+      if (stalled) return Promise.resolve(stalled);
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
       if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
       const outcome = new Promise<number>((resolve, reject) => {
