@@ -6,6 +6,7 @@ import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
 import { createHttpApp } from './http/app.ts';
+import type { Guard } from './http/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/listing-cache.ts';
@@ -50,6 +51,8 @@ export interface StartOptions {
   readonly worker?: number | undefined;
   /** A worker's way to every worker's metrics, asked of the primary (see `createServiceMetrics`). */
   readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
+  /** Checks run before any route after the service's own, by every way of answering (`http/service-guards.ts`). */
+  readonly extraGuards?: readonly Guard[] | undefined;
 }
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
@@ -108,6 +111,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
+      extraGuards: options.extraGuards,
     });
     const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);

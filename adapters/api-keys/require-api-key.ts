@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { Context, Next } from 'koa';
 import type { ApiKeyVerifier, KeyCheck } from './key-verifier.ts';
 import { HttpProblem } from '../http/errors.ts';
-import { stateOf } from '../http/request-state.ts';
+import type { Guard } from '../http/guards.ts';
 import type { Access, RequestState } from '../http/request-state.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
@@ -33,13 +32,12 @@ export function createKeyCheck(verifier: ApiKeyVerifier, onRefused?: (request: I
   return (state, request) => (state.access ??= decide(state, request));
 }
 
-/** Lets a request through only with a live key; records which key (its id, never the key) on `ctx.state`. */
-export function requireApiKey(keyCheck: KeyCheckOf) {
-  // Not an async function: a remembered key is checked without a promise of its own.
-  return function requireApiKeyMiddleware(ctx: Context, next: Next): Promise<void> {
-    const access = keyCheck(stateOf(ctx), ctx.req);
-    if (access instanceof Promise) return access.then((settled) => admit(ctx, settled, next));
-    return admit(ctx, access, next);
+/** Lets a request for a keyed route through only with a live key, whose id (never the key) it records on the state. */
+export function requireApiKey(keyCheck: KeyCheckOf): Guard {
+  return (request, _response, state, route) => {
+    if (route?.keyed !== true) return undefined;
+    const access = keyCheck(state, request);
+    return access instanceof Promise ? access.then((settled) => admit(state, settled)) : admit(state, access);
   };
 }
 
@@ -48,10 +46,10 @@ export function bearerKey(authorization: string): string | undefined {
   return BEARER.exec(authorization)?.[1];
 }
 
-function admit(ctx: Context, access: Access, next: Next): Promise<void> {
-  if (access instanceof HttpProblem) throw access;
-  ctx.state.apiKeyId = access.keyId;
-  return next();
+function admit(state: RequestState, access: Access): HttpProblem | undefined {
+  if (access instanceof HttpProblem) return access;
+  state.keyId = access.keyId;
+  return undefined;
 }
 
 function missingKey(): HttpProblem {

@@ -7,7 +7,9 @@ import type { Registry } from 'prom-client';
 import type { EventLog, PetStorePorts } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
-import { allowCrossOrigin } from './cors.ts';
+import { serviceGuards } from './service-guards.ts';
+import { guardRoutes } from './guards.ts';
+import type { Guard, GuardedRoute } from './guards.ts';
 import { createDocumentRouter } from './document-routes.ts';
 import type { ListingCache } from './listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './errors.ts';
@@ -25,9 +27,7 @@ import { createCachedListingBranch } from './cached-listing.ts';
 import { createRateLimiter, limitKeyFailures } from './rate-limit.ts';
 import { answerRecorder, createRequestPipeline } from './request-pipeline.ts';
 import type { AnswerBranch, AroundAnswer, ObserveRequest, RecordAnswer } from './request-pipeline.ts';
-import { createBranchAdmission } from './branch-admission.ts';
 import { stateOf } from './request-state.ts';
-import { requireHost } from './require-host.ts';
 import { createKeyCheck } from '../api-keys/require-api-key.ts';
 import type { PetUseCases } from './pet-use-cases.ts';
 import { createReadPositions } from './read-positions.ts';
@@ -59,6 +59,8 @@ export interface HttpAppOptions {
   readonly webhooks?: WebhookResource | undefined;
   /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
   readonly readPositions?: ReadPositions | undefined;
+  /** Guards run after the service's own, by every way of answering (a deployment's, or a test's). */
+  readonly extraGuards?: readonly Guard[] | undefined;
 }
 
 export interface HttpApp {
@@ -89,48 +91,56 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const rateLimiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const readPositions = options.readPositions ?? createReadPositions({ log: options.feed?.eventLog ?? NO_LOG, refresh: () => {} });
-  const admission = createBranchAdmission({ keyCheck, rateLimiter, crossOrigin: options.corsOrigins.length > 0 });
   const problemOf = createProblemOf(options.logger);
-  const pets = createPetRoutes({ ...options, keyCheck, rateLimiter, readPositions, admission, problemOf });
-  const routers: Router[] = [
-    pets.router,
-    ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
-    ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
-    createDocumentRouter(options),
-    createProbeRouter({
-      readiness: options.readiness,
-      metrics: options.metrics && { contentType: options.metrics.registry.contentType, exposition: options.metrics.exposition },
-    }),
-  ];
-  const layersAt = (path: string) => routers.flatMap((router) => router.match(path, 'GET').path);
-  const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
-  const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
-  const deprecationAt = (method: string, path: string) =>
-    routers.flatMap((router) => router.match(path, method).pathAndMethod).map((layer) => deprecationHeadersIn(layer.stack)).find(Boolean);
+  const routers: { readonly router: Router; readonly keyed: boolean }[] = [];
+  const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap(({ router }) => router.match(path, 'GET').path).flatMap((layer) => layer.methods))];
+  const guards = serviceGuards({ keyCheck, rateLimiter, corsOrigins: options.corsOrigins, methodsAllowedAt, extraGuards: options.extraGuards });
+  const pets = createPetRoutes({ ...options, readPositions, guards, problemOf });
+  routers.push(
+    { router: pets.router, keyed: true },
+    ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
+    ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
+    { router: createDocumentRouter(options), keyed: false },
+    {
+      router: createProbeRouter({
+        readiness: options.readiness,
+        metrics: options.metrics && { contentType: options.metrics.registry.contentType, exposition: options.metrics.exposition },
+      }),
+      keyed: false,
+    },
+  );
+  /** The route a method and path are for, as @koa/router picks it: the last matched layer that has methods. */
+  const routeOf = (method: string, path: string): GuardedRoute | undefined => {
+    for (const { router, keyed } of routers) {
+      const layer = router.match(path, method).pathAndMethod.findLast((each) => each.methods.length > 0);
+      if (layer !== undefined) return { template: String(layer.path), keyed, marks: deprecationHeadersIn(layer.stack) };
+    }
+    return undefined;
+  };
+  const routeAt = (path: string) => routers.flatMap(({ router }) => router.match(path, 'GET').path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
+  const deprecationAt = (method: string, path: string) => routeOf(method, path)?.marks;
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
-  app.use(renderErrors(problemOf));
-  app.use(requireHost);
-  // Without configured origins there is nothing to add: no middleware at all on the hot path.
-  if (options.corsOrigins.length > 0) app.use(allowCrossOrigin(options.corsOrigins, methodsAllowedAt));
-  for (const router of routers) app.use(router.routes());
+  app.use(renderErrors(problemOf, (ctx) => stateOf(ctx).requestId));
+  app.use(guardRoutes(guards, routeOf));
+  for (const { router } of routers) app.use(router.routes());
   app.use(async (ctx) => {
     // A 405's log line names the route of its path and, when the request carries a live key, the key's id.
-    ctx.state.route = routeAt(ctx.path);
-    if (ctx.state.route !== undefined && ctx.req.headers.authorization !== undefined) {
+    const state = stateOf(ctx);
+    state.route = routeAt(ctx.path);
+    if (state.route !== undefined && ctx.req.headers.authorization !== undefined) {
       // Only for the log: a key table that cannot be read leaves the 405 a 405.
-      const access = await Promise.resolve(keyCheck(stateOf(ctx), ctx.req)).catch(() => undefined);
-      if (access !== undefined && !(access instanceof HttpProblem)) ctx.state.apiKeyId = access.keyId;
+      const access = await Promise.resolve(keyCheck(state, ctx.req)).catch(() => undefined);
+      if (access !== undefined && !(access instanceof HttpProblem)) state.keyId = access.keyId;
     }
     rejectUnrouted(ctx, methodsAllowedAt);
   });
-  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, admission, readPositions });
+  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, guards, readPositions });
   // The two branches answer different methods: a creation, or a cached listing.
   const branch: AnswerBranch = (request, response, state) => (request.method === 'POST' ? pets.creationBranch : cachedListing)?.(request, response, state);
   const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
   return { dispatch, methodsAllowedAt, routeAt, deprecationAt, record };
 }
 
-/** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */
 function rejectUnrouted(ctx: Context, methodsAllowedAt: (path: string) => string[]): never {
   const allowed = methodsAllowedAt(ctx.path);
   if (allowed.length > 0) {

@@ -1,30 +1,36 @@
-import cors from '@koa/cors';
-import type { Context, Next } from 'koa';
+import type { Guard } from './guards.ts';
 import { MIN_POSITION_HEADER, POSITION_HEADER } from './read-positions.ts';
 
 /** Headers a browser script may read from our answers. */
 export const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', POSITION_HEADER];
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key', 'X-Request-Id', MIN_POSITION_HEADER];
+const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PATCH'];
+const PREFLIGHT_MAX_AGE_S = 600;
 
 /**
- * CORS for the configured origins (['*']: any). Preflights are answered here, before any key check.
- * A preflight to an unknown path, or from an origin not allowed, goes on to the usual 404/405.
+ * CORS for the configured origins (['*']: any), as a guard, so that every way of answering adds the same
+ * headers (written here rather than with @koa/cors, which needs a Koa context). Answers vary by Origin.
+ * A preflight to a known path from an allowed origin is answered 204 here, before any key check; one to an
+ * unknown path, or from an origin not allowed, goes on to the usual 404/405.
  */
-export function allowCrossOrigin(origins: readonly string[], methodsAllowedAt: (path: string) => readonly string[]) {
+export function allowCrossOrigin(origins: readonly string[], methodsAllowedAt: (path: string) => readonly string[]): Guard {
   const anyOrigin = origins.includes('*');
-  const handle = cors({
-    origin: (ctx) => {
-      if (anyOrigin) return '*';
-      const origin = ctx.get('origin');
-      return origins.includes(origin) ? origin : '';
-    },
-    allowMethods: ['GET', 'HEAD', 'POST', 'PATCH'],
-    allowHeaders: ALLOWED_HEADERS,
-    exposeHeaders: EXPOSED_HEADERS,
-    maxAge: 600,
-  });
-  return async function allowCrossOriginMiddleware(ctx: Context, next: Next): Promise<void> {
-    if (origins.length === 0 || (ctx.method === 'OPTIONS' && methodsAllowedAt(ctx.path).length === 0)) return next();
-    return handle(ctx, next);
+  const exposed = EXPOSED_HEADERS.join(',');
+  return (request, response) => {
+    response.setHeader('Vary', 'Origin');
+    const origin = request.headers.origin;
+    const allowed = anyOrigin ? '*' : origin !== undefined && origins.includes(origin) ? origin : undefined;
+    if (allowed === undefined) return undefined;
+    if (request.method !== 'OPTIONS') {
+      response.setHeader('Access-Control-Allow-Origin', allowed);
+      response.setHeader('Access-Control-Expose-Headers', exposed);
+      return undefined;
+    }
+    if (request.headers['access-control-request-method'] === undefined || methodsAllowedAt(request.url!.split('?', 1)[0]!).length === 0) return undefined;
+    response.setHeader('Access-Control-Allow-Origin', allowed);
+    response.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_S));
+    response.setHeader('Access-Control-Allow-Methods', ALLOWED_METHODS.join(','));
+    response.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS.join(','));
+    return { status: 204 };
   };
 }

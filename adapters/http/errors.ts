@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
@@ -64,13 +64,13 @@ export function createProblemOf(logger: Logger): ProblemOf {
  * First in the chain: turns every failure into `{code, message, status}` as JSON.
  * Koa's own `onerror` would strip the headers already set (Deprecation, WWW-Authenticate) and answer text.
  */
-export function renderErrors(problemOf: ProblemOf) {
+export function renderErrors(problemOf: ProblemOf, requestIdOf: (ctx: Context) => string) {
   return async function renderErrorsMiddleware(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 404) throw new HttpProblem('not_found', `no resource at ${ctx.path}`);
     } catch (error) {
-      const problem = problemOf(error, ctx.state.requestId as string);
+      const problem = problemOf(error, requestIdOf(ctx));
       discardUnreadBody(ctx.req);
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
@@ -79,15 +79,10 @@ export function renderErrors(problemOf: ProblemOf) {
   };
 }
 
-/** A problem sent on Node's response, as `renderErrors` sends it on Koa's: for a pipeline branch that owns its request. */
-export function sendProblem(request: IncomingMessage, response: ServerResponse, problem: HttpProblem): void {
+/** A problem as a pipeline branch that owns its request answers it (`renderErrors` gives the app's the same status, headers and body). */
+export function problemAnswer(request: IncomingMessage, problem: HttpProblem): [status: number, headers: Readonly<Record<string, string>>, body: string] {
   discardUnreadBody(request);
-  const body = JSON.stringify(problem.body);
-  response.statusCode = problem.status;
-  for (const [name, value] of Object.entries(problem.headers)) response.setHeader(name, value);
-  response.setHeader('Content-Type', JSON_TYPE);
-  response.setHeader('Content-Length', Buffer.byteLength(body));
-  response.end(body);
+  return [problem.status, { ...problem.headers, 'Content-Type': JSON_TYPE }, JSON.stringify(problem.body)];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { PetNotFound } from '../../application/index.ts';
@@ -11,16 +11,14 @@ import { jsonBodyOf, readJsonBody, requireJsonBody } from './json-body.ts';
 import { parseListQuery } from './list-query.ts';
 import { readNewPet, readStatusPatch } from './pet-bodies.ts';
 import { parsePetId } from './pet-id.ts';
-import { limitRate } from './rate-limit.ts';
-import type { RateLimiter } from './rate-limit.ts';
-import { requireApiKey } from '../api-keys/require-api-key.ts';
-import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
-import { stateOf } from './request-state.ts';
+import { keyIdOf, stateOf } from './request-state.ts';
 import type { RequestState } from './request-state.ts';
-import type { BranchAdmission } from './branch-admission.ts';
-import { sendProblem } from './errors.ts';
+import { admitted } from './guards.ts';
+import type { Guard, GuardedRoute } from './guards.ts';
+import { problemAnswer } from './errors.ts';
 import type { ProblemOf } from './errors.ts';
-import type { AnswerBranch } from './request-pipeline.ts';
+import { sendAnswer } from './request-pipeline.ts';
+import type { AnswerBranch, Answered } from './request-pipeline.ts';
 import { PET_USE_CASES } from './pet-use-cases.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
@@ -28,20 +26,16 @@ import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
-  /** The request's key verdict, shared with the cached listing. */
-  readonly keyCheck: KeyCheckOf;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
-  /** A token bucket per API key, counted after the key check; none when undefined. */
-  readonly rateLimiter?: RateLimiter | undefined;
   /** When given, listing answers are cached (and kept exact by it). */
   readonly listingCache?: ListingCache | undefined;
   /** What the routes call; the application's own use cases unless given (traced ones, say). */
   readonly useCases?: PetUseCases | undefined;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
-  /** The app's checks before a route, for the creation branch (`branch-admission.ts`). */
-  readonly admission: BranchAdmission;
+  /** The checks before any route (`guards.ts`), the app's own list, for the creation branch. */
+  readonly guards: readonly Guard[];
   /** How the app answers a failure, for the creation branch. */
   readonly problemOf: ProblemOf;
 }
@@ -54,15 +48,14 @@ export interface PetRoutes {
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
 export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
-  const { ports, keyCheck, publicBaseUrl, rateLimiter, listingCache, useCases = PET_USE_CASES, readPositions, admission, problemOf } = options;
+  const { ports, publicBaseUrl, listingCache, useCases = PET_USE_CASES, readPositions, guards, problemOf } = options;
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
   // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
   // A cached answer is sent without a promise of its own; a query the cached-listing branch found uncached is not looked up again.
   // A read that names a position newer than this instance has seen waits for it first (see read-positions.ts).
-  router.get('listPets', '/v1/pets', ...authenticated, (ctx) => {
+  router.get('listPets', '/v1/pets', (ctx) => {
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined && minPosition > readPositions.reached) {
       return readPositions.reach(minPosition).then(() => listing(ctx, listingCache?.get(ctx.querystring)));
@@ -100,41 +93,35 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     return { headers: { ...positionHeader(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
-  router.post('createPet', CREATE_PATH, ...authenticated, async (ctx) => {
-    const created = await createPet(ctx.req, stateOf(ctx), ctx.state.apiKeyId as string);
+  router.post('createPet', CREATE_PATH, async (ctx) => {
+    const created = await createPet(ctx.req, stateOf(ctx), keyIdOf(ctx));
     ctx.status = 201;
     ctx.set(created.headers);
     ctx.body = created.body;
   });
 
   /**
-   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the app's checks
-   * admit it (`branch-admission.ts`), the route's own `createPet` answers, and a failure is rendered
-   * as the app renders it. Anything else (another path, a refusal, a cross-origin request) is the app's.
+   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
+   * through (`guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
+   * renders it. Anything else (another path, a refusal) is the app's.
    */
   const creationBranch: AnswerBranch = (request, response, state) => {
     if (request.method !== 'POST' || request.url !== CREATE_PATH) return undefined;
-    const keyId = admission.admit(request, state);
-    if (keyId === undefined) return undefined;
-    // Admitted: the branch answers, with the chain's headers, whatever becomes of the creation.
-    admission.markAnswer(response, state);
-    return createPet(request, state, keyId).then(
-      (created) => {
-        response.statusCode = 201;
-        for (const name in created.headers) response.setHeader(name, created.headers[name]!);
-        response.setHeader('Content-Length', Buffer.byteLength(created.body));
-        response.end(created.body);
-        return { route: CREATE_PATH, path: CREATE_PATH, status: 201, keyId };
-      },
-      (error: unknown) => {
-        const problem = problemOf(error, state.requestId);
-        sendProblem(request, response, problem);
-        return { route: CREATE_PATH, path: CREATE_PATH, status: problem.status, keyId };
-      },
-    );
+    const passed = admitted(guards, request, response, state, CREATE_ROUTE);
+    if (passed instanceof Promise) return passed.then((settled) => (settled ? create(request, response, state) : undefined));
+    return passed ? create(request, response, state) : undefined;
   };
 
-  router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), ...authenticated, async (ctx) => {
+  function create(request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> {
+    const keyId = state.keyId!;
+    const answered = { route: CREATE_PATH, path: CREATE_PATH, keyId };
+    return createPet(request, state, keyId).then(
+      (created) => sendAnswer(response, 201, created.headers, created.body, answered),
+      (error: unknown) => sendAnswer(response, ...problemAnswer(request, problemOf(error, state.requestId)), answered),
+    );
+  }
+
+  router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), async (ctx) => {
     const id = petIdFromPath(ctx);
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined) await readPositions.reach(minPosition);
@@ -147,7 +134,6 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
   router.patch(
     'changePetStatus',
     '/v1/pets/:petId',
-    ...authenticated,
     async (ctx, next) => {
       petIdFromPath(ctx);
       parseIfMatch(ctx.headers['if-match']);
@@ -185,6 +171,7 @@ function sendListing(ctx: Context, answer: ListingAnswer): void {
 
 const NEW_PET_TYPES = ['application/json'];
 const CREATE_PATH = '/v1/pets';
+const CREATE_ROUTE: GuardedRoute = { template: CREATE_PATH, keyed: true };
 
 /** A created pet's answer: 201, with these headers and body. */
 interface Created {
@@ -215,7 +202,7 @@ function nextPageUrl(base: string, page: PetPage, after: number): string {
 }
 
 function requestContext(ctx: Context): RequestContext {
-  return requestContextOf(stateOf(ctx), ctx.state.apiKeyId as string);
+  return requestContextOf(stateOf(ctx), keyIdOf(ctx));
 }
 
 function requestContextOf({ requestId, traceId }: RequestState, apiKeyId: string): RequestContext {

@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import type { Context, Next } from 'koa';
+import type { Guard } from './guards.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { clientAddressKey } from './client-address.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
-import { stateOf } from './request-state.ts';
 import type { RateDecision, RequestState } from './request-state.ts';
 
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
@@ -42,20 +41,20 @@ export function decideRate(limiter: RateLimiter, state: RequestState, apiKeyId: 
   return (state.rate ??= limiter.take(apiKeyId));
 }
 
-/** After the key check: a refused request is 429 `rate_limited` with `Retry-After` equal to t. */
-export function limitRate(limiter: RateLimiter) {
+/** After the key guard, on a keyed route: a refused request is 429 `rate_limited` with `Retry-After` equal to t. */
+export function limitRate(limiter: RateLimiter): Guard {
   const { policy } = limiter;
-  // Not async: the listing's hot path takes no promise of its own here.
-  return function limitRateMiddleware(ctx: Context, next: Next): Promise<void> {
-    const decision = decideRate(limiter, stateOf(ctx), String(ctx.state.apiKeyId));
+  return (_request, response, state, route) => {
+    if (route?.keyed !== true || state.keyId === null) return undefined;
+    const decision = decideRate(limiter, state, state.keyId);
     if (!decision.allowed) {
-      throw new HttpProblem('rate_limited', `too many requests for this API key: at most ${policy.burst} at once and ${policy.perSecond} a second`, {
+      return new HttpProblem('rate_limited', `too many requests for this API key: at most ${policy.burst} at once and ${policy.perSecond} a second`, {
         ...decision.headers,
         'Retry-After': String(decision.secondsToNextToken),
       });
     }
-    ctx.set(decision.headers);
-    return next();
+    for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
+    return undefined;
   };
 }
 

@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Stream } from 'node:stream';
 import type Koa from 'koa';
-import type { Context } from 'koa';
 import { millisecondsSince } from '../observability/request-log.ts';
 import type { RequestFields } from '../observability/request-log.ts';
 import { beginRequest } from './request-state.ts';
@@ -13,6 +11,20 @@ export interface Answered {
   readonly path: string;
   readonly status: number;
   readonly keyId: string | null;
+}
+
+/**
+ * How a branch answers: status, headers and body written on Node's response in this one place, and
+ * what the record needs returned. (The Koa app answers through Koa's own `respond`.)
+ */
+export function sendAnswer(
+  response: ServerResponse, status: number, headers: Readonly<Record<string, string | number>>, body: string | Buffer, record: Omit<Answered, 'status'>,
+): Answered {
+  response.statusCode = status;
+  for (const name in headers) response.setHeader(name, headers[name]!);
+  response.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  response.end(body);
+  return { ...record, status };
 }
 
 /** Answers a request on Node's response and says how. */
@@ -43,35 +55,21 @@ export function answerRecorder(logRequest: (fields: RequestFields) => void, obse
 export interface RequestPipelineOptions {
   readonly app: Koa;
   readonly record: RecordAnswer;
-  /** Tried first (cached listings): what it leaves goes to the app. */
+  /** Tried first (cached listings, creations): what it leaves goes to the app. */
   readonly branch?: AnswerBranch | undefined;
   readonly around?: AroundAnswer | undefined;
-}
-
-// Koa's composition of the app's middleware, run here on the context the pipeline made.
-interface KoaComposition {
-  compose(middleware: Koa['middleware']): (ctx: Context) => Promise<void>;
 }
 
 /**
  * The one way into the service for a request Node has parsed: begin its state (id, Host rule), answer
  * it through the branch or the Koa app (inside `around`), then record the answer, in this one place.
+ * Both run the one list of guards (`guards.ts`) before any route; the app answers through Koa's own
+ * `callback()`, and finds the request's state from the request (`stateOf`).
  */
 export function createRequestPipeline({ app, record, branch, around }: RequestPipelineOptions): (request: IncomingMessage, response: ServerResponse) => void {
-  const middleware = (app as unknown as KoaComposition).compose(app.middleware);
-  // A context's `onerror` reports to the app as an 'error' event, which must be heard: as Koa's own listener does.
-  if (app.listenerCount('error') === 0) app.on('error', (error: Error) => app.onerror(error));
-  const throughApp = (request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> => {
-    const ctx = app.createContext(request, response);
-    ctx.state.request = state;
-    ctx.state.requestId = state.requestId;
-    // As Koa: until a middleware answers, the answer is a 404.
-    response.statusCode = 404;
-    return middleware(ctx).then(() => {
-      sendAnswer(ctx);
-      return answeredBy(ctx);
-    });
-  };
+  const handle = app.callback();
+  const throughApp = (request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> =>
+    handle(request, response).then(() => answeredBy(request, response, state));
   const branchThenApp = branch && ((request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
     const answered = branch(request, response, state);
     if (answered instanceof Promise) return answered.then((settled) => settled ?? throughApp(request, response, state));
@@ -89,56 +87,9 @@ export function createRequestPipeline({ app, record, branch, around }: RequestPi
   };
 }
 
-// Statuses whose answers carry no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5).
-const WITHOUT_CONTENT = new Set([204, 205, 304]);
-
-/**
- * Sends what the app's middleware left on the context, as Koa's own `respond` does for the bodies this
- * service sets (text, bytes, a JSON value, none). Written here rather than through Koa's `handleRequest`,
- * which ties listeners to every response and its socket only to report a client gone mid-answer as an
- * app 'error' (nothing acts on it: failures are rendered by `renderErrors`); measured, that was about a
- * tenth of the CPU of a created pet.
- */
-function sendAnswer(ctx: Context): void {
-  const response = ctx.res;
-  // An event stream answers on the response itself.
-  if (ctx.respond === false) return;
-  if (!ctx.writable) {
-    response.end();
-    return;
-  }
-  const body: unknown = ctx.body;
-  if (WITHOUT_CONTENT.has(response.statusCode)) {
-    ctx.body = null;
-    response.end();
-    return;
-  }
-  if (ctx.method === 'HEAD') {
-    if (!response.headersSent && !response.hasHeader('Content-Length') && Number.isInteger(ctx.response.length)) ctx.length = ctx.response.length;
-    response.end();
-    return;
-  }
-  if (body === null || body === undefined) {
-    // A body set to null on purpose (a redirect) is empty; none at all says its status in text.
-    const text = body === null ? '' : ctx.message || String(response.statusCode);
-    if (body === null) ctx.remove('Content-Type');
-    else ctx.type = 'text';
-    ctx.length = Buffer.byteLength(text);
-    response.end(text);
-    return;
-  }
-  if (typeof body === 'string' || Buffer.isBuffer(body)) {
-    response.end(body);
-    return;
-  }
-  if (body instanceof Stream) throw new TypeError('a stream body is not sent by the request pipeline: answer on ctx.res with ctx.respond = false');
-  const json = JSON.stringify(body);
-  ctx.length = Buffer.byteLength(json);
-  response.end(json);
-}
-
-/** What the Koa app answered: a 405 names the route its path belongs to (`ctx.state.route`). */
-function answeredBy(ctx: Context): Answered {
-  const route = ctx._matchedRoute ?? ctx.state.route;
-  return { route: typeof route === 'string' ? route : null, path: ctx.path, status: ctx.status, keyId: ctx.state.apiKeyId ?? null };
+/** What the Koa app answered, from the request's state: the route the guards found (or the 405's), the key they let through. */
+function answeredBy(request: IncomingMessage, response: ServerResponse, state: RequestState): Answered {
+  const url = request.url!;
+  const queryStart = url.indexOf('?');
+  return { route: state.route ?? null, path: queryStart < 0 ? url : url.slice(0, queryStart), status: response.statusCode, keyId: state.keyId };
 }

@@ -17,6 +17,10 @@ export interface RequestState {
   readonly authorizations: number;
   /** The key's verdict (`api-keys/require-api-key.ts`), decided at most once. */
   access: Access | Promise<Access> | undefined;
+  /** The id of the live key the request carries, once the key guard let it through (or the log looked it up). */
+  keyId: string | null;
+  /** The template of the route the request was for, once known: its log line and metrics name it. */
+  route: string | undefined;
   /** The rate limit's decision (`rate-limit.ts`), taken at most once. */
   rate: RateDecision | undefined;
   /** The listing cache was asked for this request's query and held no answer: the route reads the catalogue without asking again. */
@@ -63,15 +67,28 @@ export function beginRequest(request: IncomingMessage, response: ServerResponse)
     hostProblem: hosts === 1 ? undefined : hostProblem(hosts, request.httpVersion),
     authorizations,
     access: undefined,
+    keyId: null,
+    route: undefined,
     rate: undefined,
     listingNotCached: false,
     traceId: undefined,
   };
   response.setHeader('X-Request-Id', state.requestId);
+  states.set(request, state);
   return state;
 }
 
-/** The state of a request inside the Koa app, which the pipeline put on `ctx.state.request`. */
+// The state the pipeline began for a request, found again by the Koa app from the request alone.
+const states = new WeakMap<IncomingMessage, RequestState>();
+
+/** The state of a request inside the Koa app: the one the pipeline began (or begun here, for an app run on its own). */
 export function stateOf(ctx: Context): RequestState {
-  return (ctx.state.request ??= beginRequest(ctx.req, ctx.res)) as RequestState;
+  return states.get(ctx.req) ?? beginRequest(ctx.req, ctx.res);
+}
+
+/** The id of the key the key guard let through: only a keyed route asks, after the guards. */
+export function keyIdOf(ctx: Context): string {
+  const { keyId } = stateOf(ctx);
+  if (keyId === null) throw new Error('a keyed route ran without the key guard');
+  return keyId;
 }

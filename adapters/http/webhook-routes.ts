@@ -5,16 +5,13 @@ import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../app
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../contract/webhooks.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
-import { requireApiKey } from '../api-keys/require-api-key.ts';
-import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
+import { keyIdOf } from './request-state.ts';
 import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../webhooks/safe-target.ts';
 import type { TargetPolicy } from '../webhooks/safe-target.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { jsonBodyOf, requireJsonBody, readJsonObject } from './json-body.ts';
 import { plainInteger, readQuery, single } from './list-query.ts';
-import { limitRate } from './rate-limit.ts';
-import type { RateLimiter } from './rate-limit.ts';
 
 /** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
 export interface WebhookResource {
@@ -35,9 +32,7 @@ export interface WebhookResource {
 
 export interface WebhookRoutesOptions {
   readonly webhooks: WebhookResource;
-  readonly keyCheck: KeyCheckOf;
   readonly publicBaseUrl: () => string;
-  readonly rateLimiter?: RateLimiter | undefined;
 }
 
 /** A subscription as its owner sees it: never the secret, filters in the feed's names. */
@@ -58,20 +53,19 @@ export function webhookView(subscription: WebhookSubscription) {
  * Experimental: webhook subscriptions, each owned by the API key that made it (another key is told 404).
  * `POST /v1/webhooks` answers the signing secret, once.
  */
-export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLimiter }: WebhookRoutesOptions): Router {
+export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOptions): Router {
   const { subscriptions } = webhooks;
   const router = new Router({ strict: true, sensitive: true });
-  const authenticated = [requireApiKey(keyCheck), ...(rateLimiter ? [limitRate(rateLimiter)] : [])];
 
   /** The caller's subscription named by the path, or 404 (also for another key's). */
   async function owned(ctx: Context): Promise<WebhookSubscription> {
     const id = ctx.params.id!;
     const subscription = await subscriptions.get(id);
-    if (!subscription || subscription.ownerKeyId !== ctx.state.apiKeyId) throw new HttpProblem('not_found', `no webhook ${id}`);
+    if (!subscription || subscription.ownerKeyId !== keyIdOf(ctx)) throw new HttpProblem('not_found', `no webhook ${id}`);
     return subscription;
   }
 
-  router.post('createWebhook', '/v1/webhooks', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
+  router.post('createWebhook', '/v1/webhooks', requireJsonBody(['application/json']), async (ctx) => {
     const { body } = readJsonObject(jsonBodyOf(ctx), 'a NewWebhook', Object.keys(NewWebhookSchema.properties));
     if (!Object.hasOwn(body, 'url')) throw new HttpProblem('invalid_body', 'url is required');
     if (!NewWebhookCheck.Check(body)) {
@@ -87,7 +81,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     }
     const eventTypes = types?.map((name) => eventTypeNamed(name)!) as PetEvent['type'][] | undefined;
     const { subscription, secret } = await subscriptions.create(
-      { ownerKeyId: ctx.state.apiKeyId as string, url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}), ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) },
+      { ownerKeyId: keyIdOf(ctx), url, ...(eventTypes ? { types: eventTypes } : {}), ...(petId !== undefined ? { petId } : {}), ...(batchSize !== undefined ? { batchSize } : {}), ...(maxPerSecond !== undefined ? { maxPerSecond } : {}) },
       webhooks.clock.now(),
       webhooks.maxPerKey,
     );
@@ -98,28 +92,28 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     ctx.body = { ...webhookView(subscription), secret };
   });
 
-  router.get('listWebhooks', '/v1/webhooks', ...authenticated, async (ctx) => {
-    ctx.body = (await subscriptions.list(ctx.state.apiKeyId as string)).map(webhookView);
+  router.get('listWebhooks', '/v1/webhooks', async (ctx) => {
+    ctx.body = (await subscriptions.list(keyIdOf(ctx))).map(webhookView);
   });
 
-  router.get('getWebhook', '/v1/webhooks/:id', ...authenticated, async (ctx) => {
+  router.get('getWebhook', '/v1/webhooks/:id', async (ctx) => {
     ctx.body = webhookView(await owned(ctx));
   });
 
-  router.delete('deleteWebhook', '/v1/webhooks/:id', ...authenticated, async (ctx) => {
+  router.delete('deleteWebhook', '/v1/webhooks/:id', async (ctx) => {
     const subscription = await owned(ctx);
     await subscriptions.delete(subscription.id);
     ctx.status = 204;
   });
 
-  router.post('resumeWebhook', '/v1/webhooks/:id/resume', ...authenticated, async (ctx) => {
+  router.post('resumeWebhook', '/v1/webhooks/:id/resume', async (ctx) => {
     const subscription = await owned(ctx);
     await subscriptions.resume(subscription.id);
     webhooks.changed();
     ctx.body = webhookView({ ...subscription, status: 'active' });
   });
 
-  router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', ...authenticated, async (ctx) => {
+  router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', async (ctx) => {
     const params = readQuery(ctx.querystring);
     const limit = plainInteger('limit', single(params, 'limit')) ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT);
     if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
@@ -133,7 +127,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     ctx.body = page;
   });
 
-  router.post('replayWebhook', '/v1/webhooks/:id/replay', ...authenticated, requireJsonBody(['application/json']), async (ctx) => {
+  router.post('replayWebhook', '/v1/webhooks/:id/replay', requireJsonBody(['application/json']), async (ctx) => {
     const { body, raw } = readJsonObject(jsonBodyOf(ctx), 'a WebhookReplay', Object.keys(WebhookReplaySchema.properties));
     if (!Object.hasOwn(body, 'after')) throw new HttpProblem('invalid_body', 'after is required');
     const text = topLevelNumberText(raw, 'after');
@@ -151,7 +145,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     ctx.body = webhookView({ ...subscription, status: 'active' });
   });
 
-  router.post('rotateWebhookSecret', '/v1/webhooks/:id/rotate-secret', ...authenticated, async (ctx) => {
+  router.post('rotateWebhookSecret', '/v1/webhooks/:id/rotate-secret', async (ctx) => {
     const subscription = await owned(ctx);
     const now = webhooks.clock.now();
     const secret = await subscriptions.rotateSecret(subscription.id, now, webhooks.secretOverlapMs);
@@ -161,7 +155,7 @@ export function createWebhookRouter({ webhooks, keyCheck, publicBaseUrl, rateLim
     ctx.body = { secret, previousSecretExpiresAt: new Date(now.getTime() + webhooks.secretOverlapMs).toISOString() };
   });
 
-  router.get('listWebhookDeliveries', '/v1/webhooks/:id/deliveries', ...authenticated, async (ctx) => {
+  router.get('listWebhookDeliveries', '/v1/webhooks/:id/deliveries', async (ctx) => {
     const { status, position, attempts, lastError, nextTryAt, failingSince, lastDeliveredAt } = await owned(ctx);
     ctx.body = { status, position, attempts, lastError, nextTryAt, failingSince, lastDeliveredAt };
   });

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { createKeyCheck } from '../../adapters/api-keys/require-api-key.ts';
 import { createHttpApp } from '../../adapters/http/app.ts';
 import { createCachedListingBranch } from '../../adapters/http/cached-listing.ts';
-import { createBranchAdmission } from '../../adapters/http/branch-admission.ts';
-import type { BranchAdmissionOptions } from '../../adapters/http/branch-admission.ts';
+import { serviceGuards } from '../../adapters/http/service-guards.ts';
+import type { RateLimiter } from '../../adapters/http/rate-limit.ts';
 import type { CachedListingOptions } from '../../adapters/http/cached-listing.ts';
 import { createListingCache } from '../../adapters/http/listing-cache.ts';
 import type { ListingCache } from '../../adapters/http/listing-cache.ts';
@@ -147,13 +147,14 @@ describe('the cached listing branch', () => {
   const body = Buffer.from('[{"id":1,"name":"Rex","categoryId":1,"status":"available"}]');
   const noChanges: Commits = { onCommitted: () => () => {}, refresh() {} };
 
-  function branch(overrides: Partial<CachedListingOptions> & Partial<BranchAdmissionOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier> } = {}) {
+  function branch(
+    overrides: Partial<CachedListingOptions> & { verifier?: ReturnType<typeof createApiKeyVerifier>; corsOrigins?: string[]; rateLimiter?: RateLimiter } = {},
+  ) {
     const cache = createListingCache(noChanges);
     cache.set('limit=1', cache.mark(), { body, link: '<http://x/v1/pets?limit=1&after=1>; rel="next"' }, { status: undefined, after: 0, through: 2 });
-    const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), ...options } = overrides;
-    const { crossOrigin = false, rateLimiter, ...rest } = options;
-    const admission = createBranchAdmission({ keyCheck: createKeyCheck(verifier), crossOrigin, rateLimiter });
-    return createCachedListingBranch({ cache, admission, readPositions: { reached: 5 }, ...rest });
+    const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), corsOrigins = [], rateLimiter, ...rest } = overrides;
+    const guards = serviceGuards({ keyCheck: createKeyCheck(verifier), rateLimiter, corsOrigins, methodsAllowedAt: () => ['GET', 'HEAD', 'POST'] });
+    return createCachedListingBranch({ cache, guards, readPositions: { reached: 5 }, ...rest });
   }
 
   function request(init: { method?: string; url?: string; headers?: Record<string, string>; rawHeaders?: string[] } = {}) {
@@ -214,20 +215,28 @@ describe('the cached listing branch', () => {
     });
   }
 
-  it('leaves a key that must be looked up in the key table to the app, with the lookup begun on the state', () => {
+  it('waits for a key that must be looked up in the key table, the lookup kept on the state, and leaves a refused one to the app', async () => {
     const table = { activeKeyHashes: async () => new Map<string, number>() };
-    const { taken, state } = offer(branch({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) }), request());
-    assert.equal(taken, undefined);
-    assert.ok(state.access instanceof Promise);
+    const answer = branch({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) });
+    const incoming = request();
+    const state = beginRequest(incoming, response().fake);
+    const out = response();
+    const taken = answer(incoming, out.fake, state);
+    assert.ok(taken instanceof Promise && state.access instanceof Promise);
+    assert.equal(await taken, undefined);
+    assert.equal(out.body(), undefined);
   });
 
-  it('leaves a request from a browser origin to the app when CORS is on, and marks its own answers Vary: Origin', () => {
-    const answer = branch({ crossOrigin: true });
-    const withOrigin = request({ headers: { host: 'pets.example', authorization: `Bearer ${KEY}`, origin: 'https://app.example.com' } });
-    assert.equal(offer(answer, withOrigin).taken, undefined);
+  it('answers a request from an allowed browser origin with the CORS headers the app gives, and marks every answer Vary: Origin', () => {
+    const answer = branch({ corsOrigins: ['https://app.example.com'] });
+    const withOrigin = offer(answer, request({ headers: { host: 'pets.example', authorization: `Bearer ${KEY}`, origin: 'https://app.example.com' } }));
+    assert.equal(withOrigin.taken?.status, 200);
+    assert.equal(withOrigin.out.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.equal(withOrigin.out.headers.get('vary'), 'Origin');
     const { taken, out } = offer(answer, request());
     assert.equal(taken?.status, 200);
     assert.equal(out.headers.get('vary'), 'Origin');
+    assert.equal(out.headers.get('access-control-allow-origin'), undefined);
   });
 
   it('answers a read asking for a position its cache has reached, and leaves a newer one to the app', () => {

@@ -11,6 +11,7 @@ import type { ErrorAnswer } from './error-shape.ts';
 import { responseContract } from './response-contract.ts';
 import type { ResponseContract } from './response-contract.ts';
 import { temporaryDirectory } from './temporary-store.ts';
+import type { Guard } from '../../adapters/http/guards.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 
@@ -39,7 +40,7 @@ export interface TestService {
 }
 
 /** The real service on a free port, over a fresh SQLite file in a temporary directory. */
-export async function startTestService(environment: Record<string, string> = {}, options: { logger?: Logger } = {}): Promise<TestService> {
+export async function startTestService(environment: Record<string, string> = {}, options: { logger?: Logger; extraGuards?: readonly Guard[] } = {}): Promise<TestService> {
   const directory = temporaryDirectory('test');
   const config = loadConfig({
     PORT: '0',
@@ -47,7 +48,7 @@ export async function startTestService(environment: Record<string, string> = {},
     PETSTORE_API_KEYS: TEST_API_KEY,
     ...environment,
   });
-  const service = await startService(config, { logger: options.logger ?? pino({ level: 'silent' }) });
+  const service = await startService(config, { logger: options.logger ?? pino({ level: 'silent' }), extraGuards: options.extraGuards });
   const origin = `http://127.0.0.1:${service.port}`;
   let database: Promise<SqlPetStore> | undefined;
   let contract: Promise<ResponseContract> | undefined;

@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, Next } from 'koa';
+import { HttpProblem } from './errors.ts';
+import { stateOf } from './request-state.ts';
+import type { RequestState } from './request-state.ts';
+
+/** What a guard needs to know of the route a request is for. */
+export interface GuardedRoute {
+  /** The route's template, as the log line and metrics name it. */
+  readonly template: string;
+  /** The route's operations require an API key (the key and the rate limit guard it). */
+  readonly keyed: boolean;
+  /** Headers every answer of the route carries, refusals included (a deprecated operation's). */
+  readonly marks?: Readonly<Record<string, string>> | undefined;
+}
+
+/** A preflight answered by a guard itself: a status with no body, the guard's headers already set. */
+export interface GuardAnswer {
+  readonly status: number;
+}
+
+/** Let through (undefined), refused, or answered by the guard. */
+export type GuardVerdict = undefined | HttpProblem | GuardAnswer;
+
+/**
+ * A check made before any route answers. It decides on the request's state (so a verdict is reached
+ * once, whichever way the request is answered), writes the headers it adds to every answer on Node's
+ * response, and refuses with an `HttpProblem`. A verdict that needs the database comes as a promise.
+ * `route` is undefined for a path no route serves (a guard may still answer, as CORS answers a preflight).
+ */
+export type Guard = (request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute | undefined) => GuardVerdict | Promise<GuardVerdict>;
+
+/** Runs the guards in order until one refuses or answers; without a promise while each decides at once. */
+export function runGuards(
+  guards: readonly Guard[], request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute | undefined, from = 0,
+): GuardVerdict | Promise<GuardVerdict> {
+  for (let index = from; index < guards.length; index++) {
+    const verdict = guards[index]!(request, response, state, route);
+    if (verdict instanceof Promise) {
+      return verdict.then((settled) => (settled === undefined ? runGuards(guards, request, response, state, route, index + 1) : settled));
+    }
+    if (verdict !== undefined) return verdict;
+  }
+  return undefined;
+}
+
+/**
+ * The guards as the Koa app's one middleware before its routes: the route is the one `routeOf` finds
+ * for the method and path. A refusal is thrown for `renderErrors`; a guard's own answer ends the chain.
+ */
+export function guardRoutes(guards: readonly Guard[], routeOf: (method: string, path: string) => GuardedRoute | undefined) {
+  // Not async: a verdict reached at once costs no promise of its own.
+  return function guardRoutesMiddleware(ctx: Context, next: Next): Promise<void> {
+    const state = stateOf(ctx);
+    const route = routeOf(ctx.method, ctx.path);
+    state.route = route?.template ?? state.route;
+    const verdict = runGuards(guards, ctx.req, ctx.res, state, route);
+    if (verdict instanceof Promise) return verdict.then((settled) => pass(ctx, settled, next));
+    return pass(ctx, verdict, next);
+  };
+}
+
+function pass(ctx: Context, verdict: GuardVerdict, next: Next): Promise<void> {
+  if (verdict === undefined) return next();
+  if (verdict instanceof HttpProblem) throw verdict;
+  ctx.status = verdict.status;
+  return Promise.resolve();
+}
+
+/**
+ * For a pipeline branch that serves `route`: runs the guards, true when they let the request through.
+ * Anything else (a refusal, a guard's own answer) is the app's to send: it runs the same guards, whose
+ * verdicts the request's state keeps, so nothing is decided or counted twice.
+ */
+export function admitted(guards: readonly Guard[], request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute): boolean | Promise<boolean> {
+  state.route = route.template;
+  const verdict = runGuards(guards, request, response, state, route);
+  return verdict instanceof Promise ? verdict.then((settled) => settled === undefined) : verdict === undefined;
+}
