@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { checkHistory } from '../../tools/check-history/check.ts';
 import { NotAHistory } from '../../tools/check-history/history.ts';
+import { NODE_TS_ARGS } from '../support/processes.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';
 import { added, changed, cleanLog, cleanSteps, historyText } from './hand-made-history.ts';
 import type { Served, Step } from './hand-made-history.ts';
@@ -170,7 +171,7 @@ describe('the history checker on hand-made histories', () => {
       const run = (steps: string) => {
         const file = directory.file(`history-${Math.random()}.jsonl`);
         writeFileSync(file, steps);
-        const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, file], { encoding: 'utf8' });
+        const result = spawnSync(process.execPath, [...NODE_TS_ARGS, CLI, file], { encoding: 'utf8' });
         const lines = result.stdout.trim().split('\n');
         assert.equal(lines.length, 1, result.stdout + result.stderr);
         return { code: result.status, output: JSON.parse(lines[0]!) as Record<string, unknown> };
