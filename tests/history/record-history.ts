@@ -53,7 +53,7 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
   const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, began + ms - Date.now())));
   const workload = runWorkload({
     history, targets, pageTargets: targets, streamTargets: (options.streamBases ?? deployment.instances.map((instance) => instance.base)).map(targetOf),
-    clients: options.clients ?? 12, pageConsumers: 2, streamConsumers: 2, random, stopped: () => stopped,
+    clients: options.clients ?? 20, pageConsumers: 2, streamConsumers: 2, random, stopped: () => stopped,
   });
   const applied: string[] = [];
   try {
