@@ -53,6 +53,9 @@ async function record(history: HistoryFile, process: string, f: string, invoke: 
   return outcome;
 }
 
+/** After an unknown outcome (an instance down, a 503), a client waits a moment as a real one would, rather than spin. */
+const backOff = (outcome: Outcome, random: () => number) => (outcome.type === 'info' ? pause(50 + random() * 100) : undefined);
+
 async function petClient(options: WorkloadOptions, knowledge: Knowledge, process: string): Promise<void> {
   const { history, random } = options;
   let highest = 0;
@@ -75,6 +78,7 @@ async function petClient(options: WorkloadOptions, knowledge: Knowledge, process
           knowledge.versions.set(outcome.value.id as number, 1);
           seen(outcome.value.position);
         }
+        await backOff(outcome, random);
         if (outcome.type !== 'info' || options.stopped()) break;
       }
     } else if (choice < 0.65) {
@@ -86,14 +90,16 @@ async function petClient(options: WorkloadOptions, knowledge: Knowledge, process
         knowledge.versions.set(id, outcome.value.version as number);
         seen(outcome.value.position);
       }
+      await backOff(outcome, random);
     } else if (choice < 0.85) {
       const read = { id: pick(random, knowledge.ids), ...minPosition() };
       const outcome = await record(history, process, 'read', read, () => readPet(target(), read));
       if (outcome.type === 'ok' && typeof outcome.value.version === 'number') knowledge.versions.set(read.id, outcome.value.version);
+      await backOff(outcome, random);
     } else {
       const status = pick(random, [undefined, ...STATUSES]);
       const list = { limit: 1 + Math.floor(random() * 20), ...(status ? { status } : {}), ...(random() < 0.5 ? { after: pick(random, knowledge.ids) } : {}), ...minPosition() };
-      await record(history, process, 'list', list, () => listPets(target(), list));
+      await backOff(await record(history, process, 'list', list, () => listPets(target(), list)), random);
     }
   }
 }
