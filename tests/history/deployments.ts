@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import pg from 'pg';
-import { findPostgresBin, startPostgresCluster } from '../../scripts/postgres-cluster.ts';
+import { findPostgresBin, freePort, startPostgresCluster } from '../../scripts/postgres-cluster.ts';
 import type { PostgresCluster } from '../../scripts/postgres-cluster.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import type { ServiceProcess } from '../support/service-process.ts';
@@ -34,17 +33,6 @@ export interface Deployment {
   /** PostgreSQL: the throwaway cluster and the database's URL. */
   readonly postgres?: { readonly cluster: PostgresCluster; readonly url: string };
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Every instance serves one public base, so that the events they serve (whose `source` is that base) are equal. */
