@@ -10,6 +10,8 @@ import type { TemporaryDirectory } from '../support/temporary-store.ts';
 export const HISTORY_KEY = 'history-recorder-key-0123456789';
 /** Shorter than the default, so that a held lock or a stalled database reaches its 503 well within a client's timeout. */
 export const STATEMENT_TIMEOUT_MS = 2000;
+/** A bound on a restart, so that a service that never listens again ends the run instead of hanging it. */
+const RESTART_BOUND_MS = 60_000;
 /** The tmpfs a SQLite store lives on when the machine allows one, so that the disk can be filled. */
 const TMPFS_MB = 256;
 
@@ -64,7 +66,11 @@ async function startInstance(name: string, database: string): Promise<Instance> 
     },
     async restart() {
       service = startServiceProcess(environment(database, port));
-      await service.listening;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${name} did not listen again within ${RESTART_BOUND_MS / 1000} s: ${service.stderr().slice(-2000)}`)), RESTART_BOUND_MS);
+      });
+      await Promise.race([service.listening, late]).finally(() => clearTimeout(timer));
     },
     close: () => service.cleanup(),
   };

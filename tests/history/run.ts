@@ -31,6 +31,10 @@ async function main(): Promise<number> {
     process.once('SIGTERM', cleanUp);
     try {
       lines.push(await recordAndCheck(deployment, { seconds: SECONDS, random, say }));
+    } catch (error) {
+      // A fault the service did not come back from (an instance that never listens again) fails the run, and the other backend still runs.
+      say(`${backend}: the run failed: ${(error as Error).stack ?? String(error)}`);
+      lines.push({ backend, ops: 0, nemeses: [], valid: false, anomalies: { 'run-failed': [(error as Error).message] }, history: '' });
     } finally {
       process.off('SIGINT', cleanUp);
       process.off('SIGTERM', cleanUp);
