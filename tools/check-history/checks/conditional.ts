@@ -1,6 +1,6 @@
 import type { Check, Finding } from '../model.ts';
 import { setStatusOp } from '../operations.ts';
-import { groupBy } from './writes.ts';
+import { groupBy } from '../group-by.ts';
 
 /**
  * `lost-update`: two status changes of one pet conditional on the same version (If-Match) that were

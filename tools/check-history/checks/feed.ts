@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Check, Finding } from '../model.ts';
 import { feedOp } from '../operations.ts';
 import { positionOf } from '../pet-log.ts';
-import { groupBy } from './writes.ts';
+import { groupBy } from '../group-by.ts';
 
 /** How many missed positions a finding lists; the count says how many there were. */
 const LISTED = 20;

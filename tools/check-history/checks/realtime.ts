@@ -1,6 +1,6 @@
 import type { Check, Finding } from '../model.ts';
 import { createOp, setStatusOp } from '../operations.ts';
-import { groupBy } from './writes.ts';
+import { groupBy } from '../group-by.ts';
 
 /**
  * `realtime-order`: a write acknowledged before another write was sent, holding a later position than

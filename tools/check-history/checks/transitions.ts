@@ -1,7 +1,7 @@
 import { isAllowedTransition, isPetStatus } from '../../../domain/index.ts';
 import type { Check, Finding } from '../model.ts';
 import { setStatusOp } from '../operations.ts';
-import { groupBy } from './writes.ts';
+import { groupBy } from '../group-by.ts';
 
 /**
  * `invalid-transition`: a status change in the log that the status rules forbid, that repeats the

@@ -2,6 +2,7 @@ import type { Check, Finding, HistoryModel } from '../model.ts';
 import { createOp, setStatusOp } from '../operations.ts';
 import type { CreateOp, SetStatusOp } from '../operations.ts';
 import type { LogEvent } from '../pet-log.ts';
+import { groupBy } from '../group-by.ts';
 
 /**
  * `lost-write`: an acknowledged creation or status change that the log does not hold as acknowledged
@@ -97,15 +98,4 @@ export const phantomWrite: Check = (model) => {
 function describe(event: LogEvent | undefined): string {
   if (!event) return 'no event';
   return `${event.kind === 'added' ? `pet ${event.petId} "${event.name}" added` : `pet ${event.petId} changed to ${event.status}`} at position ${event.position} (version ${event.version})`;
-}
-
-export function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
 }
