@@ -1,3 +1,4 @@
+import { groupBy } from './group-by.ts';
 import { NotAHistory, outcomeOf, parseHistory } from './history.ts';
 import type { Operation } from './history.ts';
 import { readPetLog } from './pet-log.ts';
@@ -26,12 +27,7 @@ export type Check = (model: HistoryModel) => Finding[];
 
 export function buildModel(text: string): HistoryModel {
   const operations = parseHistory(text);
-  const byF = new Map<string, Operation[]>();
-  for (const op of operations) {
-    const same = byF.get(op.f);
-    if (same) same.push(op);
-    else byF.set(op.f, [op]);
-  }
+  const byF = groupBy(operations, (op) => op.f);
   const logs = (byF.get('log') ?? []).filter((op) => outcomeOf(op) === 'ok');
   if (logs.length !== 1) throw new NotAHistory(`a history ends with one completed read of the whole log (f "log", ok); it has ${logs.length}`);
   const logOp = logs[0]!;
