@@ -38,7 +38,8 @@ export function findPostgresBin(): string | undefined {
   return versions[0] === undefined ? undefined : join(SEARCHED, versions[0], 'bin');
 }
 
-async function freePort(): Promise<number> {
+/** A port of 127.0.0.1 free a moment ago (another process may take it before it is bound). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -118,6 +118,17 @@ describe('dependency direction', () => {
     assert.deepEqual(offences, []);
   });
 
+  it('the history checker is product-neutral: it imports the domain and the contract, nothing of adapters/ or tests/', () => {
+    const files = sourceFiles(join('tools', 'check-history'));
+    assert.ok(files.length > 0);
+    const offences = files.flatMap((file) =>
+      importsOf(file)
+        .filter((specifier) => specifier.startsWith('.') && !['tools', 'contract', 'application', 'domain'].includes(topFolder(file, specifier)))
+        .map((specifier) => `${relative(root, file)} imports ${specifier}`),
+    );
+    assert.deepEqual(offences, []);
+  });
+
   it('the HTTP adapter, the contract and the client have no import cycles, type-only imports included', () => {
     const folders = [join('adapters', 'http'), 'contract', 'client'];
     assert.deepEqual(importCycles(folders.flatMap(sourceFiles)), []);

@@ -1,0 +1,81 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkHistory } from '../../tools/check-history/check.ts';
+import { NotAHistory } from '../../tools/check-history/history.ts';
+import type { Deployment } from './deployments.ts';
+import { HISTORY_KEY } from './deployments.ts';
+import { openHistoryFile } from './history-file.ts';
+import { scheduleNemeses } from './nemeses.ts';
+import type { Target } from './petstore-requests.ts';
+import { readWholeLog, runWorkload } from './workload.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ARTIFACTS = join(ROOT, 'tests', 'artifacts');
+/** A request without an answer by then is recorded as unknown (`info`): longer than a statement timeout, shorter than a run. */
+export const CLIENT_TIMEOUT_MS = 5000;
+
+export interface HistoryLine {
+  readonly backend: string;
+  readonly ops: number;
+  readonly nemeses: readonly string[];
+  readonly valid: boolean;
+  readonly anomalies: Record<string, unknown>;
+  readonly history: string;
+}
+
+export interface RecordOptions {
+  readonly seconds: number;
+  readonly random: () => number;
+  readonly say: (line: string) => void;
+  /** Where the stream consumers connect, by default the instances themselves (a test puts a proxy between). */
+  readonly streamBases?: readonly string[];
+  readonly withNemeses?: boolean;
+  readonly clients?: number;
+}
+
+export const targetOf = (base: string): Target => ({ base, key: HISTORY_KEY, timeoutMs: CLIENT_TIMEOUT_MS });
+
+/**
+ * Records a history of the workload on a deployment for `seconds`, with the nemeses on the schedule
+ * it prints, reads the whole log at the end, and checks the file.
+ */
+export async function recordAndCheck(deployment: Deployment, options: RecordOptions): Promise<HistoryLine> {
+  const { random, say, seconds } = options;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = join(ARTIFACTS, `history-${deployment.backend}-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
+  const history = openHistoryFile(file);
+  const schedule = options.withNemeses === false ? [] : scheduleNemeses(deployment, seconds, random);
+  say(`${deployment.backend}: ${deployment.instances.length} instance(s), ${seconds} s, nemeses at ${schedule.map(({ at, nemesis }) => `${at.toFixed(1)} s ${nemesis.name}`).join(', ') || 'none'}`);
+  const targets = deployment.instances.map((instance) => targetOf(instance.base));
+  let stopped = false;
+  const began = Date.now();
+  const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, began + ms - Date.now())));
+  const workload = runWorkload({
+    history, targets, pageTargets: targets, streamTargets: (options.streamBases ?? deployment.instances.map((instance) => instance.base)).map(targetOf),
+    clients: options.clients ?? 20, pageConsumers: 2, streamConsumers: 2, random, stopped: () => stopped,
+  });
+  const applied: string[] = [];
+  try {
+    for (const { at, nemesis } of schedule) {
+      await until(at * 1000);
+      const done = await nemesis.run(deployment, random);
+      applied.push(nemesis.name);
+      say(`${deployment.backend}: ${((Date.now() - began) / 1000).toFixed(1)} s ${nemesis.name}: ${done}`);
+    }
+    await until(seconds * 1000);
+  } finally {
+    stopped = true;
+    await workload;
+  }
+  await readWholeLog(history, targets[0]!);
+  history.close();
+  const shown = relative(ROOT, file);
+  try {
+    const result = checkHistory(readFileSync(file, 'utf8'));
+    return { backend: deployment.backend, ops: result.ops, nemeses: applied, valid: result.valid, anomalies: result.anomalies, history: shown };
+  } catch (error) {
+    if (!(error instanceof NotAHistory)) throw error;
+    return { backend: deployment.backend, ops: history.operations, nemeses: applied, valid: false, anomalies: { 'not-a-history': [error.message] }, history: shown };
+  }
+}

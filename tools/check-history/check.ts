@@ -1,0 +1,19 @@
+import { CHECKS } from './checks/index.ts';
+import { buildModel } from './model.ts';
+import type { Finding } from './model.ts';
+
+export interface CheckResult {
+  readonly valid: boolean;
+  readonly ops: number;
+  readonly anomalies: Record<string, Omit<Finding, 'anomaly'>[]>;
+}
+
+/** Checks a history's text; throws `NotAHistory` when it is not one. */
+export function checkHistory(text: string): CheckResult {
+  const model = buildModel(text);
+  const anomalies: CheckResult['anomalies'] = {};
+  for (const check of CHECKS) {
+    for (const { anomaly, ...found } of check(model)) (anomalies[anomaly] ??= []).push(found);
+  }
+  return { valid: Object.keys(anomalies).length === 0, ops: model.operations.length, anomalies };
+}

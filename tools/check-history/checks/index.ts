@@ -1,0 +1,13 @@
+import type { Check } from '../model.ts';
+import { lostUpdate } from './conditional.ts';
+import { feedOrder } from './feed.ts';
+import { listInvalid } from './lists.ts';
+import { readInvalid, staleRead } from './reads.ts';
+import { realtimeOrder } from './realtime.ts';
+import { invalidTransition } from './transitions.ts';
+import { duplicateCreate, lostWrite, phantomWrite } from './writes.ts';
+
+/** Every check the checker runs, each over the one model of the history. */
+export const CHECKS: readonly Check[] = [
+  lostWrite, phantomWrite, duplicateCreate, feedOrder, staleRead, readInvalid, lostUpdate, realtimeOrder, invalidTransition, listInvalid,
+];

@@ -1,0 +1,130 @@
+import { indexOf, NotAHistory, outcomeOf } from './history.ts';
+import type { HistoryRecord, Operation } from './history.ts';
+
+/** Typed views of each operation's values, as the history format defines them; a value of the wrong shape is not a history. */
+
+function field<T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T, optional: boolean): T | undefined {
+  const value = record.value[name];
+  if (value === undefined && optional) return undefined;
+  if (!is(value)) throw new NotAHistory(`record ${record.index} (${record.f} ${record.type}): ${name} is ${JSON.stringify(value)}`);
+  return value;
+}
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isInteger = (value: unknown): value is number => Number.isSafeInteger(value);
+const isArray = (value: unknown): value is unknown[] => Array.isArray(value);
+const isPetOrNull = (value: unknown): value is Pet | null => value === null || (typeof value === 'object' && isInteger((value as Pet).id));
+
+const need = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, false) as T;
+const maybe = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, true);
+
+export interface Pet {
+  readonly id: number;
+  readonly name?: string;
+  readonly categoryId?: number;
+  readonly status?: string;
+}
+
+interface Viewed {
+  readonly op: Operation;
+  /** The index that names it in a finding. */
+  readonly index: number;
+  readonly outcome: 'ok' | 'fail' | 'info';
+  readonly invokedAt: number;
+  /** When it completed; Infinity when it never did. */
+  readonly completedAt: number;
+}
+
+function viewed(op: Operation): Viewed {
+  return { op, index: indexOf(op), outcome: outcomeOf(op), invokedAt: op.invoke.time, completedAt: op.completion?.time ?? Infinity };
+}
+const okValue = (op: Operation) => (outcomeOf(op) === 'ok' ? op.completion! : undefined);
+
+export interface CreateOp extends Viewed {
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status: string | undefined;
+  readonly key: string | undefined;
+  readonly ok?: { readonly id: number; readonly position: number };
+}
+
+export function createOp(op: Operation): CreateOp {
+  const { invoke } = op;
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    name: need(invoke, 'name', isString),
+    categoryId: need(invoke, 'categoryId', isInteger),
+    status: maybe(invoke, 'status', isString),
+    key: maybe(invoke, 'key', isString),
+    ...(ok ? { ok: { id: need(ok, 'id', isInteger), position: need(ok, 'position', isInteger) } } : {}),
+  };
+}
+
+export interface SetStatusOp extends Viewed {
+  readonly id: number;
+  readonly status: string;
+  readonly ifMatch: number | undefined;
+  readonly ok?: { readonly version: number; readonly position: number };
+}
+
+export function setStatusOp(op: Operation): SetStatusOp {
+  const { invoke } = op;
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    id: need(invoke, 'id', isInteger),
+    status: need(invoke, 'status', isString),
+    ifMatch: maybe(invoke, 'ifMatch', isInteger),
+    ...(ok ? { ok: { version: need(ok, 'version', isInteger), position: need(ok, 'position', isInteger) } } : {}),
+  };
+}
+
+export interface ReadOp extends Viewed {
+  readonly id: number;
+  readonly minPosition: number | undefined;
+  readonly ok?: { readonly pet: Pet | null; readonly version: number | undefined };
+}
+
+export function readOp(op: Operation): ReadOp {
+  const { invoke } = op;
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    id: need(invoke, 'id', isInteger),
+    minPosition: maybe(invoke, 'minPosition', isInteger),
+    ...(ok ? { ok: { pet: need(ok, 'pet', isPetOrNull), version: maybe(ok, 'version', isInteger) } } : {}),
+  };
+}
+
+export interface ListOp extends Viewed {
+  readonly status: string | undefined;
+  readonly limit: number;
+  readonly after: number | undefined;
+  readonly minPosition: number | undefined;
+  readonly ok?: { readonly pets: readonly Pet[] };
+}
+
+export function listOp(op: Operation): ListOp {
+  const { invoke } = op;
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    status: maybe(invoke, 'status', isString),
+    limit: need(invoke, 'limit', isInteger),
+    after: maybe(invoke, 'after', isInteger),
+    minPosition: maybe(invoke, 'minPosition', isInteger),
+    ...(ok ? { ok: { pets: need(ok, 'pets', isArray) as Pet[] } } : {}),
+  };
+}
+
+export interface FeedOp extends Viewed {
+  readonly after: number;
+  /** What the consumer received: on `ok`, and on `info` when the record says (a stream that broke after some events). */
+  readonly events: readonly unknown[];
+}
+
+export function feedOp(op: Operation): FeedOp {
+  const completion = op.completion;
+  const received = completion && completion.type !== 'fail' ? maybe(completion, 'events', isArray) : undefined;
+  return { ...viewed(op), after: need(op.invoke, 'after', isInteger), events: received ?? [] };
+}
