@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { afterFailure, followLog, secretsSigningAt } from '../../application/index.ts';
+import { afterFailure, followLog, secretsSigningAt, StoreUnavailable } from '../../application/index.ts';
 import type {
   Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
+import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
 import { createWebhookConnections, sendWebhook, signedHeaders } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
@@ -64,6 +65,12 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   const attemptSlots = slots(delivery.maxConnections);
   /** Subscriptions whose target the policy refused, told in the log once each (until delivery to it works). */
   const refusalsLogged = new Set<string>();
+  const logStorageFault = createRepeatedFaultLog(logger, Date.now, 'webhook delivery pauses while it lasts');
+  /** A storage fault is logged once, without a stack, then counted (as requests log it); anything else in full. */
+  const logFault = (error: unknown, fields: Record<string, unknown>, message: string) => {
+    if (error instanceof StoreUnavailable) logStorageFault(error);
+    else logger.warn({ err: error, ...fields }, message);
+  };
   /** Each delivered subscription's loop, what ends it when its lease is lost, the replays it began after, and whether to read the secrets again. */
   const workers = new Map<string, Worker>();
   interface Worker {
@@ -117,7 +124,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           }
         } catch (error) {
           // A fault: the next round tries again, and the leases still have time.
-          logger.warn({ err: error }, 'webhooks: could not renew or take leases; trying again');
+          logFault(error, {}, 'webhooks: could not renew or take leases; trying again');
         }
       }
     })().finally(() => {
@@ -140,7 +147,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           return;
         } catch (error) {
           if (signal.aborted) return;
-          logger.warn({ err: error, webhookId: id }, 'webhooks: delivery paused by a store fault; trying again');
+          logFault(error, { webhookId: id }, 'webhooks: delivery paused by a fault; trying again');
           await sleep(FAULT_PAUSE_MS, signal);
         }
       }
@@ -331,7 +338,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         return await write();
       } catch (error) {
         if (signal.aborted) return false;
-        if (pause === FAULT_PAUSE_MS) logger.warn({ err: error }, 'webhooks: the delivery state could not be stored; trying again');
+        if (pause === FAULT_PAUSE_MS) logFault(error, {}, 'webhooks: the delivery state could not be stored; trying again');
         await sleep(pause, signal);
       }
       if (signal.aborted) return false;
