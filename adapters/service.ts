@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
+import { watchKeyRevocations } from './api-keys/key-revocations.ts';
 import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
@@ -68,7 +69,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     const apiKeys = createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
-    const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
+    const revocations = watchKeyRevocations(apiKeys, { logger });
+    const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: revocations });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
@@ -119,6 +121,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     dispatcher = startWebhookDispatcher({
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
     });
+    // What a revoked key holds open ends with it (consumer groups join here).
+    revocations.onRevoked((keyId) => {
+      eventStreams.keyRevoked(keyId);
+      dispatcher?.keyRevoked(keyId);
+    });
     return {
       port: http.port,
       baseUrl,
@@ -128,6 +135,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       close() {
         closing ??= (async () => {
           stopping = true;
+          revocations.close();
           if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();

@@ -45,6 +45,11 @@ export interface WebhookDispatcher {
   rotated(id: string): void;
   /** A subscription was replayed here: if this instance delivers it, it starts over from the replayed position now rather than at its next look. */
   replayed(id: string): void;
+  /**
+   * A key was revoked (its subscriptions were disabled with the revocation): the loops of those this
+   * instance delivers end now, an attempt in flight abandoned, and a whole lease round follows.
+   */
+  keyRevoked(keyId: string): void;
   /** Stops every delivery (an attempt in flight is abandoned: it will be made again) and lets go of the leases. */
   close(): Promise<void>;
 }
@@ -78,6 +83,8 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     readonly lost: AbortController;
     replays: number;
     secretsChanged: boolean;
+    /** The key that owns the subscription, once its row is read. */
+    owner?: string;
   }
   let leasing: Promise<void> | undefined;
   /** What to do once the round in flight ends: nothing, take the free leases, or a whole round. */
@@ -162,6 +169,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     if (!found || found.subscription.status !== 'active') return;
     let { secrets } = found;
     worker.secretsChanged = false;
+    worker.owner = found.subscription.ownerKeyId;
     // This run writes only while no replay came after what it read.
     worker.replays = found.subscription.replays;
     const run: DeliveryRun = { holder, replays: found.subscription.replays };
@@ -352,6 +360,10 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
       if (worker) worker.secretsChanged = true;
     },
     replayed: () => leaseRound('renew'),
+    keyRevoked(keyId) {
+      for (const worker of workers.values()) if (worker.owner === keyId) worker.lost.abort();
+      leaseRound('renew');
+    },
     async close() {
       stop.abort();
       clearInterval(leaseTimer);
