@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
 import { watchKeyRevocations } from './api-keys/key-revocations.ts';
+import { createBackgroundWork } from './background/fair-share.ts';
 import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
@@ -111,15 +112,22 @@ export async function startService(config: Config, options: StartOptions = {}): 
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
+    // Background work keeps to its share of the process while requests come (adapters/background/fair-share.ts).
+    const background = createBackgroundWork();
+    const taken = (request: Parameters<typeof dispatch>[0], response: Parameters<typeof dispatch>[1]) => {
+      background.requestTaken();
+      dispatch(request, response);
+    };
+    const http = await startHttpServer(taken, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Sweeps at least as often as keys expire, and at most every second.
     idempotencyExpiry = startIdempotencyExpiry(store, {
-      clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)),
+      clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)), background,
     });
     // Started once the base address is known: it is each delivered event's `source`.
     dispatcher = startWebhookDispatcher({
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
+      background,
     });
     // What a revoked key holds open ends with it (consumer groups join here).
     revocations.onRevoked((keyId) => {

@@ -152,7 +152,9 @@ export async function runFairness({ pets, seconds, rounds, log }: FairnessOption
 }
 
 function describe(figures: PhaseFigures, phase: Phase): string {
-  const cpu = phase === 'alone' ? `${figures.cpuMicroseconds.toFixed(0)} µs CPU a creation` : `${figures.cpuMicroseconds.toFixed(1)} µs CPU a delivered event`;
+  // Beyond what A's creations cost alone: within the noise of that estimate it reads as n/a.
+  const perEvent = Number.isFinite(figures.cpuMicroseconds) && figures.cpuMicroseconds > 0 ? `${figures.cpuMicroseconds.toFixed(1)} µs` : 'n/a';
+  const cpu = phase === 'alone' ? `${figures.cpuMicroseconds.toFixed(0)} µs CPU a creation` : `${perEvent} CPU a delivered event`;
   return `A ${figures.creationsPerSecond.toFixed(0)} creations/s, /livez p50 ${figures.livezP50Ms.toFixed(1)} ms, ${figures.deliveredPerSecond.toFixed(0)} events delivered/s, ${cpu}`;
 }
 

@@ -7,13 +7,17 @@ import type {
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
 import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
+import { createBackgroundWork } from '../background/fair-share.ts';
+import type { BackgroundWork } from '../background/fair-share.ts';
 import { createWebhookConnections, sendWebhook, signedHeaders } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
+/** The turn of lease rounds among the owners of background work. */
+const LEASE_ROUNDS = 'webhook leases';
 /** Bytes of a receiver's answer read at most: enough for an error line. */
 const MAX_RESPONSE_BYTES = 16 * 1024;
 /** Events read at a time per subscription; each is still sent alone, in order. */
-const PAGE_EVENTS = 100;
+const PAGE_EVENTS = 500;
 /** One event alone is a CloudEvent in structured mode; a batch, the CloudEvents batch format (a JSON array, as the feed's pages). */
 const SINGLE_TYPE = 'application/cloudevents+json; charset=utf-8';
 const BATCH_TYPE = 'application/cloudevents-batch+json; charset=utf-8';
@@ -36,6 +40,8 @@ export interface WebhookDispatcherOptions {
   /** Each event's CloudEvents `source`: the deployment's public base address with /v1. */
   readonly source: () => string;
   readonly delivery: WebhookDelivery;
+  /** Where every read and write of delivery takes its turn beside the process's other background work (its own when absent). */
+  readonly background?: BackgroundWork;
 }
 
 export interface WebhookDispatcher {
@@ -65,6 +71,7 @@ export interface WebhookDispatcher {
  */
 export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
   const { subscriptions, clock, logger, delivery } = options;
+  const background = options.background ?? createBackgroundWork();
   const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stop = new AbortController();
   const attemptSlots = slots(delivery.maxConnections);
@@ -106,7 +113,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         try {
           const now = clock.now();
           const expiresAt = new Date(now.getTime() + delivery.leaseMs);
-          const leases = await (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt));
+          const leases = await background.run(LEASE_ROUNDS, () => (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt)));
           const held = new Map(leases.map((lease) => [lease.id, lease.replays]));
           if (stop.signal.aborted) return;
           if (whole) for (const [id, worker] of workers) if (!held.has(id)) worker.lost.abort();
@@ -159,13 +166,15 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         }
       }
     } finally {
-      if (!lost.signal.aborted) await subscriptions.release(id, holder).catch(() => undefined);
+      if (!lost.signal.aborted) await background.run(worker.owner ?? id, () => subscriptions.release(id, holder)).catch(() => undefined);
     }
   }
 
   /** Delivers until the subscription is gone, failing, or the lease is lost; throws on a store fault. */
   async function deliverFromStoredPosition(id: string, worker: Worker, signal: AbortSignal): Promise<void> {
-    const found = await subscriptions.withSecret(id);
+    /** Each read and write of this subscription's delivery, in its owner's turn. */
+    const turn = <T>(work: () => Promise<T>) => background.run(worker.owner ?? id, work);
+    const found = await turn(() => subscriptions.withSecret(id));
     if (!found || found.subscription.status !== 'active') return;
     let { secrets } = found;
     worker.secretsChanged = false;
@@ -175,8 +184,9 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     const run: DeliveryRun = { holder, replays: found.subscription.replays };
     let state: WebhookSubscription = found.subscription;
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
-    const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
-    const positions = positionWriter(id, run, signal);
+    const eventLog = { readLog: (query: Parameters<EventLog['readLog']>[0]) => turn(() => options.eventLog.readLog(query)) };
+    const pages = followLog({ eventLog, commits: options.commits }, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
+    const positions = positionWriter(id, run, signal, turn);
     const connections = createWebhookConnections();
     /** When the last attempt started: with `maxPerSecond`, the next waits for its turn. */
     let lastAttemptAt = -Infinity;
@@ -203,9 +213,11 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const batch = buffer.slice(0, count);
         const last = batch.at(-1)!.position;
         if (positions.lost()) return;
-        if (state.batchSize > 1 && state.batchUntil === null) {
-          // Fixed before the first attempt, so that every attempt, after a crash too, sends the same events.
-          if (!(await persisted(() => subscriptions.fixBatch(id, run, last), signal))) return;
+        if (state.batchSize > 1 && state.batchUntil === null && count < state.batchSize) {
+          // A partial batch is fixed before the first attempt, so that every attempt, after a crash too, sends
+          // the same events. A full one needs no write: the next batchSize events after the stored position
+          // are the same ones whenever they are read again (the log only grows at its end).
+          if (!(await persisted(() => turn(() => subscriptions.fixBatch(id, run, last)), signal))) return;
           state = { ...state, batchUntil: last };
         }
         // Named by the events it carries, so a replay that sends the same events sends the same id (and a different batch never reuses one).
@@ -219,7 +231,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (signal.aborted) return;
           if (worker.secretsChanged) {
             worker.secretsChanged = false;
-            const fresh = await subscriptions.withSecret(id);
+            const fresh = await turn(() => subscriptions.withSecret(id));
             if (!fresh) return;
             secrets = fresh.secrets;
           }
@@ -247,7 +259,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             refusalsLogged.delete(id);
             if (state.batchSize > 1 || state.attempts > 0) {
               // The row's other delivery state (the batch in flight, the failures) is cleared in the same write.
-              if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, run, last, now, [attempt]), signal))) return;
+              if (!(await positions.flush()) || !(await persisted(() => turn(() => subscriptions.advance(id, run, last, now, [attempt])), signal))) return;
             } else if (!(await positions.acknowledged(last, now, attempt))) return;
             state = { ...state, position: last, attempts: 0, lastError: null, nextTryAt: null, failingSince: null, batchUntil: null };
             buffer.splice(0, count);
@@ -256,7 +268,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (!(await positions.flush())) return;
           if (outcome.status === 410) {
             // The receiver says the endpoint is gone (Standard Webhooks): no more attempts until resumed.
-            if (await persisted(() => subscriptions.disable(id, run, outcome.error, [attempt]), signal)) {
+            if (await persisted(() => turn(() => subscriptions.disable(id, run, outcome.error, [attempt])), signal)) {
               logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: the receiver answered 410 Gone; the subscription is disabled until resumed');
             }
             return;
@@ -266,7 +278,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: delivery refused by the target policy; retrying on schedule');
           }
           const failure = afterFailure(delivery.retry, state, outcome, now);
-          if (!(await persisted(() => subscriptions.failed(id, run, failure, [attempt]), signal))) return;
+          if (!(await persisted(() => turn(() => subscriptions.failed(id, run, failure, [attempt])), signal))) return;
           if (failure.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: failure.attempts, lastError: failure.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
             return;
@@ -286,7 +298,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
    * of the latest acknowledged position, each with the lease checked. A crash loses only positions not yet
    * stored, whose events are sent again (at-least-once); the stored one only ever names an acknowledged event.
    */
-  function positionWriter(id: string, run: DeliveryRun, signal: AbortSignal) {
+  function positionWriter(id: string, run: DeliveryRun, signal: AbortSignal, turn: <T>(work: () => Promise<T>) => Promise<T>) {
     let latest: { position: number; at: Date } | undefined;
     /** The acknowledged attempts not yet in the attempt log: written with the position, the newest WEBHOOK_ATTEMPTS_KEPT at most. */
     let attempts: NewWebhookAttempt[] = [];
@@ -304,7 +316,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             attempts = [];
             unstored = 0;
             // After delivery stops (shutdown) the write is still tried once: the position is not thrown away.
-            if (!(await persisted(() => subscriptions.advance(id, run, position, at, recorded), signal)) && !signal.aborted) leaseLost = true;
+            if (!(await persisted(() => turn(() => subscriptions.advance(id, run, position, at, recorded)), signal)) && !signal.aborted) leaseLost = true;
             if (signal.aborted) break;
             await sleep(POSITION_WRITE_SPACING_MS, signal);
           }
