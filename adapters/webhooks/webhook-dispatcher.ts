@@ -10,10 +10,13 @@ import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
 import { createBackgroundWork } from '../background/fair-share.ts';
 import type { BackgroundWork } from '../background/fair-share.ts';
 import { createWebhookConnections, sendWebhook, signedHeaders } from './webhook-request.ts';
+import type { SendOutcome } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
 /** The turn of lease rounds among the owners of background work. */
 const LEASE_ROUNDS = 'webhook leases';
+/** How long a request holds its owner's turn at most while waiting for its answer. */
+const SEND_TURN_MS = 5;
 /** Bytes of a receiver's answer read at most: enough for an error line. */
 const MAX_RESPONSE_BYTES = 16 * 1024;
 /** Events read at a time per subscription; each is still sent alone, in order. */
@@ -223,7 +226,8 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         // Named by the events it carries, so a replay that sends the same events sends the same id (and a different batch never reuses one).
         const webhookId = state.batchSize > 1 ? `msg_${id}_${batch[0]!.position}_${last}` : `msg_${id}_${last}`;
         const carried = batch.map((stored) => stored.position);
-        const body = state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
+        // Built in the first attempt's turn: its cost counts in the owner's share.
+        let body: string | undefined;
         const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
@@ -236,16 +240,24 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             secrets = fresh.secrets;
           }
           await attemptSlots.take();
-          let outcome: Awaited<ReturnType<typeof sendWebhook>>;
+          let outcome: SendOutcome;
           let sentAt: Date;
           let started: number;
           try {
             if (signal.aborted) return;
             sentAt = clock.now();
             lastAttemptAt = sentAt.getTime();
-            const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
             started = performance.now();
-            outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, connections, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+            // The request is made in the owner's turn, which lasts until its answer or SEND_TURN_MS: a quick
+            // receiver's request counts whole in the share, a slow one holds nobody's turn for long.
+            let sending!: Promise<SendOutcome>;
+            await background.send(worker.owner ?? id, () => {
+              body ??= state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
+              const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
+              sending = sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, connections, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+              return Promise.race([sending, sleep(SEND_TURN_MS, signal)]);
+            });
+            outcome = await sending;
           } finally {
             attemptSlots.give();
           }
