@@ -89,7 +89,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
     let dispatcher: WebhookDispatcher | undefined;
     let idempotencyExpiry: IdempotencyExpiry | undefined;
-    const { dispatch, methodsAllowedAt, routeAt, record } = createHttpApp({
+    const { dispatch, methodsAllowedAt, routeAt, deprecationAt, record } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -118,7 +118,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       background.requestTaken();
       dispatch(request, response);
     };
-    const http = await startHttpServer(taken, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
+    const http = await startHttpServer(taken, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Sweeps at least as often as keys expire, and at most every second.
     idempotencyExpiry = startIdempotencyExpiry(store, {
