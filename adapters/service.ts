@@ -2,6 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
+import { watchKeyRevocations } from './api-keys/key-revocations.ts';
+import { createBackgroundWork } from './background/fair-share.ts';
 import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
@@ -71,7 +73,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     const apiKeys = createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
-    const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: apiKeys });
+    const revocations = watchKeyRevocations(apiKeys, { logger });
+    const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: revocations });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
@@ -113,15 +116,27 @@ export async function startService(config: Config, options: StartOptions = {}): 
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
       extraGuards: options.extraGuards,
     });
-    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
+    // Background work keeps to its share of the process while requests come (adapters/background/fair-share.ts).
+    const background = createBackgroundWork();
+    const taken = (request: Parameters<typeof dispatch>[0], response: Parameters<typeof dispatch>[1]) => {
+      background.requestTaken();
+      dispatch(request, response);
+    };
+    const http = await startHttpServer(taken, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Sweeps at least as often as keys expire, and at most every second.
     idempotencyExpiry = startIdempotencyExpiry(store, {
-      clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)),
+      clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)), background,
     });
     // Started once the base address is known: it is each delivered event's `source`.
     dispatcher = startWebhookDispatcher({
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
+      background,
+    });
+    // What a revoked key holds open ends with it (consumer groups join here).
+    revocations.onRevoked((keyId) => {
+      eventStreams.keyRevoked(keyId);
+      dispatcher?.keyRevoked(keyId);
     });
     return {
       port: http.port,
@@ -132,6 +147,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       close() {
         closing ??= (async () => {
           stopping = true;
+          revocations.close();
           if (config.shutdownDelayMs > 0) await new Promise((resolveDelay) => setTimeout(resolveDelay, config.shutdownDelayMs));
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();

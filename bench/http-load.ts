@@ -157,7 +157,7 @@ export interface Started {
 }
 
 /** The service as `npm start` runs it, pinned to core 0, its log going to a file; `database` is a SQLite path or a PostgreSQL URL. */
-export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string): Promise<Started> {
+export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string, environment: Record<string, string> = {}): Promise<Started> {
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
   const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
@@ -167,7 +167,7 @@ export async function startService(database: string, directory: string, pin: boo
     // As deployed: the production profile (metrics off unless asked for), a key, the request log on.
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'http://127.0.0.1/v1',
-      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info',
+      PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info', ...environment,
     },
     stdio: ['ignore', log, 'inherit'],
   });

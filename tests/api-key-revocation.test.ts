@@ -7,6 +7,11 @@ import { createSqlApiKeys } from '../adapters/api-keys/key-table.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
+import { checkRevokedKeyStops } from './support/key-revocation.ts';
+import { FAST_WEBHOOKS } from './support/webhook-load.ts';
+import { createSqlWebhookSubscriptions } from '../adapters/webhooks/sql-webhook-subscriptions.ts';
+import { openPetStore } from '../adapters/store/open-store.ts';
+import pino from 'pino';
 
 describe('API key revocation', () => {
   it('refuses a key revoked through the running service with the very next request', async () => {
@@ -67,5 +72,18 @@ describe('API key revocation', () => {
     await before;
     assert.equal((await after).ok, false, 'a check that began after the revocation refuses the key');
     assert.equal((await verifier.verify('key-that-gets-revoked-0001')).ok, false, 'and the older read did not bring it back');
+  });
+
+  it('ends a revoked key\'s open event streams and disables its webhook subscriptions when another process revokes it', async () => {
+    const api = await startTestService(FAST_WEBHOOKS);
+    // The CLI's way: its own connection to the file.
+    const cli = await openPetStore({ kind: 'sqlite', path: `${api.directory}/petstore.db` }, { logger: pino({ level: 'silent' }) });
+    try {
+      const keys = createSqlApiKeys(cli.db, cli.dialect, cli.writeOutsideLog);
+      await checkRevokedKeyStops([api], { revoke: (id) => keys.revoke(id, new Date()), subscriptions: createSqlWebhookSubscriptions(cli) });
+    } finally {
+      await cli.close();
+      await api.stop();
+    }
   });
 });

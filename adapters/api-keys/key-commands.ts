@@ -12,7 +12,7 @@ const LABEL = /^[\x20-\x7e]{1,100}$/;
  */
 async function withKeyTable<T>(environment: ParsedArguments['environment'], use: 'create' | 'existing', work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
   const [{ withConfiguredDatabase, withExistingDatabase }, { createSqlApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
-  const onStore = (store: SqlPetStore) => work(createSqlApiKeys(store.db, store.dialect));
+  const onStore = (store: SqlPetStore) => work(createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog));
   return use === 'create' ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
 

@@ -5,6 +5,7 @@ import { translated } from '../store/sql-dialect.ts';
 import type { SqlDialect } from '../store/sql-dialect.ts';
 import type { PetStoreDatabase } from '../store/schema.ts';
 import type { SqlPetStore } from '../store/sql-pet-store.ts';
+import { disableSubscriptionsOf } from '../webhooks/sql-webhook-subscriptions.ts';
 
 export interface ApiKeyRecord {
   readonly id: number;
@@ -27,7 +28,7 @@ export interface ManagedApiKeys extends ApiKeyTable {
  * writer, beside its groups, see `SqlPetStore.writeOutsideLog`).
  */
 export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, writeOutsideLog?: SqlPetStore['writeOutsideLog']): ManagedApiKeys {
-  const write = writeOutsideLog ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => work(db));
+  const write = writeOutsideLog ?? (<T>(work: (on: Kysely<PetStoreDatabase>) => Promise<T>) => db.transaction().execute(work));
   const listeners: (() => void)[] = [];
   const changed = () => {
     for (const listener of listeners) listener();
@@ -56,14 +57,21 @@ export function createSqlApiKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
       return rows.map((row) => ({ id: row.id, label: row.label, createdAt: row.created_at, revokedAt: row.revoked_at }));
     },
     async revoke(id, now) {
-      const result = await write((on) => on
-        .updateTable('api_keys')
-        .set({ revoked_at: now.toISOString() })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst());
+      // What the key owns stops with it, in the same transaction: its webhook subscriptions (the running
+      // services end what it holds open through `watchKeyRevocations`).
+      const revoked = await write(async (on) => {
+        const result = await on
+          .updateTable('api_keys')
+          .set({ revoked_at: now.toISOString() })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        await disableSubscriptionsOf(on, String(id));
+        return true;
+      });
       changed();
-      return result.numUpdatedRows > 0n;
+      return revoked;
     },
     async count() {
       const row = await db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('revoked_at', 'is', null).executeTakeFirstOrThrow();

@@ -87,10 +87,14 @@ export function problemAnswer(request: IncomingMessage, problem: HttpProblem): [
 
 /**
  * Reads and discards what is left of a refused body (bounded by the request timeout), so the answer
- * reaches the client instead of a reset from closing a socket with unread data.
+ * reaches the client instead of a reset from closing a socket with unread data. A body still piped into
+ * its decompression is unpiped first: the paused inflater would otherwise hold the connection, and every
+ * request pipelined behind it, until the request timeout.
  */
 function discardUnreadBody(request: IncomingMessage): void {
-  if (!request.complete) request.resume();
+  if (request.readableEnded) return;
+  request.unpipe();
+  request.resume();
 }
 
 /** What any thrown value means for the client. Unknown failures become a bare 500: no detail leaves the process. */

@@ -37,7 +37,7 @@ export function createEventRouter({ feed, publicBaseUrl }: EventRoutesOptions): 
     if (wantsStream(ctx)) {
       // Checked as for a page; the page size means nothing to a stream.
       const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
-      const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''));
+      const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), ctx.state.apiKeyId as string);
       ctx.respond = false;
       ctx.status = 200;
       await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());

@@ -17,11 +17,14 @@ export interface EventStreams {
   /**
    * Checks that one more stream may open for the client `client` (its `clientAddressKey`): throws the
    * 503 `HttpProblem` when every stream is taken, the 429 one when the client holds its share. Returns
-   * the function that then serves it on `response`, resolving once the stream has ended.
+   * the function that then serves it on `response`, resolving once the stream has ended. `keyId` is the
+   * key it was opened with: the stream ends when that key is revoked.
    */
-  admit(client: string): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
+  admit(client: string, keyId: string): (response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string) => Promise<void>;
   /** Streams open now. */
   readonly open: number;
+  /** Ends the open streams of a key that was revoked, cleanly; the client's reconnection gets 401. */
+  keyRevoked(keyId: string): void;
   /** Ends every open stream cleanly and refuses new ones: for shutdown. */
   close(): void;
 }
@@ -36,13 +39,14 @@ export function createEventStreams(
   limits: EventStreamLimits,
   logger?: Logger,
 ): EventStreams {
-  const open = new Set<AbortController>();
+  /** Each open stream's stop, and the key it was opened with. */
+  const open = new Map<AbortController, string>();
   const openByClient = new Map<string, number>();
   let closed = false;
 
-  async function serve(client: string, response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
+  async function serve(client: string, keyId: string, response: ServerResponse, from: Omit<LogQuery, 'limit'>, source: string): Promise<void> {
     const stop = new AbortController();
-    open.add(stop);
+    open.set(stop, keyId);
     openByClient.set(client, (openByClient.get(client) ?? 0) + 1);
     const end = () => stop.abort();
     response.once('close', end);
@@ -101,7 +105,7 @@ export function createEventStreams(
   }
 
   return {
-    admit(client) {
+    admit(client, keyId) {
       if (closed) throw new HttpProblem('unavailable', 'the service is shutting down; resume on another instance', { 'Retry-After': '1' });
       // A client past its own share hears so first: waiting for others' streams to end would not help it.
       if ((openByClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
@@ -114,14 +118,17 @@ export function createEventStreams(
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }
-      return (response, from, source) => serve(client, response, from, source);
+      return (response, from, source) => serve(client, keyId, response, from, source);
     },
     get open() {
       return open.size;
     },
+    keyRevoked(keyId) {
+      for (const [stop, opener] of [...open]) if (opener === keyId) stop.abort();
+    },
     close() {
       closed = true;
-      for (const stop of [...open]) stop.abort();
+      for (const stop of [...open.keys()]) stop.abort();
     },
   };
 }

@@ -5,9 +5,12 @@ import type { Clock } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
+import type { BackgroundWork } from '../background/fair-share.ts';
 
 /** How often expired records are looked for: each is deleted within a minute of expiring. */
 export const EXPIRY_SWEEP_MS = 30_000;
+/** The turn of expiry sweeps among the owners of background work. */
+const SWEEPS = 'idempotency expiry';
 /** Records one statement deletes at most: a sweep never holds the writer long; a full batch is followed by another. */
 export const EXPIRY_BATCH = 500;
 
@@ -22,6 +25,8 @@ export interface IdempotencyExpiryOptions {
   readonly logger?: Logger | undefined;
   readonly everyMs?: number;
   readonly batch?: number;
+  /** Where each batch takes its turn beside the process's other background work. */
+  readonly background?: BackgroundWork;
 }
 
 /**
@@ -39,13 +44,14 @@ export function startIdempotencyExpiry(
   let closed = false;
   let failing = false;
 
-  const deleteBatch = (now: string) => translated(store.dialect, () => write(async (db) => {
+  const inTurn = <T>(work: () => Promise<T>) => (options.background ? options.background.run(SWEEPS, work) : work());
+  const deleteBatch = (now: string) => inTurn(() => translated(store.dialect, () => write(async (db) => {
     const result = await sql`
       delete from idempotency_keys
       where expires_at <= ${now} and (scope, idempotency_key) in (
         select scope, idempotency_key from idempotency_keys where expires_at <= ${now} order by expires_at limit ${batch})`.execute(db);
     return Number(result.numAffectedRows ?? 0n);
-  }));
+  })));
 
   const sweepAll = async () => {
     let deleted = 0;

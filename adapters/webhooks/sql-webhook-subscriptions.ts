@@ -271,13 +271,26 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
     async disable(id: string, run: DeliveryRun, lastError: string, attempts: readonly NewWebhookAttempt[] = []) {
       const result = await write(async (on) => {
         await record(on, id, attempts);
-        return held(on, id, run).set({ status: 'disabled', last_error: lastError, next_try_at: null, lease_holder: null, lease_expires_at: null }).executeTakeFirst();
+        return held(on, id, run).set(disabledRow(lastError)).executeTakeFirst();
       });
       return changed(result);
     },
   };
 }
 
+
+/** A subscription stopped until resumed, and why; its lease let go, so a delivery run's next write finds it gone. */
+function disabledRow(lastError: string) {
+  return { status: 'disabled', last_error: lastError, next_try_at: null, lease_holder: null, lease_expires_at: null } as const;
+}
+
+/** What a revoked key's subscriptions say in `lastError`. */
+export const REVOKED_KEY_ERROR = 'the API key that owns this subscription was revoked';
+
+/** Disables every subscription `ownerKeyId` owns: written in the transaction that revokes the key. */
+export async function disableSubscriptionsOf(on: Kysely<PetStoreDatabase>, ownerKeyId: string): Promise<void> {
+  await on.updateTable('webhooks').set(disabledRow(REVOKED_KEY_ERROR)).where('owner_key_id', '=', ownerKeyId).execute();
+}
 
 function subscriptionFromRow(row: Selectable<WebhooksTable>): WebhookSubscription {
   return {

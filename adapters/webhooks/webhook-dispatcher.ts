@@ -1,18 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { afterFailure, followLog, secretsSigningAt } from '../../application/index.ts';
+import { afterFailure, followLog, secretsSigningAt, StoreUnavailable } from '../../application/index.ts';
 import type {
   Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
+import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
+import { createBackgroundWork } from '../background/fair-share.ts';
+import type { BackgroundWork } from '../background/fair-share.ts';
 import { createWebhookConnections, sendWebhook, signedHeaders } from './webhook-request.ts';
+import type { SendOutcome } from './webhook-request.ts';
 import type { WebhookDelivery } from '../config/config.ts';
 
+/** The turn of lease rounds among the owners of background work. */
+const LEASE_ROUNDS = 'webhook leases';
+/** How long a request holds its owner's turn at most while waiting for its answer. */
+const SEND_TURN_MS = 5;
 /** Bytes of a receiver's answer read at most: enough for an error line. */
 const MAX_RESPONSE_BYTES = 16 * 1024;
 /** Events read at a time per subscription; each is still sent alone, in order. */
-const PAGE_EVENTS = 100;
+const PAGE_EVENTS = 500;
 /** One event alone is a CloudEvent in structured mode; a batch, the CloudEvents batch format (a JSON array, as the feed's pages). */
 const SINGLE_TYPE = 'application/cloudevents+json; charset=utf-8';
 const BATCH_TYPE = 'application/cloudevents-batch+json; charset=utf-8';
@@ -35,6 +43,8 @@ export interface WebhookDispatcherOptions {
   /** Each event's CloudEvents `source`: the deployment's public base address with /v1. */
   readonly source: () => string;
   readonly delivery: WebhookDelivery;
+  /** Where every read and write of delivery takes its turn beside the process's other background work (its own when absent). */
+  readonly background?: BackgroundWork;
 }
 
 export interface WebhookDispatcher {
@@ -44,6 +54,11 @@ export interface WebhookDispatcher {
   rotated(id: string): void;
   /** A subscription was replayed here: if this instance delivers it, it starts over from the replayed position now rather than at its next look. */
   replayed(id: string): void;
+  /**
+   * A key was revoked (its subscriptions were disabled with the revocation): the loops of those this
+   * instance delivers end now, an attempt in flight abandoned, and a whole lease round follows.
+   */
+  keyRevoked(keyId: string): void;
   /** Stops every delivery (an attempt in flight is abandoned: it will be made again) and lets go of the leases. */
   close(): Promise<void>;
 }
@@ -59,11 +74,18 @@ export interface WebhookDispatcher {
  */
 export function startWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
   const { subscriptions, clock, logger, delivery } = options;
+  const background = options.background ?? createBackgroundWork();
   const holder = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stop = new AbortController();
   const attemptSlots = slots(delivery.maxConnections);
   /** Subscriptions whose target the policy refused, told in the log once each (until delivery to it works). */
   const refusalsLogged = new Set<string>();
+  const logStorageFault = createRepeatedFaultLog(logger, Date.now, 'webhook delivery pauses while it lasts');
+  /** A storage fault is logged once, without a stack, then counted (as requests log it); anything else in full. */
+  const logFault = (error: unknown, fields: Record<string, unknown>, message: string) => {
+    if (error instanceof StoreUnavailable) logStorageFault(error);
+    else logger.warn({ err: error, ...fields }, message);
+  };
   /** Each delivered subscription's loop, what ends it when its lease is lost, the replays it began after, and whether to read the secrets again. */
   const workers = new Map<string, Worker>();
   interface Worker {
@@ -71,6 +93,8 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     readonly lost: AbortController;
     replays: number;
     secretsChanged: boolean;
+    /** The key that owns the subscription, once its row is read. */
+    owner?: string;
   }
   let leasing: Promise<void> | undefined;
   /** What to do once the round in flight ends: nothing, take the free leases, or a whole round. */
@@ -92,7 +116,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         try {
           const now = clock.now();
           const expiresAt = new Date(now.getTime() + delivery.leaseMs);
-          const leases = await (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt));
+          const leases = await background.run(LEASE_ROUNDS, () => (whole ? subscriptions.lease(holder, now, expiresAt) : subscriptions.takeFree(holder, now, expiresAt)));
           const held = new Map(leases.map((lease) => [lease.id, lease.replays]));
           if (stop.signal.aborted) return;
           if (whole) for (const [id, worker] of workers) if (!held.has(id)) worker.lost.abort();
@@ -117,7 +141,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           }
         } catch (error) {
           // A fault: the next round tries again, and the leases still have time.
-          logger.warn({ err: error }, 'webhooks: could not renew or take leases; trying again');
+          logFault(error, {}, 'webhooks: could not renew or take leases; trying again');
         }
       }
     })().finally(() => {
@@ -140,28 +164,32 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           return;
         } catch (error) {
           if (signal.aborted) return;
-          logger.warn({ err: error, webhookId: id }, 'webhooks: delivery paused by a store fault; trying again');
+          logFault(error, { webhookId: id }, 'webhooks: delivery paused by a fault; trying again');
           await sleep(FAULT_PAUSE_MS, signal);
         }
       }
     } finally {
-      if (!lost.signal.aborted) await subscriptions.release(id, holder).catch(() => undefined);
+      if (!lost.signal.aborted) await background.run(worker.owner ?? id, () => subscriptions.release(id, holder)).catch(() => undefined);
     }
   }
 
   /** Delivers until the subscription is gone, failing, or the lease is lost; throws on a store fault. */
   async function deliverFromStoredPosition(id: string, worker: Worker, signal: AbortSignal): Promise<void> {
-    const found = await subscriptions.withSecret(id);
+    /** Each read and write of this subscription's delivery, in its owner's turn. */
+    const turn = <T>(work: () => Promise<T>) => background.run(worker.owner ?? id, work);
+    const found = await turn(() => subscriptions.withSecret(id));
     if (!found || found.subscription.status !== 'active') return;
     let { secrets } = found;
     worker.secretsChanged = false;
+    worker.owner = found.subscription.ownerKeyId;
     // This run writes only while no replay came after what it read.
     worker.replays = found.subscription.replays;
     const run: DeliveryRun = { holder, replays: found.subscription.replays };
     let state: WebhookSubscription = found.subscription;
     const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
-    const pages = followLog(options, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
-    const positions = positionWriter(id, run, signal);
+    const eventLog = { readLog: (query: Parameters<EventLog['readLog']>[0]) => turn(() => options.eventLog.readLog(query)) };
+    const pages = followLog({ eventLog, commits: options.commits }, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
+    const positions = positionWriter(id, run, signal, turn);
     const connections = createWebhookConnections();
     /** When the last attempt started: with `maxPerSecond`, the next waits for its turn. */
     let lastAttemptAt = -Infinity;
@@ -188,15 +216,18 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const batch = buffer.slice(0, count);
         const last = batch.at(-1)!.position;
         if (positions.lost()) return;
-        if (state.batchSize > 1 && state.batchUntil === null) {
-          // Fixed before the first attempt, so that every attempt, after a crash too, sends the same events.
-          if (!(await persisted(() => subscriptions.fixBatch(id, run, last), signal))) return;
+        if (state.batchSize > 1 && state.batchUntil === null && count < state.batchSize) {
+          // A partial batch is fixed before the first attempt, so that every attempt, after a crash too, sends
+          // the same events. A full one needs no write: the next batchSize events after the stored position
+          // are the same ones whenever they are read again (the log only grows at its end).
+          if (!(await persisted(() => turn(() => subscriptions.fixBatch(id, run, last)), signal))) return;
           state = { ...state, batchUntil: last };
         }
         // Named by the events it carries, so a replay that sends the same events sends the same id (and a different batch never reuses one).
         const webhookId = state.batchSize > 1 ? `msg_${id}_${batch[0]!.position}_${last}` : `msg_${id}_${last}`;
         const carried = batch.map((stored) => stored.position);
-        const body = state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
+        // Built in the first attempt's turn: its cost counts in the owner's share.
+        let body: string | undefined;
         const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
@@ -204,21 +235,29 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (signal.aborted) return;
           if (worker.secretsChanged) {
             worker.secretsChanged = false;
-            const fresh = await subscriptions.withSecret(id);
+            const fresh = await turn(() => subscriptions.withSecret(id));
             if (!fresh) return;
             secrets = fresh.secrets;
           }
           await attemptSlots.take();
-          let outcome: Awaited<ReturnType<typeof sendWebhook>>;
+          let outcome: SendOutcome;
           let sentAt: Date;
           let started: number;
           try {
             if (signal.aborted) return;
             sentAt = clock.now();
             lastAttemptAt = sentAt.getTime();
-            const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
             started = performance.now();
-            outcome = await sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, connections, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+            // The request is made in the owner's turn, which lasts until its answer or SEND_TURN_MS: a quick
+            // receiver's request counts whole in the share, a slow one holds nobody's turn for long.
+            let sending!: Promise<SendOutcome>;
+            await background.send(worker.owner ?? id, () => {
+              body ??= state.batchSize > 1 ? cloudEventsJson(batch, options.source()) : cloudEventJson(batch[0]!, options.source());
+              const headers = signedHeaders(secretsSigningAt(secrets, sentAt), webhookId, Math.floor(sentAt.getTime() / 1000), body);
+              sending = sendWebhook(state.url, { ...headers, 'content-type': contentType }, body, { ...delivery, connections, maxResponseBytes: MAX_RESPONSE_BYTES, signal });
+              return Promise.race([sending, sleep(SEND_TURN_MS, signal)]);
+            });
+            outcome = await sending;
           } finally {
             attemptSlots.give();
           }
@@ -232,7 +271,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             refusalsLogged.delete(id);
             if (state.batchSize > 1 || state.attempts > 0) {
               // The row's other delivery state (the batch in flight, the failures) is cleared in the same write.
-              if (!(await positions.flush()) || !(await persisted(() => subscriptions.advance(id, run, last, now, [attempt]), signal))) return;
+              if (!(await positions.flush()) || !(await persisted(() => turn(() => subscriptions.advance(id, run, last, now, [attempt])), signal))) return;
             } else if (!(await positions.acknowledged(last, now, attempt))) return;
             state = { ...state, position: last, attempts: 0, lastError: null, nextTryAt: null, failingSince: null, batchUntil: null };
             buffer.splice(0, count);
@@ -241,7 +280,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           if (!(await positions.flush())) return;
           if (outcome.status === 410) {
             // The receiver says the endpoint is gone (Standard Webhooks): no more attempts until resumed.
-            if (await persisted(() => subscriptions.disable(id, run, outcome.error, [attempt]), signal)) {
+            if (await persisted(() => turn(() => subscriptions.disable(id, run, outcome.error, [attempt])), signal)) {
               logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: the receiver answered 410 Gone; the subscription is disabled until resumed');
             }
             return;
@@ -251,7 +290,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             logger.warn({ webhookId: id, lastError: outcome.error }, 'webhooks: delivery refused by the target policy; retrying on schedule');
           }
           const failure = afterFailure(delivery.retry, state, outcome, now);
-          if (!(await persisted(() => subscriptions.failed(id, run, failure, [attempt]), signal))) return;
+          if (!(await persisted(() => turn(() => subscriptions.failed(id, run, failure, [attempt])), signal))) return;
           if (failure.nextTryAt === undefined) {
             logger.warn({ webhookId: id, attempts: failure.attempts, lastError: failure.lastError }, 'webhooks: retries ran out; the subscription is failing until resumed');
             return;
@@ -271,7 +310,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
    * of the latest acknowledged position, each with the lease checked. A crash loses only positions not yet
    * stored, whose events are sent again (at-least-once); the stored one only ever names an acknowledged event.
    */
-  function positionWriter(id: string, run: DeliveryRun, signal: AbortSignal) {
+  function positionWriter(id: string, run: DeliveryRun, signal: AbortSignal, turn: <T>(work: () => Promise<T>) => Promise<T>) {
     let latest: { position: number; at: Date } | undefined;
     /** The acknowledged attempts not yet in the attempt log: written with the position, the newest WEBHOOK_ATTEMPTS_KEPT at most. */
     let attempts: NewWebhookAttempt[] = [];
@@ -289,7 +328,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
             attempts = [];
             unstored = 0;
             // After delivery stops (shutdown) the write is still tried once: the position is not thrown away.
-            if (!(await persisted(() => subscriptions.advance(id, run, position, at, recorded), signal)) && !signal.aborted) leaseLost = true;
+            if (!(await persisted(() => turn(() => subscriptions.advance(id, run, position, at, recorded)), signal)) && !signal.aborted) leaseLost = true;
             if (signal.aborted) break;
             await sleep(POSITION_WRITE_SPACING_MS, signal);
           }
@@ -331,7 +370,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         return await write();
       } catch (error) {
         if (signal.aborted) return false;
-        if (pause === FAULT_PAUSE_MS) logger.warn({ err: error }, 'webhooks: the delivery state could not be stored; trying again');
+        if (pause === FAULT_PAUSE_MS) logFault(error, {}, 'webhooks: the delivery state could not be stored; trying again');
         await sleep(pause, signal);
       }
       if (signal.aborted) return false;
@@ -345,6 +384,10 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
       if (worker) worker.secretsChanged = true;
     },
     replayed: () => leaseRound('renew'),
+    keyRevoked(keyId) {
+      for (const worker of workers.values()) if (worker.owner === keyId) worker.lost.abort();
+      leaseRound('renew');
+    },
     async close() {
       stop.abort();
       clearInterval(leaseTimer);

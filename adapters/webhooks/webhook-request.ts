@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
+import { isDecimalDigits } from '../../contract/decimal-integer.ts';
 import { resolveSafeTarget, UnsafeWebhookTarget } from './safe-target.ts';
 import type { TargetPolicy } from './safe-target.ts';
 
@@ -58,18 +58,18 @@ export type SendOutcome =
   | { readonly ok: true; readonly status: number }
   | { readonly ok: false; readonly status: number | null; readonly error: string; readonly retryAfter?: Date; readonly refusedTarget?: true };
 
-/** How long the rest of a 2xx answer may take before its connection is closed. */
-const UNFINISHED_BODY_GRACE_MS = 1_000;
-
 /** The longest `Retry-After` taken as it is: a receiver cannot park a subscription for longer. */
 const MAX_RETRY_AFTER_MS = 7 * 24 * 3_600_000;
+
+const HTTP_DATE_START = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/;
 
 /** `Retry-After` (RFC 9110: seconds, or an HTTP date) as the time to call again; undefined when absent or unreadable. */
 export function retryAfterTime(header: string | undefined, now: Date): Date | undefined {
   if (header === undefined) return undefined;
   const text = header.trim();
-  const seconds = parseDecimalInteger(text);
-  const at = seconds !== undefined ? now.getTime() + seconds * 1000 : Date.parse(text);
+  // delay-seconds is 1*DIGIT: leading zeros allowed, and any length (a huge one is capped below).
+  // An HTTP-date, in any of its three forms, begins with the day's name; Date.parse alone would read "1.5" as a date.
+  const at = isDecimalDigits(text) ? now.getTime() + Number(text) * 1000 : HTTP_DATE_START.test(text) ? Date.parse(text) : NaN;
   if (!Number.isFinite(at)) return undefined;
   return new Date(Math.min(at, now.getTime() + MAX_RETRY_AFTER_MS));
 }
@@ -112,7 +112,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         'user-agent': 'petstore-webhooks',
       },
     });
-    let timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       settle({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
@@ -121,12 +121,14 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
-        // The status is the acknowledgement: the body is not waited for. One that has not ended soon
-        // after closes its connection, which the subscription's next request needs.
+        // The status is the acknowledgement: the body is not waited for. A body that did not arrive with
+        // the status closes its connection, so the subscription's next request takes a fresh one at once.
         settle({ ok: true, status });
         clearTimeout(timer);
-        timer = setTimeout(() => request.destroy(), Math.min(options.timeoutMs, UNFINISHED_BODY_GRACE_MS));
         response.resume();
+        setImmediate(() => {
+          if (!response.complete) request.destroy();
+        });
         return;
       }
       let read = 0;

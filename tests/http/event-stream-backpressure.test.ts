@@ -26,7 +26,7 @@ describe('an event stream to a consumer that stops reading', () => {
     const streams = createEventStreams({ eventLog, commits: store.commits }, { maxStreams: 1, maxStreamsPerClient: 1, heartbeatMs: 600_000 });
     let buffered = 0;
     const server = createServer((_request, response) => {
-      const serving = streams.admit('127.0.0.1')(response, { after: 0 }, 'http://127.0.0.1/v1');
+      const serving = streams.admit('127.0.0.1', '1')(response, { after: 0 }, 'http://127.0.0.1/v1');
       const sample = setInterval(() => (buffered = Math.max(buffered, response.writableLength)), 5);
       void serving.finally(() => clearInterval(sample));
     });

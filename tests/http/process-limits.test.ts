@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import { closedBy, errorCodeOf, exchangeOn, openConnection, parseResponse, rawExchange } from '../support/raw-http.ts';
 import { TEST_API_KEY, readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
@@ -95,6 +97,22 @@ describe('limits on slow, large and malformed requests', () => {
     assert.equal(response.status, 413);
     assert.equal((await readError(response)).code, 'payload_too_large');
     assert.deepEqual(await api.request('/v1/pets?limit=100').then((listing) => listing.json()), before);
+  });
+
+  it('answers a gzipped body that inflates past 64 KiB with 413 and then the request pipelined behind it', async () => {
+    // Incompressible: the compressed body is much larger than what the service reads before refusing it.
+    const inflated = `{"name":"x","categoryId":1,"padding":"${randomBytes(1024 * 1024).toString('base64')}"}`;
+    const compressed = gzipSync(inflated);
+    const head = 'POST /v1/pets HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n'
+      + `Authorization: Bearer ${TEST_API_KEY}\r\nContent-Length: ${compressed.length}\r\n\r\n`;
+    const exchange = await rawExchange(port, Buffer.concat([Buffer.from(head), compressed, Buffer.from(`${LIST}\r\n`)]), { halfClose: true, timeoutMs: 5_000 });
+    const first = exchange.response;
+    assert.equal(first?.status, 413, `no 413, only ${JSON.stringify(exchange.bytes.toString('latin1').slice(0, 200))}`);
+    assert.equal(errorCodeOf(first), 'payload_too_large');
+    const rest = exchange.bytes.subarray(exchange.bytes.indexOf('HTTP/1.1 413') + 1);
+    const second = parseResponse(rest.subarray(rest.indexOf('HTTP/1.1 ')));
+    assert.equal(second?.status, 200, 'the request pipelined behind the 413 was not answered');
+    assert.ok(exchange.closed, 'the connection stalled instead of closing after the half-close');
   });
 
   const malformed: Array<[string, string | Buffer]> = [

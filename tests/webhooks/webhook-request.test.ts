@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWebhookConnections, sendWebhook } from '../../adapters/webhooks/webhook-request.ts';
+import { createWebhookConnections, retryAfterTime, sendWebhook } from '../../adapters/webhooks/webhook-request.ts';
 
 const SEND = { allowPrivate: true, timeoutMs: 3_000, maxResponseBytes: 1024, connections: createWebhookConnections() };
 
@@ -36,6 +36,16 @@ describe('one webhook attempt', () => {
     assert.deepEqual(outcome, { ok: true, status: 200 });
   });
 
+  it('sends the next attempt without waiting for the body of an unfinished 2xx before it', async () => {
+    assert.deepEqual(await sendWebhook(`${base}/unfinished-200`, {}, '{}', SEND), { ok: true, status: 200 });
+    const started = performance.now();
+    const outcome = await sendWebhook(`${base}/other`, {}, '{}', SEND);
+    const elapsedMs = performance.now() - started;
+    assert.equal(outcome.status, 500);
+    // Waiting for the unfinished body (or a grace for it) would take a second at least.
+    assert.ok(elapsedMs < 500, `the next attempt took ${Math.round(elapsedMs)} ms`);
+  });
+
   it('reads the start of another status\'s answer into the error, on the same connection as an unfinished 2xx before it', async () => {
     const outcome = await sendWebhook(`${base}/other`, { 'content-type': 'application/json' }, '{}', SEND);
     assert.deepEqual(outcome, { ok: false, status: 500, error: 'answered 500: broken' }, 'Retry-After only counts on a 429 or 503');
@@ -49,6 +59,17 @@ describe('one webhook attempt', () => {
     const overloaded = await sendWebhook(`${base}/overloaded`, {}, '{}', SEND);
     assert.ok(!overloaded.ok && overloaded.status === 503 && overloaded.retryAfter !== undefined);
     assert.ok(overloaded.retryAfter.getTime() <= Date.now() + 7 * 24 * 3_600_000, 'at most a week away');
+  });
+
+  it('takes Retry-After seconds with leading zeros as written and caps a huge number at a week', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    assert.equal(retryAfterTime('0120', now)?.getTime(), now.getTime() + 120_000);
+    assert.equal(retryAfterTime('99999999999999999999', now)?.getTime(), now.getTime() + 7 * 24 * 3_600_000);
+    assert.equal(retryAfterTime(' 30 ', now)?.getTime(), now.getTime() + 30_000);
+    assert.equal(retryAfterTime('-5', now), undefined);
+    assert.equal(retryAfterTime('1.5', now), undefined);
+    assert.equal(retryAfterTime('Fri, 01 Jan 2100 00:00:00 GMT', now)?.getTime(), now.getTime() + 7 * 24 * 3_600_000);
+    assert.equal(retryAfterTime('Thu, 01 Jan 2026 00:01:00 GMT', now)?.getTime(), now.getTime() + 60_000);
   });
 
   it('says when the target policy refused the address', async () => {
