@@ -63,7 +63,12 @@ describe('webhook delivery one event at a time', () => {
       assert.deepEqual(received, [...new Set(received)].sort((a, b) => a - b), 'in order, each once');
       assert.equal(received.length, EVENTS);
       assert.equal((await stored.get(subscription.id))!.position, last, 'the last acknowledged position is stored on stop');
-      assert.ok(advances.length < EVENTS / 2, `${advances.length} position writes for ${EVENTS} events: coalesced`);
+      // A failed attempt is written at once, with the position acknowledged before it, and the retry that
+      // follows it is stored alone: two writes a failure by design. The acknowledgements between failures
+      // are what coalesce: without it they would make a write each.
+      const failed = requests - received.length;
+      const coalescable = advances.length - 2 * failed;
+      assert.ok(coalescable < (EVENTS - failed) / 2, `${advances.length} position writes for ${EVENTS} events and ${failed} failures: coalesced`);
       assert.deepEqual(advances, [...advances].sort((a, b) => a - b), 'positions only move forward');
       const attempts = await stored.attempts(subscription.id, { limit: 100 }, new Date());
       assert.equal(attempts.length, 100, 'the newest 100 attempts are kept, written with the positions and the failures');
