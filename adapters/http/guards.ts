@@ -69,11 +69,12 @@ function pass(ctx: Context, verdict: GuardVerdict, next: Next): Promise<void> {
 
 /**
  * For a pipeline branch that serves `route`: runs the guards, true when they let the request through.
- * Anything else (a refusal, a guard's own answer) is the app's to send: it runs the same guards, whose
+ * Anything else (a refusal, a guard's own answer, a guard's failure) is the app's to send: it runs the same guards, whose
  * verdicts the request's state keeps, so nothing is decided or counted twice.
  */
 export function admitted(guards: readonly Guard[], request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute): boolean | Promise<boolean> {
   state.route = route.template;
   const verdict = runGuards(guards, request, response, state, route);
-  return verdict instanceof Promise ? verdict.then((settled) => settled === undefined) : verdict === undefined;
+  // A guard that failed (the key table unreadable) is the app's to answer too: its renderer turns the failure into a 503.
+  return verdict instanceof Promise ? verdict.then((settled) => settled === undefined, () => false) : verdict === undefined;
 }
