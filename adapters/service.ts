@@ -1,3 +1,4 @@
+import { GROUP_LIMITS } from '../application/index.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -23,6 +24,7 @@ import type { PetStoreDatabase } from './store/schema.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
 import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
+import { createSqlConsumerGroups } from './store/consumer-groups.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createReadPositions } from './http/read-positions.ts';
@@ -104,6 +106,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
       webhooks: {
         subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke(),
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
+      },
+      consumerGroups: {
+        consumerGroups: createSqlConsumerGroups(store), eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),

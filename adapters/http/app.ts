@@ -17,6 +17,8 @@ import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import { createWebhookRouter } from './webhook-routes.ts';
+import { createConsumerGroupRouter } from './consumer-group-routes.ts';
+import type { ConsumerGroupResource } from './consumer-group-routes.ts';
 import type { WebhookResource } from './webhook-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
@@ -56,6 +58,8 @@ export interface HttpAppOptions {
   readonly feed?: EventFeed | undefined;
   /** The webhook subscriptions' routes (experimental), when given. */
   readonly webhooks?: WebhookResource | undefined;
+  /** The consumer groups' routes (experimental), when given. */
+  readonly consumerGroups?: ConsumerGroupResource | undefined;
   /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
   readonly readPositions?: ReadPositions | undefined;
 }
@@ -93,6 +97,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     pets.router,
     ...(options.feed ? [createEventRouter({ ...options, feed: options.feed, keyCheck, rateLimiter })] : []),
     ...(options.webhooks ? [createWebhookRouter({ ...options, webhooks: options.webhooks, keyCheck, rateLimiter })] : []),
+    ...(options.consumerGroups ? [createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups, keyCheck, rateLimiter })] : []),
     createDocumentRouter(options),
     createProbeRouter({
       readiness: options.readiness,

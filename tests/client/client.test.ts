@@ -221,6 +221,8 @@ const PROVOKE: Record<ErrorCode, ((client: PetStoreClient) => Promise<unknown>) 
   not_found: (client) => client.getPet(987_654_321),
   method_not_allowed: 'the client calls each path only with a method it allows',
   limit_reached: 'the client makes no webhook subscriptions',
+  group_exists: 'the client makes no consumer groups',
+  too_many_in_flight: 'the client claims from no consumer group',
   illegal_transition: async (client) => client.changePetStatus((await client.createPet({ name: 'Final', categoryId: 1, status: 'sold' })).id, 'available'),
   version_mismatch: async (client) => {
     const pet = await client.createPet({ name: 'Stale', categoryId: 1, status: 'available' });
