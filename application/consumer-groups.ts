@@ -105,7 +105,8 @@ export interface ConsumerGroups {
   create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
   get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
   status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
-  list(ownerKeyId: string): Promise<ConsumerGroup[]>;
+  /** The key's groups by name; without a key, every key's (for the operator). */
+  list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
   delete(ownerKeyId: string, name: string): Promise<boolean>;
   /**
    * Takes `events` (the log's events after `from` up to `to` that the group wants) into the group and moves

@@ -111,7 +111,9 @@ export function createSqlConsumerGroups(
     },
 
     async list(ownerKeyId) {
-      const rows = await run(() => db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).orderBy('name').execute());
+      let query = db.selectFrom('consumer_groups').selectAll();
+      if (ownerKeyId !== undefined) query = query.where('owner_key_id', '=', ownerKeyId);
+      const rows = await run(() => query.orderBy('owner_key_id').orderBy('name').execute());
       return rows.map(groupFromRow);
     },
 
