@@ -74,9 +74,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
+    const consumerGroups = createSqlConsumerGroups(store);
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
-          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker, everyWorker: options.everyWorkersMetrics,
+          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
+          groupTotals: async () => ({ totals: await consumerGroups.totals(store.clock.now()), head: (await store.eventLog.head?.()) ?? 0 }), everyWorker: options.everyWorkersMetrics,
         })
       : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
@@ -108,7 +110,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
       },
       consumerGroups: {
-        consumerGroups: createSqlConsumerGroups(store), eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey,
+        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),

@@ -122,10 +122,22 @@ export interface ConsumerGroups {
   /** Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent). */
   nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: { readonly notBefore: Date } | { readonly park: true }): Promise<LeaseOutcome>;
   extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  totals(now: Date): Promise<GroupTotals>;
   /** Parked events after `after`, by position, at most `limit`. */
   parked(ownerKeyId: string, name: string, after: number, limit: number): Promise<ParkedEvent[]>;
   /** Hands parked events back (deliveries from 1 again): these positions, or up to `limit` of them after `after`; answers the positions handed back. */
   unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }): Promise<number[]>;
+}
+
+/** Every group together, for metrics whose series do not grow with the groups. */
+export interface GroupTotals {
+  readonly groups: number;
+  readonly inFlight: number;
+  /** Taken in, not settled and not under a live lease: waiting to be claimed (or retried). */
+  readonly waiting: number;
+  readonly parked: number;
+  /** The lowest checkpoint of any group (the log's head, lag 0, when there is none). */
+  readonly lowestCheckpoint: number | undefined;
 }
 
 export interface ConsumerGroupPorts {

@@ -246,6 +246,35 @@ export function createSqlConsumerGroups(
       return outcome(leases, done ?? []);
     },
 
+    async totals(now) {
+      return run(async () => {
+        const at = now.toISOString();
+        const states = await db
+          .selectFrom('consumer_group_events')
+          .select((select) => ['state', count(select), sql<number | string>`sum(case when lease_expires_at >= ${at} then 1 else 0 end)`.as('live')])
+          .groupBy('state')
+          .execute();
+        // One row a group: its checkpoint is the lower of how far it took the log and its first unsettled event.
+        const groups = await db
+          .selectFrom('consumer_groups as g')
+          .leftJoin('consumer_group_events as e', (join) =>
+            join.onRef('e.owner_key_id', '=', 'g.owner_key_id').onRef('e.group_name', '=', 'g.name').on('e.state', 'in', ['ready', 'leased']))
+          .select((select) => ['g.taken_to', select.fn.min('e.position').as('first')])
+          .groupBy(['g.owner_key_id', 'g.name', 'g.taken_to'])
+          .execute();
+        const sum = (keep: (row: (typeof states)[number]) => boolean) => states.filter(keep).reduce((total, row) => total + Number(row.count), 0);
+        const live = Number(states.find((row) => row.state === 'leased')?.live ?? 0);
+        const checkpoints = groups.map((row) => Math.min(Number(row.taken_to), row.first === null ? Infinity : Number(row.first) - 1));
+        return {
+          groups: groups.length,
+          inFlight: live,
+          waiting: sum((row) => row.state !== 'parked') - live,
+          parked: sum((row) => row.state === 'parked'),
+          lowestCheckpoint: checkpoints.length === 0 ? undefined : Math.min(...checkpoints),
+        };
+      });
+    },
+
     async parked(ownerKeyId, name, after, limit) {
       const rows = await run(() =>
         events(db, ownerKeyId, name).selectAll().where('state', '=', 'parked').where('position', '>', after).orderBy('position').limit(limit).execute(),

@@ -118,6 +118,9 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
     const seenByTheOther = (await createSqlConsumerGroups(second).status(OWNER, 'g', clock.now()))!;
     assert.equal(seenByTheOther.checkpoint, 2, 'up to the one still in flight, as the other instance reads it');
+    assert.deepEqual(await createSqlConsumerGroups(second).totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    assert.deepEqual(await a.consumerGroups.totals(clock.now()), { groups: 1, inFlight: 0, waiting: 1, parked: 0, lowestCheckpoint: 2 }, 'an expired lease waits');
   });
 
   withPair('an acked event is never handed out again, and a second ack of it is stale', async ({ first, second }) => {
