@@ -243,4 +243,43 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
     assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 3);
   });
+
+  withPair('nothing is skipped while both instances commit as consumers claim: every event of the log is acked once', async ({ first, second }) => {
+    const clock = manualClock();
+    const instances = [portsOn(first, clock), portsOn(second, clock)];
+    await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    let writing = true;
+    const writer = async (store: SqlPetStore) => {
+      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store, { name: 'Racing', categoryId: 1 })));
+    };
+    const acked = new Map<number, number>();
+    const consumer = async (index: number) => {
+      const ports = instances[index % 2]!;
+      for (let idle = 0; idle < 3;) {
+        const claims = claimsOf(await claimEvents(ports, OWNER, 'g', `c${index}`, 5));
+        if (claims.length === 0) {
+          // Empty only once the writers are done and the log is drained, three looks in a row.
+          if (!writing) idle++;
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
+        idle = 0;
+        const { done } = await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now());
+        for (const { lease } of done) {
+          const position = claims.find((claim) => claim.lease === lease)!.position;
+          acked.set(position, (acked.get(position) ?? 0) + 1);
+        }
+      }
+    };
+    const writers = Promise.all([writer(first), writer(second)]);
+    const consumers = Promise.all([0, 1, 2, 3].map(consumer));
+    await writers;
+    writing = false;
+    await consumers;
+    const log = await first.eventLog.readLog({ after: 0, limit: 100_000 });
+    assert.ok(log.length >= 40);
+    assert.deepEqual([...acked.keys()].sort((a, b) => a - b), log.map((stored) => stored.position), 'every committed event handed out and acked');
+    assert.deepEqual([...acked.values()].filter((count) => count !== 1), []);
+    assert.equal((await instances[1]!.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, log.at(-1)!.position);
+  });
 }
