@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
 import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
+import { columnArrays, columnsOf, CONSUMER_GROUP_EVENTS, postgresUnnest, rowValues, sqliteInsert } from './schema.ts';
 import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
 
@@ -128,7 +129,7 @@ export function createSqlConsumerGroups(
     async take(ownerKeyId, name, from, to, taken) {
       const moved = await holding(ownerKeyId, name, async (on, group) => {
         if (group.takenTo !== from) return false;
-        if (taken.length > 0) await on.insertInto('consumer_group_events').values(taken.map((stored) => newEventRow(ownerKeyId, name, stored))).execute();
+        if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
         await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
         return true;
       });
@@ -297,6 +298,18 @@ export function createSqlConsumerGroups(
       return positions ?? [];
     },
   };
+}
+
+/**
+ * New rows of `consumer_group_events` in one statement whose text comes from the table's declaration: a
+ * page of the log is hundreds of rows, which Kysely's builder would take longer to compile than to run.
+ */
+async function insertEventRows(on: Db, postgres: boolean, rows: readonly ConsumerGroupEventsTable[]): Promise<void> {
+  const table = CONSUMER_GROUP_EVENTS;
+  const query = postgres
+    ? CompiledQuery.raw(`insert into ${table.name} (${columnsOf(table).join(', ')}) select * from ${postgresUnnest(table, 1)}`, columnArrays(table, rows))
+    : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
+  await on.executeQuery(query);
 }
 
 function groupFromRow(row: Selectable<ConsumerGroupsTable>): ConsumerGroup {
