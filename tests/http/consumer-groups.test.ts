@@ -134,6 +134,15 @@ describe('consumer groups over HTTP', () => {
     assert.equal((await claim('capped', { consumer: 'other' })).length, 1, 'another consumer still gets the rest');
   });
 
+  it('a revoked key\'s group stops handing out: its consumers are refused with 401', async () => {
+    const { id, key } = await api.service.apiKeys.create('revoked-worker', new Date());
+    assert.equal((await send('PUT', '/revoked', { start: 'end' }, key)).status, 201);
+    await api.createPet({ name: 'Unclaimed', categoryId: 1 });
+    assert.equal(await api.service.apiKeys.revoke(id, new Date()), true);
+    const refused = await send('POST', '/revoked/claims', { consumer: 'c' }, key);
+    assert.equal(refused.status, 401);
+  });
+
   it('deletes a group with 204, then 404; a key has a bounded number of groups (409 limit_reached)', async () => {
     assert.equal((await send('DELETE', '/orders')).status, 204);
     assert.equal((await send('GET', '/orders')).status, 404);
