@@ -75,6 +75,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     // prom-client is loaded only when metrics are on (production's default is off).
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
     const consumerGroups = createSqlConsumerGroups(store);
+    const stopClaims = new AbortController();
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
           petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
@@ -110,7 +111,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
       },
       consumerGroups: {
-        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey,
+        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, stopping: stopClaims.signal,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
@@ -139,6 +140,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
+          stopClaims.abort();
           await Promise.all([closed, dispatcher?.close(), idempotencyExpiry?.close()]);
           await store.close();
           await tracing?.shutdown();

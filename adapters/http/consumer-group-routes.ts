@@ -28,6 +28,8 @@ export interface ConsumerGroupResource extends ConsumerGroupPorts {
   readonly maxPerKey: number;
   /** How often a waiting claim looks again without a commit (retries falling due, other instances' acks). */
   readonly recheckMs?: number;
+  /** Aborted when the service stops: waiting claims answer what they have (nothing) at once. */
+  readonly stopping?: AbortSignal;
 }
 
 export interface ConsumerGroupRoutesOptions {
@@ -149,6 +151,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, keyCheck, 
     const gone = new AbortController();
     const abort = () => gone.abort();
     ctx.req.once('close', abort);
+    resource.stopping?.addEventListener('abort', abort);
     try {
       const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, {
         waitMs: body.waitMs ?? 0, recheckMs: resource.recheckMs ?? 1000, signal: gone.signal,
@@ -168,6 +171,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, keyCheck, 
       };
     } finally {
       ctx.req.off('close', abort);
+      resource.stopping?.removeEventListener('abort', abort);
     }
   });
 
