@@ -91,7 +91,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const eventStreams = createEventStreams(store, config.eventStreams, logger);
     let dispatcher: WebhookDispatcher | undefined;
     let idempotencyExpiry: IdempotencyExpiry | undefined;
-    const { dispatch, methodsAllowedAt, routeAt, record } = createHttpApp({
+    const { dispatch, methodsAllowedAt, routeAt, deprecationAt, record } = createHttpApp({
       ports,
       verifier,
       publicBaseUrl: () => baseUrl,
@@ -117,7 +117,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
     });
-    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, record });
+    const http = await startHttpServer(dispatch, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Sweeps at least as often as keys expire, and at most every second.
     idempotencyExpiry = startIdempotencyExpiry(store, {

@@ -54,7 +54,7 @@ export class VersionMismatch extends Error {
   readonly actual: number;
 
   constructor(expected: readonly number[] | '*', actual: number) {
-    super(`the pet is at version ${actual}, not ${expected === '*' ? 'any' : expected.join(' or ')}`);
+    super(`the pet is at version ${actual}, not ${expected === '*' ? 'any' : expected.length === 0 ? 'a version the request named (weak entity tags name none)' : expected.join(' or ')}`);
     this.name = 'VersionMismatch';
     this.expected = expected;
     this.actual = actual;

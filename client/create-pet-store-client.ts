@@ -13,8 +13,11 @@ import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, Webhook, Webho
 export interface PetStoreClientOptions {
   /** A deployment's base address including `/v1`, e.g. `https://api.example.com/v1`. */
   readonly baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>` on every call. */
-  readonly apiKey: string;
+  /**
+   * Sent as `Authorization: Bearer <apiKey>` on every call. `undefined` is accepted so that an
+   * environment variable (typed `string | undefined`) type-checks as it is; a missing key throws at once.
+   */
+  readonly apiKey: string | undefined;
   /** How long one attempt may take to get its whole answer; default 10 000 ms. */
   readonly timeoutMs?: number;
   /** Back-off for the calls that retry (createPet, getPet, listPets, pets); default 4 attempts, 100 ms doubling, at most 2 000 ms a wait. */

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import { DECIMAL_INTEGER_PATTERN, POSITIVE_INTEGER_PATTERN } from './decimal-integer.ts';
+import { IF_MATCH_PATTERN } from './entity-tags.ts';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecations.ts';
 import { ERROR_STATUS } from './error-codes.ts';
 import type { ErrorCode } from './error-codes.ts';
@@ -616,15 +617,15 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           name: 'Last-Event-ID',
           in: 'header',
           required: false,
-          description: 'A stream resumes after this position (what EventSource sends when it reconnects); it takes precedence over `after`.',
+          description: 'A stream resumes after this position (what EventSource sends when it reconnects); it takes precedence over `after`. A JSON page checks it (400 when it is not plain digits) and pages by `after` alone.',
           schema: { type: 'string', pattern: DECIMAL_INTEGER_PATTERN },
         },
         IfMatch: {
           name: 'If-Match',
           in: 'header',
           required: false,
-          description: 'Apply only at this version: `*`, or entity tags such as `"3"` as `ETag` gave them (weak tags match nothing). 412 when none matches.',
-          schema: { type: 'string' },
+          description: 'Apply only at this version: `*`, or entity tags such as `"3"` as `ETag` gave them (weak tags match nothing). 412 when none matches; 400 when it is neither.',
+          schema: { type: 'string', pattern: IF_MATCH_PATTERN },
         },
         IdempotencyKey: {
           name: 'Idempotency-Key',

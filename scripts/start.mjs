@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// `npm start`: builds the service into dist/ (scripts/build-service.mjs, well under a second), then
-// runs it in this process. The build runs in a child process, so the bundler never takes memory here.
+// `npm start`: runs the bundled service (dist/) in this process. When a source changed since the last
+// bundle, a child process first checks the configuration (a mistake is refused before any bundling),
+// then rebuilds (scripts/build-service.mjs, well under a second): the bundler never takes memory here.
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { BUILD_SCRIPT, CONFIGURATION_REFUSED, bundleIsCurrent } from './service-bundle.mjs';
 
-const built = spawnSync(process.execPath, [fileURLToPath(new URL('build-service.mjs', import.meta.url))], { stdio: 'inherit' });
-if (built.status !== 0) {
-  process.stderr.write(`petstore: building the service failed (${built.error?.message ?? `exit ${built.status ?? built.signal}`})\n`);
-  process.exit(1);
+if (!bundleIsCurrent()) {
+  const built = spawnSync(process.execPath, [BUILD_SCRIPT, '--check-configuration'], { stdio: 'inherit' });
+  if (built.status !== 0) {
+    if (built.status !== CONFIGURATION_REFUSED) process.stderr.write(`petstore: building the service failed (${built.error?.message ?? `exit ${built.status ?? built.signal}`})\n`);
+    process.exit(1);
+  }
 }
 await import('../dist/main.js');

@@ -54,6 +54,7 @@ describe('petstore webhooks attempts, replay and rotate-secret', () => {
     assert.equal((await petstore(['webhooks', 'replay', id, '--after', '-1'])).code, 2);
     const replayed = await petstore(['webhooks', 'replay', id, '--after', '0']);
     assert.equal(replayed.code, 0, replayed.stderr);
+    assert.match(replayed.stdout, /^replaying webhook \S+ after log position 0: a running service starts within a third of PETSTORE_WEBHOOK_LEASE_MS \(10 s by default\)$/m);
     assert.equal((await petstore(['webhooks', 'replay', 'wh_none', '--after', '0'])).code, 1);
 
     const rotated = await petstore(['webhooks', 'rotate-secret', id], { PETSTORE_WEBHOOK_SECRET_OVERLAP_MS: '60000' });

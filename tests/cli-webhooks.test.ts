@@ -36,8 +36,12 @@ describe('petstore webhooks', () => {
     assert.equal((await petstore(['webhooks', 'delete', id!])).code, 0);
     const again = await petstore(['webhooks', 'delete', id!]);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /no webhook/);
-    assert.equal((await petstore(['webhooks', 'resume', 'wh_none'])).code, 1);
+    assert.equal(again.stderr, `petstore: no webhook ${id}\n`);
+    // Every command that names a subscription says so alike.
+    for (const command of [['resume'], ['attempts'], ['replay', '--after', '0'], ['rotate-secret']]) {
+      const refused = await petstore(['webhooks', command[0]!, 'wh_none', ...command.slice(1)]);
+      assert.deepEqual([refused.code, refused.stderr], [1, 'petstore: no webhook wh_none\n'], command[0]);
+    }
   });
 
   it('refuses a private target (unless allowed), a bad key id or type, with exit 2', async () => {

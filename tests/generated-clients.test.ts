@@ -60,7 +60,7 @@ const GENERATORS: readonly Generator[] = [
   {
     name: 'openapi-typescript + openapi-fetch',
     program: 'openapi-fetch.ts',
-    generate: (_directory, generated) => succeed(bin('openapi-typescript'), [documentFile, '--output', join(generated, 'schema.d.ts')]),
+    generate: (_directory, generated) => succeed(bin('openapi-typescript'), [documentFile, '--output', join(generated, 'schema.d.ts'), '--default-non-nullable', 'false']),
   },
   {
     name: '@hey-api/openapi-ts',

@@ -1,8 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from './support/processes.ts';
@@ -11,16 +15,21 @@ import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The first block in this language of the README section with this heading. */
-function readmeBlock(heading: string, language: 'ts' | 'js'): string {
+/** The blocks in this language of the README section with this heading, in order. */
+function readmeBlocks(heading: string, language: 'ts' | 'js' | 'sh'): string[] {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const start = readme.indexOf(`\n${heading}\n`);
   assert.ok(start >= 0, `the README has a section "${heading}"`);
   const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start + 1, end === -1 ? undefined : end);
-  const example = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section)?.[1];
-  assert.ok(example, `the README has a ${language} block in "${heading}"`);
-  return example;
+  const blocks = [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
+  assert.ok(blocks.length > 0, `the README has a ${language} block in "${heading}"`);
+  return blocks;
+}
+
+/** The first block in this language of the README section with this heading. */
+function readmeBlock(heading: string, language: 'ts' | 'js'): string {
+  return readmeBlocks(heading, language)[0]!;
 }
 
 /** Runs the first ts block of the README section with this heading, as written, inside this package; answers what it printed. */
@@ -71,4 +80,64 @@ describe('README', () => {
       project.remove();
     }
   });
+
+  it('the client example type-checks as written in a user\'s strict TypeScript project (the set-up docs/client.md shows)', async () => {
+    const project = await installPackedClient();
+    try {
+      writeFileSync(project.file('example.ts'), readmeBlock('## Calling the service from code: `@petstore/client`', 'js'));
+      // docs/client.md's tsconfig; @types/node comes from this checkout, as `npm install -D @types/node` would give it.
+      writeFileSync(project.file('tsconfig.json'), JSON.stringify({
+        compilerOptions: {
+          strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true,
+          types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
+        },
+      }));
+      const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+      const node = process.versions.deno === undefined ? process.execPath : 'node';
+      const checked = await promisify(execFile)(node, [tsc, '-p', '.'], { cwd: project.path, env: userEnvironment() })
+        .then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout);
+      assert.equal(checked, '');
+    } finally {
+      project.remove();
+    }
+  });
+
+  it('the webhook example runs as written (its receiver on a free port instead of 4000): the receiver prints the delivery', async () => {
+    const [receiverBlock = '', subscribeBlock = ''] = readmeBlocks('## Webhooks (experimental)', 'sh');
+    assert.ok(receiverBlock.includes('.listen(4000, ') && subscribeBlock.includes('127.0.0.1:4000'), 'the receiver listens on 4000 and the subscription targets it');
+    const port = await freePort();
+    const receiver = spawn('bash', ['-c', receiverBlock.replace('.listen(4000, ', `.listen(${port}, `)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let printed = '';
+    receiver.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+    const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    try {
+      await untilListening(port);
+      const { stdout } = await promisify(execFile)('bash', ['-ec', subscribeBlock.replaceAll('127.0.0.1:4000', `127.0.0.1:${port}`)], {
+        env: { ...process.env, KEY: TEST_API_KEY, B: api.baseUrl },
+      });
+      assert.match(stdout, /"status":"active"/, stdout);
+      while (!printed.includes('"name":"Bo"')) await once(receiver.stdout!, 'data');
+      assert.match(printed, /^msg_wh_\S+ \{"specversion":"1.0","id":"1",.*"type":"com.petstore.pet.added.v1",.*"data":\{"id":1,"name":"Bo","categoryId":3,"status":null\}\}$/m);
+    } finally {
+      receiver.kill();
+      await api.stop();
+    }
+  });
 });
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function untilListening(port: number): Promise<void> {
+  for (;;) {
+    const answered = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '' }).then(() => true, () => false);
+    if (answered) return;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+  }
+}

@@ -1,7 +1,6 @@
 import { ConfigError, loadConfig, localBaseUrl } from '../config/config.ts';
 import type { Config } from '../config/config.ts';
 import { createLogger } from '../observability/logger.ts';
-import { startService } from '../service.ts';
 import { explainedStartFailure } from './start-failure.ts';
 import { askPrimaryForMetrics, runWorkers, WORKER_VARIABLE } from './workers.ts';
 import type { WorkerListening } from './workers.ts';
@@ -39,6 +38,8 @@ export async function serve(environment: Record<string, string | undefined>, opt
       listening: (port, baseUrl) => listeningLine(config, port, baseUrl, config.workers),
     });
   }
+  // Loaded once the configuration is known good, so a mistake is refused before the service's modules load.
+  const { startService } = await import('../service.ts');
   const service = await startService(config, {
     logger, worker, ...(worker !== undefined && config.metrics ? { everyWorkersMetrics: askPrimaryForMetrics() } : {}),
   }).catch((error: unknown) => {

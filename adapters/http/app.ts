@@ -13,6 +13,7 @@ import type { ListingCache } from './listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './pet-routes.ts';
+import { deprecationHeadersIn } from './deprecation.ts';
 import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
@@ -71,6 +72,8 @@ export interface HttpApp {
   methodsAllowedAt(path: string): string[];
   /** The route template a path belongs to (undefined for an unknown path). */
   routeAt(path: string): string | undefined;
+  /** The headers a deprecated operation adds to every answer, for the answers Node's parser refused. */
+  deprecationAt(method: string, path: string): Readonly<Record<string, string>> | undefined;
   /** Writes an answer's log line and metrics: for what Node's parser refused too. */
   readonly record: RecordAnswer;
 }
@@ -107,6 +110,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const layersAt = (path: string) => routers.flatMap((router) => router.match(path, 'GET').path);
   const methodsAllowedAt = (path: string) => [...new Set(layersAt(path).flatMap((layer) => layer.methods))];
   const routeAt = (path: string) => layersAt(path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
+  const deprecationAt = (method: string, path: string) =>
+    routers.flatMap((router) => router.match(path, method).pathAndMethod).map((layer) => deprecationHeadersIn(layer.stack)).find(Boolean);
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
   app.use(renderErrors(problemOf));
   app.use(requireHost);
@@ -127,7 +132,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // The two branches answer different methods: a creation, or a cached listing.
   const branch: AnswerBranch = (request, response, state) => (request.method === 'POST' ? pets.creationBranch : cachedListing)?.(request, response, state);
   const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
-  return { dispatch, methodsAllowedAt, routeAt, record };
+  return { dispatch, methodsAllowedAt, routeAt, deprecationAt, record };
 }
 
 /** A known path with another method is 405 with `Allow`, for any method name; anything else is 404. */

@@ -1,4 +1,5 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
+import { ENTITY_TAG, IF_MATCH_PATTERN } from '../../contract/entity-tags.ts';
 import { HttpProblem } from './errors.ts';
 
 /** A strong entity tag for a pet at a stream version. Strong, because If-Match compares strongly (RFC 9110 §13.1.1). */
@@ -6,8 +7,7 @@ export function etagFor(version: number): string {
   return `"${version}"`;
 }
 
-// RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text
-const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
+const IF_MATCH = new RegExp(IF_MATCH_PATTERN);
 
 /**
  * If-Match as the versions it names: '*', a list of versions, or undefined when absent.
@@ -15,13 +15,12 @@ const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
  */
 export function parseIfMatch(header: string | undefined): readonly number[] | '*' | undefined {
   if (header === undefined) return undefined;
-  const trimmed = header.trim();
-  if (trimmed === '*') return '*';
+  if (!IF_MATCH.test(header)) {
+    throw new HttpProblem('invalid_header', `If-Match must be "*" or a list of entity tags such as "3", got ${JSON.stringify(header)}`);
+  }
+  if (header.trim() === '*') return '*';
   const versions: number[] = [];
-  for (const part of trimmed.split(',')) {
-    const tag = ENTITY_TAG.exec(part.trim());
-    if (!tag) throw new HttpProblem('invalid_header', `If-Match must be "*" or a list of entity tags such as "3", got ${JSON.stringify(header)}`);
-    const [, weak, opaque] = tag;
+  for (const [, weak, opaque] of header.matchAll(ENTITY_TAG)) {
     const version = weak ? undefined : parseDecimalInteger(opaque!, 1);
     if (version !== undefined) versions.push(version);
   }

@@ -39,8 +39,10 @@ export function createEventRouter({ feed, keyCheck, publicBaseUrl, rateLimiter }
 
   router.get('listEvents', '/v1/events', ...authenticated, async (ctx) => {
     const query = parseEventQuery(ctx.querystring);
+    // Checked on every answer, so a malformed header is refused the same way wherever it is sent; a JSON
+    // page pages by `after` alone, as its Link does, so a client that always sends the header never loops.
+    const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
     if (wantsStream(ctx)) {
-      const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
       // Checked as for a page; the page size means nothing to a stream.
       const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
       const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''));

@@ -17,6 +17,8 @@ export interface HttpServerOptions {
   readonly methodsAllowedAt?: (path: string) => readonly string[];
   /** The route template a path belongs to, for the log line of a request the parser refused. */
   readonly routeAt?: (path: string) => string | undefined;
+  /** The headers every answer of a deprecated operation carries, its refusals here included. */
+  readonly deprecationAt?: (method: string, path: string) => Readonly<Record<string, string>> | undefined;
   /** Records the answers given here to what Node's parser refused (their log line and metrics). */
   readonly record?: RecordAnswer | undefined;
 }
@@ -32,6 +34,7 @@ export interface RunningHttpServer {
 export async function startHttpServer(dispatch: RequestListener, options: HttpServerOptions): Promise<RunningHttpServer> {
   const { limits } = options;
   const methodsAllowedAt = options.methodsAllowedAt ?? (() => []);
+  const deprecationAt = options.deprecationAt ?? (() => undefined);
   const inFlight = new ResponsesInFlight();
   let closing: Promise<void> | undefined;
 
@@ -69,7 +72,7 @@ export async function startHttpServer(dispatch: RequestListener, options: HttpSe
   const routeAt = options.routeAt ?? (() => undefined);
   server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
     const started = performance.now();
-    const refused = answerClientError(error, socket, methodsAllowedAt);
+    const refused = answerClientError(error, socket, methodsAllowedAt, deprecationAt);
     if (refused) {
       const route = refused.path === '' ? null : (routeAt(refused.path) ?? null);
       options.record?.({ requestId: refused.requestId, started }, refused.method, { route, path: refused.path, status: refused.status, keyId: null });
@@ -123,6 +126,7 @@ function answerClientError(
   error: Error & { code?: string; rawPacket?: Buffer },
   socket: Socket,
   methodsAllowedAt: (path: string) => readonly string[],
+  deprecationAt: (method: string, path: string) => Readonly<Record<string, string>> | undefined,
 ): RefusedRequest | undefined {
   const started = (socket as { _httpMessage?: ServerResponse })._httpMessage;
   // A reset connection cannot be answered, nor one whose answer has begun.
@@ -132,10 +136,14 @@ function answerClientError(
   }
   // Node reports an unknown method as HPE_INVALID_METHOD, Deno as a generic parse error: look at the request line.
   const requestLine = REQUEST_LINE.exec(error.rawPacket?.toString('latin1') ?? '');
-  const answer = requestLine && !METHODS.includes(requestLine[1]!)
+  const answer: ClientErrorAnswer = requestLine && !METHODS.includes(requestLine[1]!)
     ? describeUnknownMethod(requestLine[1]!, requestLine[2]!, methodsAllowedAt)
-    : describeClientError(error.code);
+    : [...describeClientError(error.code), headerLines(requestLine ? deprecationAt(requestLine[1]!, requestLine[2]!) : undefined)];
   return { requestId: writeRawError(socket, answer), method: requestLine?.[1] ?? '', path: requestLine?.[2] ?? '', status: answer[0] };
+}
+
+function headerLines(headers: Readonly<Record<string, string>> | undefined): string {
+  return Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
 }
 
 /** Writes the answer and closes; returns the request id it carries. */
@@ -161,7 +169,7 @@ function describeUnknownMethod(method: string, path: string, methodsAllowedAt: (
   return [405, 'Method Not Allowed', 'method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allow}`, `Allow: ${allow}\r\n`];
 }
 
-function describeClientError(code: string | undefined): ClientErrorAnswer {
+function describeClientError(code: string | undefined): [status: number, reason: string, code: ErrorCode, message: string] {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large'];

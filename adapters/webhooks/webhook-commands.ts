@@ -122,8 +122,9 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
     arguments: ['id'],
     async run({ arguments: [id], environment }) {
       const deleted = await withSubscriptions(environment, (table) => table.delete(id!));
-      process[deleted ? 'stdout' : 'stderr'].write(deleted ? `deleted webhook ${id}\n` : `no webhook ${id}\n`);
-      return deleted ? 0 : 1;
+      if (!deleted) return noSuchWebhook(id!);
+      process.stdout.write(`deleted webhook ${id}\n`);
+      return 0;
     },
   },
   'webhooks resume': {
@@ -139,8 +140,9 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
     arguments: ['id'],
     async run({ arguments: [id], environment }) {
       const resumed = await withSubscriptions(environment, (table) => table.resume(id!));
-      process[resumed ? 'stdout' : 'stderr'].write(resumed ? `resumed webhook ${id}\n` : `no webhook ${id}\n`);
-      return resumed ? 0 : 1;
+      if (!resumed) return noSuchWebhook(id!);
+      process.stdout.write(`resumed webhook ${id}\n`);
+      return 0;
     },
   },
   'webhooks attempts': {
@@ -166,10 +168,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       const attempts = await withSubscriptions(environment, async (table) =>
         (await table.get(id!)) ? table.attempts(id!, { limit }, new Date()) : undefined,
       );
-      if (attempts === undefined) {
-        process.stderr.write(`no webhook ${id}\n`);
-        return 1;
-      }
+      if (attempts === undefined) return noSuchWebhook(id!);
       if (attempts.length === 0) {
         process.stdout.write('no attempts kept\n');
         return 0;
@@ -204,11 +203,9 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       if (after === undefined) throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText ?? '')}`, help);
       const outcome = await withSubscriptions(environment, (table) => table.replay(id!, after));
       if (outcome === 'past_log_end') throw new UsageError(`--after ${afterText} is past the end of the log`, help);
-      if (outcome === 'no_subscription') {
-        process.stderr.write(`no webhook ${id}\n`);
-        return 1;
-      }
-      process.stdout.write(`replaying webhook ${id} after log position ${afterText}\n`);
+      if (outcome === 'no_subscription') return noSuchWebhook(id!);
+      // The service delivering it learns of the replay at its next lease round, not at once.
+      process.stdout.write(`replaying webhook ${id} after log position ${afterText}: a running service starts within a third of PETSTORE_WEBHOOK_LEASE_MS (10 s by default)\n`);
       return 0;
     },
   },
@@ -229,10 +226,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       const { secretOverlapMs } = loadConfig(environment).webhooks;
       const now = new Date();
       const secret = await withSubscriptions(environment, (table) => table.rotateSecret(id!, now, secretOverlapMs));
-      if (secret === undefined) {
-        process.stderr.write(`no webhook ${id}\n`);
-        return 1;
-      }
+      if (secret === undefined) return noSuchWebhook(id!);
       process.stdout.write(`${secret}\n`);
       process.stderr.write(`rotated the secret of webhook ${id}; the old one signs beside it until ${new Date(now.getTime() + secretOverlapMs).toISOString()}; the new one is shown only now\n`);
       return 0;
@@ -244,4 +238,10 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
 export function printTable(rows: readonly (readonly string[])[]): void {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+}
+
+/** Exit status 1, said as the CLI's other refusals are. */
+function noSuchWebhook(id: string): number {
+  process.stderr.write(`petstore: no webhook ${id}\n`);
+  return 1;
 }

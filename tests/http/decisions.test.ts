@@ -710,6 +710,14 @@ describe('decision: `petId` (decimal digits only; digits naming no pet are 404)'
     });
   }
 
+  for (const segment of ['.', '..']) {
+    it(`answers the dot segment ${segment} as a petId, sent as it is (fetch would resolve it), with 400 invalid_path`, async () => {
+      const host = new URL(api.baseUrl).host;
+      const response = await api.sendRaw(`GET /v1/pets/${segment} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TEST_API_KEY}\r\nConnection: close\r\n\r\n`);
+      await expectError(response, 400, 'invalid_path');
+    });
+  }
+
   it('answers petId with a leading zero before an existing id with 404, not the pet', async () => {
     const pet = await expectCreated(await post({ name: 'Zero padded', categoryId: 1 }));
     await expectError(await send(`/v1/pets/0${pet.id}`), 404, 'not_found');
@@ -821,6 +829,18 @@ describe('decision: deprecated `GET /pets/{petId}` (Deprecation, Sunset, Link on
     const response = await send('/v1/pets/abc');
     assertDeprecationHeaders(response);
     await expectError(response, 400, 'invalid_path');
+  });
+
+  it('marks the 400 given when Node\'s parser refuses a header of the request (a control byte)', async () => {
+    const response = await api.sendRaw(`GET /v1/pets/1 HTTP/1.1\r\nHost: ${new URL(api.baseUrl).host}\r\nX-Bad: a\u0001b\r\n\r\n`);
+    assertDeprecationHeaders(response);
+    await expectError(response, 400, 'invalid_header');
+  });
+
+  it('does not mark the parser\'s 400 for a PATCH of the same path', async () => {
+    const response = await api.sendRaw(`PATCH /v1/pets/1 HTTP/1.1\r\nHost: ${new URL(api.baseUrl).host}\r\nX-Bad: a\u0001b\r\n\r\n`);
+    assert.equal(response.headers.get('deprecation'), null);
+    await expectError(response, 400, 'invalid_header');
   });
 
   it('marks a HEAD answer', async () => {

@@ -146,6 +146,15 @@ describe('GET /v1/events and /v1/pets/{petId}/events: the log as CloudEvents JSO
     assert.equal((await readError(response)).code, 'invalid_path');
   });
 
+  it('checks Last-Event-ID on a JSON page too: 400 invalid_header for a bad one, and a good one leaves the page to `after`', async () => {
+    const refused = await api.request('/v1/events', { headers: { 'last-event-id': 'abc' } });
+    assert.equal(refused.status, 400);
+    assert.equal((await readError(refused)).code, 'invalid_header');
+    const page = await api.request('/v1/events?after=1&limit=1', { headers: { 'last-event-id': '4' } });
+    assert.equal(page.status, 200);
+    assert.deepEqual(((await page.json()) as CloudEvent[]).map((event) => event.id), ['2']);
+  });
+
   it('answers 405 with Allow for another method', async () => {
     const response = await api.request('/v1/events', { method: 'POST' });
     assert.equal(response.status, 405);

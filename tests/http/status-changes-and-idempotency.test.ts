@@ -310,6 +310,23 @@ describe('ETag and If-Match', () => {
     });
   }
 
+  it('the weak-only If-Match\'s 412 says that it named no version of the pet', async () => {
+    const pet = await createPet('available');
+    const response = await patch(pet.id, { status: 'pending' }, { headers: { 'if-match': 'W/"1"' } });
+    const error = await expectError(response, 412, 'version_mismatch');
+    assert.match(error.message, /^the pet is at version 1, not a version the request named/);
+  });
+
+  it('the document\'s If-Match pattern refuses exactly the values the service answers 400', async () => {
+    const document = await (await fetch(`${api.baseUrl}/openapi.json`)).json() as { components: { parameters: { IfMatch: { schema: { pattern: string } } } } };
+    const pattern = new RegExp(document.components.parameters.IfMatch.schema.pattern);
+    for (const header of ['', '0', 'abc', '2', '"2', '"2" "3"', '"1",,"2"', '*', '"1"', ' "7" , "1"', 'W/"1"', '""', '"x"']) {
+      const pet = await createPet('available');
+      const response = await patch(pet.id, { status: 'pending' }, { headers: { 'if-match': header } });
+      assert.equal(response.status === 400, !pattern.test(header), `If-Match ${JSON.stringify(header)}: ${response.status}, the pattern ${pattern.test(header) ? 'allows' : 'refuses'} it`);
+    }
+  });
+
   it('PATCH checks If-Match before the body: a malformed If-Match with a malformed body is 400 invalid_header', async () => {
     const pet = await createPet('available');
     await expectError(await patchText(pet.id, '{"status":', { headers: { 'if-match': 'abc' } }), 400, 'invalid_header');

@@ -12,6 +12,10 @@ expect(created.response.status === 201 && created.data !== undefined, `create an
 const pet: Pet = created.data!;
 const id: number = pet.id;
 
+// As docs/client.md generates it (--default-non-nullable false): a field with a default, such as a
+// subscription's batchSize, stays optional in a request body. Type-checked only: no target is reachable here.
+export const subscribe = () => client.POST('/webhooks', { body: { url: 'https://hooks.example.com/pets' } });
+
 const listed = await client.GET('/pets', { params: { query: { status: 'available', limit: 100 } } });
 expect(listed.data?.some((candidate) => candidate.id === id) === true, 'the new pet is listed');
 
