@@ -1,3 +1,4 @@
+import { GROUP_LIMITS } from '../application/index.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -26,6 +27,7 @@ import type { PetStoreDatabase } from './store/schema.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
 import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
+import { createSqlConsumerGroups } from './store/consumer-groups.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createReadPositions } from './http/read-positions.ts';
@@ -78,9 +80,12 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const webhookSubscriptions = createSqlWebhookSubscriptions(store);
+    const consumerGroups = createSqlConsumerGroups(store);
+    const stopClaims = new AbortController();
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
-          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker, everyWorker: options.everyWorkersMetrics,
+          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
+          groupTotals: async () => ({ totals: await consumerGroups.totals(store.clock.now()), head: (await store.eventLog.head?.()) ?? 0 }), everyWorker: options.everyWorkersMetrics,
         })
       : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
@@ -110,6 +115,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
       webhooks: {
         subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke(),
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
+      },
+      consumerGroups: {
+        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, stopping: stopClaims.signal,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
@@ -152,6 +160,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
+          stopClaims.abort();
           await Promise.all([closed, dispatcher?.close(), idempotencyExpiry?.close()]);
           await store.close();
           await tracing?.shutdown();

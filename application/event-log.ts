@@ -20,6 +20,8 @@ export interface LogQuery {
 export interface EventLog {
   /** Up to `query.limit` committed events after `query.after` that match the filters, in position order. */
   readLog(query: LogQuery): Promise<StoredEvent[]>;
+  /** The log's last committed position, 0 when it is empty: no earlier position can commit after it. */
+  head?(): Promise<number>;
 }
 
 export interface ReadEventsInput {

@@ -11,3 +11,4 @@ export * from './canonical-json.ts';
 export * from './event-log.ts';
 export * from './commits.ts';
 export * from './webhooks.ts';
+export * from './consumer-groups.ts';

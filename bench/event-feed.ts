@@ -24,7 +24,9 @@ import { cpuMicroseconds } from './http-load.ts';
 import { CATCH_UP_EVENTS_PER_SECOND, IDLE_STREAMS_MIB, LIVE_P99_MS } from './goals.ts';
 import { seedStatus, seededCopy } from './seed.ts';
 
-const KEY = 'bench-feed-key-0123456789';
+/** The key the benchmark's service accepts. */
+export const FEED_BENCH_KEY = 'bench-feed-key-0123456789';
+const KEY = FEED_BENCH_KEY;
 const headers = { authorization: `Bearer ${KEY}` };
 const streamHeaders = { ...headers, accept: 'text/event-stream' };
 
@@ -75,7 +77,7 @@ function median(values: readonly number[]): number {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The seed's log: one event a pet, and a status change for the ones that were sold. */
-function seededEvents(count: number): number {
+export function seededEvents(count: number): number {
   let events = 0;
   for (let id = 1; id <= count; id++) events += seedStatus(id).added === seedStatus(id).now ? 1 : 2;
   return events;

@@ -5,6 +5,7 @@ import type { HttpFigures, ScenarioFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 import type { BackendComparison } from './postgres-vs-sqlite.ts';
 import type { WebhookFigures } from './webhooks.ts';
+import type { GroupFigures } from './consumer-groups.ts';
 import { CATCH_UP_EVENTS_PER_SECOND, count, IDLE_STREAMS_MIB, LIST_RATIO_LIMIT, LIVE_P99_MS, REBUILD_EVENTS_PER_SECOND, RSS_LIMIT_MB, WEBHOOK_EVENTS_PER_SECOND, WEBHOOK_P99_MS } from './goals.ts';
 
 export interface Goal {
@@ -28,6 +29,8 @@ export interface BenchResults {
   readonly feed?: FeedFigures;
   /** Webhook delivery, one event at a time and in batches (absent from runs before it was measured). */
   readonly webhooks?: readonly WebhookFigures[];
+  /** A consumer group of four against the feed's catch-up (absent from runs before it was measured). */
+  readonly groups?: GroupFigures;
   readonly goals: readonly Goal[];
 }
 
@@ -168,8 +171,16 @@ export function markdownTables(results: BenchResults): string {
     '| `listPets` | limit | ' + `${count(inProcess.listPets.smallPets)} pets | ${count(inProcess.listPets.largePets)} pets | ratio |`,
     '|---|---:|---:|---:|---:|',
     ...inProcess.listPets.cases.map((figure) => `| ${figure.status} | ${figure.limit} | ${micro(figure.smallNs)} | ${micro(figure.largeNs)} | ${figure.ratio.toFixed(2)}× |`),
+    ...(results.groups ? ['', groupSentence(results.groups)] : []),
   ];
   return lines.join('\n');
+}
+
+/** A consumer group's throughput beside the feed's catch-up, measured in the same rounds. */
+function groupSentence(groups: GroupFigures): string {
+  return `Consumer groups: ${count(groups.events)} events through a group of ${groups.consumers} consumers over HTTP (claims of up to 100, every event acked) at ` +
+    `${rps(groups.group.eventsPerSecond)} events/s (${groups.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event), against the feed's catch-up of the same log at ` +
+    `${rps(groups.feed.eventsPerSecond)} events/s (${groups.feed.cpuPerEventUs.toFixed(2)} µs): ${groups.ratio.toFixed(3)}×, medians of ${groups.group.rounds.length} alternating rounds.`;
 }
 
 /** Durable writes against the durable ceiling (Koa, and each turn's creations committed to a SQLite file before their 201s). */

@@ -26,13 +26,15 @@ import { runBackends } from './postgres-vs-sqlite.ts';
 import type { BackendOptions } from './postgres-vs-sqlite.ts';
 import type { InProcessOptions } from './in-process.ts';
 import { runWebhookBench } from './webhooks.ts';
+import { runGroupBench } from './consumer-groups.ts';
+import type { GroupBenchOptions } from './consumer-groups.ts';
 import type { WebhookBenchOptions } from './webhooks.ts';
 import { chartSvg, judge, markdownTables, PERFORMANCE_PAGE, writePerformancePage } from './report.ts';
 import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
 
-type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'>; webhooks: Omit<WebhookBenchOptions, 'log'> };
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'>; webhooks: Omit<WebhookBenchOptions, 'log'>; groups: Omit<GroupBenchOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
@@ -41,6 +43,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
     webhooks: { events: 20_000, liveWrites: 1000 },
+    groups: { pets: 20_000, rounds: 3 },
   },
   quick: {
     http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
@@ -48,6 +51,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
     webhooks: { events: 5_000, liveWrites: 300 },
+    groups: { pets: 5_000, rounds: 2 },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
@@ -55,6 +59,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 1000, rounds: 1, seconds: 0.2, warmupSeconds: 0, connections: 8 },
     feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
     webhooks: { events: 200, liveWrites: 20 },
+    groups: { pets: 200, rounds: 1 },
   },
 };
 
@@ -168,6 +173,7 @@ async function main(): Promise<void> {
   const backends = await runBackends({ ...settings.backends, log });
   const feed = await runFeed({ ...settings.feed, log });
   const webhooks = await runWebhookBench({ ...settings.webhooks, log });
+  const groups = await runGroupBench({ ...settings.groups, log });
 
   const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
@@ -182,6 +188,7 @@ async function main(): Promise<void> {
     backends,
     feed,
     webhooks,
+    groups,
     goals: judge(http, inProcess, feed, backends, webhooks),
   };
   mkdirSync(out, { recursive: true });

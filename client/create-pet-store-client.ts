@@ -6,6 +6,8 @@ import { linkTarget } from './link-header.ts';
 import { DEFAULT_RETRY_POLICY, withRetries } from './retry.ts';
 import type { RetryPolicy } from './retry.ts';
 import { followEvents } from './event-stream.ts';
+import { consumerGroupCalls } from './consumer-groups.ts';
+import type { ConsumerGroupCalls } from './consumer-groups.ts';
 import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, Webhook, WebhookAttempt, WebhookSecretRotated } from './types.ts';
 
 export interface PetStoreClientOptions {
@@ -78,7 +80,7 @@ export interface VersionedPet {
   readonly etag: string;
 }
 
-export interface PetStoreClient {
+export interface PetStoreClient extends ConsumerGroupCalls {
   /** One page of pets in ascending id order. */
   listPets(query?: ListPetsQuery, options?: CallOptions): Promise<Pet[]>;
   /** Every pet (with the status, if given), page after page, following each answer's `Link: rel="next"`. */
@@ -180,6 +182,8 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
   };
 
   return {
+    ...consumerGroupCalls(settings, (path) => url(path)),
+
     async listPets(query = {}, options = {}) {
       const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: readHeaders(options), signal: options.signal });
       return body as Pet[];

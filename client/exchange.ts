@@ -7,7 +7,7 @@ export interface ExchangeSettings {
 }
 
 export interface ExchangeRequest {
-  readonly method: 'GET' | 'POST' | 'PATCH';
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT';
   readonly url: URL;
   /** Sent as JSON with this media type. */
   readonly json?: { readonly body: unknown; readonly mediaType: string };

@@ -2,8 +2,11 @@ export { createPetStoreClient } from './create-pet-store-client.ts';
 export type {
   CallOptions, ChangePetStatusOptions, CreatePetOptions, EventsQuery, ListPetsQuery, PetStoreClient, PetStoreClientOptions, VersionedPet, WebhookAttemptsQuery,
 } from './create-pet-store-client.ts';
+export type { ClaimOptions, ConsumeOptions, ConsumerGroupCalls, NackOptions } from './consumer-groups.ts';
 export type { DeprecationNotice } from './deprecation-notice.ts';
 export { PetStoreAbortError, PetStoreError, PetStoreNetworkError, PetStoreTimeoutError } from './errors.ts';
 export { DEFAULT_RETRY_POLICY } from './retry.ts';
 export type { RetryPolicy } from './retry.ts';
-export type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, PetStoreErrorCode, Webhook, WebhookAttempt, WebhookSecretRotated } from './types.ts';
+export type {
+  Acked, Claim, CloudEvent, CloudEventType, ConsumerGroup, Extended, Nacked, NewConsumerGroup, NewPet, Pet, PetStatus, PetStoreErrorCode, Webhook, WebhookAttempt, WebhookSecretRotated,
+} from './types.ts';

@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../contract/schemas.ts';
 import type { CloudEventSchema } from '../contract/event-feed.ts';
 import type { WebhookAttemptSchema, WebhookSchema, WebhookSecretRotatedSchema } from '../contract/webhooks.ts';
+import type { AckedSchema, ClaimsSchema, ConsumerGroupSchema, ExtendedSchema, NackedSchema, NewConsumerGroupSchema } from '../contract/consumer-groups.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
 // so the client loads no TypeBox and no server code.
@@ -34,3 +35,16 @@ export type WebhookAttempt = Static<typeof WebhookAttemptSchema>;
 
 /** A rotated signing secret, shown once, and until when the replaced one still signs (experimental). */
 export type WebhookSecretRotated = Static<typeof WebhookSecretRotatedSchema>;
+
+/** A consumer group and where it stands (experimental). */
+export type ConsumerGroup = Static<typeof ConsumerGroupSchema>;
+
+/** What `createConsumerGroup` sends: the group's settings. */
+export type NewConsumerGroup = Static<typeof NewConsumerGroupSchema>;
+
+/** An event handed to one consumer under a lease (experimental). */
+export type Claim = Static<typeof ClaimsSchema>['claims'][number];
+
+export type Acked = Static<typeof AckedSchema>;
+export type Nacked = Static<typeof NackedSchema>;
+export type Extended = Static<typeof ExtendedSchema>;

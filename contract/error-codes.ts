@@ -16,7 +16,9 @@ export const ERROR_STATUS = {
   version_mismatch: 412,
   idempotency_key_reused: 422,
   limit_reached: 409,
+  group_exists: 409,
   rate_limited: 429,
+  too_many_in_flight: 429,
   unavailable: 503,
   internal: 500,
 } as const;

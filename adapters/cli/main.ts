@@ -8,6 +8,7 @@ import type { Command, ParsedArguments } from './command.ts';
 import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
 import { EVENTS_TAIL } from './events-tail-command.ts';
 import { WEBHOOK_COMMANDS } from '../webhooks/webhook-commands.ts';
+import { GROUP_COMMANDS } from './group-commands.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
@@ -73,6 +74,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'events tail': EVENTS_TAIL,
   ...WEBHOOK_COMMANDS,
+  ...GROUP_COMMANDS,
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,

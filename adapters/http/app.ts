@@ -20,6 +20,8 @@ import { createEventRouter } from './event-routes.ts';
 import type { EventFeed } from './event-routes.ts';
 import { createProbeRouter } from './probe-routes.ts';
 import { createWebhookRouter } from './webhook-routes.ts';
+import { createConsumerGroupRouter } from './consumer-group-routes.ts';
+import type { ConsumerGroupResource } from './consumer-group-routes.ts';
 import type { WebhookResource } from './webhook-routes.ts';
 import type { ReadinessCheck } from './probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
@@ -57,6 +59,8 @@ export interface HttpAppOptions {
   readonly feed?: EventFeed | undefined;
   /** The webhook subscriptions' routes (experimental), when given. */
   readonly webhooks?: WebhookResource | undefined;
+  /** The consumer groups' routes (experimental), when given. */
+  readonly consumerGroups?: ConsumerGroupResource | undefined;
   /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
   readonly readPositions?: ReadPositions | undefined;
   /** Guards run after the service's own, by every way of answering (a deployment's, or a test's). */
@@ -100,6 +104,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     { router: pets.router, keyed: true },
     ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
     ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
+    ...(options.consumerGroups ? [{ router: createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups }), keyed: true }] : []),
     { router: createDocumentRouter(options), keyed: false },
     {
       router: createProbeRouter({

@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
 import {
-  IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch, WebhookLimitReached,
+  GroupLimitReached, IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch, WebhookLimitReached,
 } from '../../application/index.ts';
 import { ERROR_STATUS } from '../../contract/error-codes.ts';
 import type { ErrorCode } from '../../contract/error-codes.ts';
@@ -107,6 +107,7 @@ export function toProblem(error: unknown): HttpProblem {
   if (error instanceof VersionMismatch) return new HttpProblem('version_mismatch', error.message);
   if (error instanceof IdempotencyKeyReused) return new HttpProblem('idempotency_key_reused', error.message);
   if (error instanceof WebhookLimitReached) return new HttpProblem('limit_reached', error.message);
+  if (error instanceof GroupLimitReached) return new HttpProblem('limit_reached', error.message);
   if (error instanceof TooMuchContention) return new HttpProblem('unavailable', 'the pet kept changing; try again', { 'Retry-After': '0' });
   if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
   if (error instanceof StreamVersionConflict) return new HttpProblem('unavailable', 'a concurrent write got there first; try again', { 'Retry-After': '0' });

@@ -1,5 +1,6 @@
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PetStatus } from '../../domain/index.ts';
+import type { GroupTotals } from '../../application/index.ts';
 
 /** What the service measures, in one registry of its own (several services can share a process, as tests do). */
 export interface ServiceMetrics {
@@ -33,6 +34,8 @@ export interface ServiceMetricsOptions {
   readonly petCounts: () => Promise<PetCounts>;
   /** Webhook subscriptions per status (every status named), when the service has them. */
   readonly webhookCounts?: (() => Promise<ReadonlyMap<string, number>>) | undefined;
+  /** Every consumer group together, and the log's head, when the service has them. */
+  readonly groupTotals?: (() => Promise<{ readonly totals: GroupTotals; readonly head: number }>) | undefined;
   readonly worker?: number | undefined;
   /**
    * A worker's way to every worker's series (asked of the primary), so that one scrape of the shared
@@ -84,6 +87,45 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
       async collect() {
         this.reset();
         for (const [status, count] of await webhookCounts()) this.set({ status }, count);
+      },
+    });
+  }
+  if (options.groupTotals) {
+    const read = options.groupTotals;
+    // One read serves the three gauges of a scrape.
+    let last: { at: number; totals: ReturnType<typeof read> } | undefined;
+    const groupTotals = () => {
+      if (!last || performance.now() - last.at > 1000) last = { at: performance.now(), totals: read() };
+      return last.totals;
+    };
+    // Totals over every group, never a series a group: group names are the clients' own, so their number is not the operator's to bound.
+    new Gauge({
+      name: 'petstore_consumer_groups',
+      help: 'Consumer groups, read at each scrape',
+      registers: [registry],
+      async collect() {
+        this.set((await groupTotals()).totals.groups);
+      },
+    });
+    new Gauge({
+      name: 'petstore_consumer_group_events',
+      help: 'Events of every consumer group by state (in_flight: under a live lease; waiting: to be claimed or retried; parked), read at each scrape',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      async collect() {
+        const { totals } = await groupTotals();
+        this.set({ state: 'in_flight' }, totals.inFlight);
+        this.set({ state: 'waiting' }, totals.waiting);
+        this.set({ state: 'parked' }, totals.parked);
+      },
+    });
+    new Gauge({
+      name: 'petstore_consumer_group_max_lag_events',
+      help: "The largest lag of any consumer group: the log's head minus the group's checkpoint, read at each scrape",
+      registers: [registry],
+      async collect() {
+        const { totals, head } = await groupTotals();
+        this.set(totals.lowestCheckpoint === undefined ? 0 : Math.max(0, head - totals.lowestCheckpoint));
       },
     });
   }

@@ -158,6 +158,43 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('webhook_attempts_webhook_id_id').on('webhook_attempts').columns(['webhook_id', 'id']).execute();
     },
   },
+  '0009_consumer_groups': {
+    async up(db: Kysely<any>) {
+      const id = onPostgres(db) ? 'bigint' : 'integer';
+      // A group's settings and how far into the log it has taken events; its unacked events beside it.
+      await db.schema
+        .createTable('consumer_groups')
+        .addColumn('owner_key_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('ack_timeout_ms', 'integer', (column) => column.notNull())
+        .addColumn('max_deliveries', 'integer', (column) => column.notNull())
+        .addColumn('start', 'text', (column) => column.notNull())
+        .addColumn('types', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('taken_to', id, (column) => column.notNull())
+        .addPrimaryKeyConstraint('consumer_groups_pkey', ['owner_key_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('consumer_group_events')
+        .addColumn('owner_key_id', 'text', (column) => column.notNull())
+        .addColumn('group_name', 'text', (column) => column.notNull())
+        .addColumn('position', id, (column) => column.notNull())
+        .addColumn('stream_id', 'text', (column) => column.notNull())
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('deliveries', 'integer', (column) => column.notNull())
+        .addColumn('not_before', 'text')
+        .addColumn('lease', 'text')
+        .addColumn('consumer', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('parked_at', 'text')
+        .addColumn('event', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('consumer_group_events_pkey', ['owner_key_id', 'group_name', 'position'])
+        .execute();
+      await db.schema.createIndex('consumer_group_events_stream').on('consumer_group_events').columns(['owner_key_id', 'group_name', 'stream_id', 'position']).execute();
+      await db.schema.createIndex('consumer_group_events_state').on('consumer_group_events').columns(['owner_key_id', 'group_name', 'state', 'position']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -111,7 +111,40 @@ export const WEBHOOK_ATTEMPTS = {
   indexes: { webhook_attempts_webhook_id_id: ['webhook_id', 'id'] },
 } as const satisfies TableDeclaration;
 
-export const TABLES: readonly TableDeclaration[] = [EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS];
+/**
+ * A consumer group (see `ConsumerGroups`), named within the key that owns it. `types`: a JSON array of event
+ * types, null for every type. `taken_to`: every event of the log up to it has been taken into the group (a row of
+ * `consumer_group_events` while unsettled or parked; no row once acked).
+ */
+export const CONSUMER_GROUPS = {
+  name: 'consumer_groups',
+  columns: {
+    owner_key_id: text, name: text, ack_timeout_ms: integer, max_deliveries: integer, start: text, types: nullableText, created_at: text, taken_to: id,
+  },
+  primaryKey: ['owner_key_id', 'name'],
+} as const satisfies TableDeclaration;
+
+/**
+ * A group's events not yet acked: `state` `ready` (to hand out, not before `not_before`), `leased` (held by
+ * `consumer` under `lease` until `lease_expires_at`) or `parked` (with `reason`). `event`: the stored event's JSON.
+ */
+export const CONSUMER_GROUP_EVENTS = {
+  name: 'consumer_group_events',
+  columns: {
+    owner_key_id: text, group_name: text, position: id, stream_id: text, state: text, deliveries: integer, not_before: nullableText,
+    lease: nullableText, consumer: nullableText, lease_expires_at: nullableText, reason: nullableText, parked_at: nullableText, event: text,
+  },
+  primaryKey: ['owner_key_id', 'group_name', 'position'],
+  indexes: {
+    // The earliest unsettled event of a pet (per-pet order), and the group's rows in one state by position.
+    consumer_group_events_stream: ['owner_key_id', 'group_name', 'stream_id', 'position'],
+    consumer_group_events_state: ['owner_key_id', 'group_name', 'state', 'position'],
+  },
+} as const satisfies TableDeclaration;
+
+export const TABLES: readonly TableDeclaration[] = [
+  EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS,
+];
 
 type ValueOf<C extends ColumnDeclaration> = (C['type'] extends 'text' ? string : number) | (C extends { nullable: true } ? null : never);
 
@@ -131,6 +164,8 @@ export type IdempotencyKeysTable = TableRow<typeof IDEMPOTENCY_KEYS>;
 export type StoreHealthTable = TableRow<typeof STORE_HEALTH>;
 export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
+export type ConsumerGroupsTable = TableRow<typeof CONSUMER_GROUPS>;
+export type ConsumerGroupEventsTable = TableRow<typeof CONSUMER_GROUP_EVENTS>;
 
 export interface PetStoreDatabase {
   events: EventsTable;
@@ -141,6 +176,8 @@ export interface PetStoreDatabase {
   store_health: StoreHealthTable;
   webhooks: WebhooksTable;
   webhook_attempts: WebhookAttemptsTable;
+  consumer_groups: ConsumerGroupsTable;
+  consumer_group_events: ConsumerGroupEventsTable;
 }
 
 /** A table's column names, in their declared order. */

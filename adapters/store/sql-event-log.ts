@@ -21,5 +21,9 @@ export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDial
       const page = await translated(dialect, () => dialect.readLogPage(db, after, limit, filter));
       return page === null ? [] : storedEventsFromPage(page.text);
     },
+    async head(): Promise<number> {
+      const row = await translated(dialect, () => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
+      return Number(row?.last ?? 0);
+    },
   };
 }

@@ -235,7 +235,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
 };
 
 /** Rows as aligned columns, the first row the heading. */
-function printTable(rows: readonly (readonly string[])[]): void {
+export function printTable(rows: readonly (readonly string[])[]): void {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
 }

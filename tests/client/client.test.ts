@@ -221,6 +221,17 @@ const PROVOKE: Record<ErrorCode, ((client: PetStoreClient) => Promise<unknown>) 
   not_found: (client) => client.getPet(987_654_321),
   method_not_allowed: 'the client calls each path only with a method it allows',
   limit_reached: 'the client makes no webhook subscriptions',
+  group_exists: async (client) => {
+    await client.createConsumerGroup('provoked', { maxDeliveries: 2 });
+    return client.createConsumerGroup('provoked', { maxDeliveries: 3 });
+  },
+  too_many_in_flight: async (client) => {
+    await client.createConsumerGroup('capped', { start: 'end' });
+    for (let index = 0; index < 201; index++) await client.createPet({ name: `Capped ${index}`, categoryId: 1 });
+    await client.claim('capped', 'greedy', { max: 100 });
+    await client.claim('capped', 'greedy', { max: 100 });
+    return client.claim('capped', 'greedy');
+  },
   illegal_transition: async (client) => client.changePetStatus((await client.createPet({ name: 'Final', categoryId: 1, status: 'sold' })).id, 'available'),
   version_mismatch: async (client) => {
     const pet = await client.createPet({ name: 'Stale', categoryId: 1, status: 'available' });

@@ -45,11 +45,13 @@ describe('GET /v1/openapi.json', () => {
     assert.equal((await validate(broken)).valid, false);
   });
 
-  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents and the webhook operations (x-stability: experimental)', () => {
+  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents, the webhook and the consumer group operations (x-stability: experimental)', () => {
     const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
       Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
     const webhookOperations = [
       'createWebhook', 'deleteWebhook', 'getWebhook', 'getWebhookDeliveries', 'listWebhookAttempts', 'listWebhooks', 'replayWebhook', 'resumeWebhook', 'rotateWebhookSecret',
+      'putConsumerGroup', 'getConsumerGroup', 'deleteConsumerGroup', 'listConsumerGroups', 'claimConsumerGroupEvents', 'ackConsumerGroupEvents',
+      'nackConsumerGroupEvents', 'extendConsumerGroupLeases', 'listParkedEvents', 'replayParkedEvents',
     ];
     assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listEvents', 'listPetEvents', 'listPets', ...webhookOperations].sort());
     for (const operation of operations.filter((candidate) => webhookOperations.includes(candidate.operationId))) assert.equal(operation['x-stability'], 'experimental');

@@ -1,0 +1,217 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { TypeCheck } from '@sinclair/typebox/compiler';
+import type { TSchema } from '@sinclair/typebox';
+import type { PetEvent } from '../../domain/index.ts';
+import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../application/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import {
+  ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
+  ReplayParkedCheck, ReplayParkedSchema,
+} from '../../contract/consumer-groups.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
+import { cloudEventJson } from './cloud-events.ts';
+import { HttpProblem } from './errors.ts';
+import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
+import { jsonBodyOf, readJsonObject, requireJsonBody } from './json-body.ts';
+import { plainInteger, readQuery, single } from './list-query.ts';
+import { keyIdOf } from './request-state.ts';
+
+/** What the consumer group routes work with. */
+export interface ConsumerGroupResource extends ConsumerGroupPorts {
+  readonly commits: Pick<Commits, 'onCommitted'>;
+  /** Groups one key may have. */
+  readonly maxPerKey: number;
+  /** How often a waiting claim looks again without a commit (retries falling due, other instances' acks). */
+  readonly recheckMs?: number;
+  /** Aborted when the service stops: waiting claims answer what they have (nothing) at once. */
+  readonly stopping?: AbortSignal;
+}
+
+export interface ConsumerGroupRoutesOptions {
+  readonly consumerGroups: ConsumerGroupResource;
+  readonly publicBaseUrl: () => string;
+}
+
+const NAME = new RegExp(GROUP_NAME_PATTERN);
+
+/** A group as its owner reads it, settings in the feed's names. */
+export function groupView(status: GroupStatus, head: number) {
+  const { group } = status;
+  const at = Math.max(head, status.checkpoint);
+  return {
+    group: group.name,
+    checkpoint: status.checkpoint,
+    head: at,
+    lag: at - status.checkpoint,
+    inFlight: status.inFlight,
+    parked: status.parked,
+    consumers: status.consumers,
+    ackTimeoutMs: group.ackTimeoutMs,
+    maxDeliveries: group.maxDeliveries,
+    start: group.start,
+    ...(group.types ? { types: group.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
+    createdAt: group.createdAt,
+  };
+}
+
+/** A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1). */
+function checkedBody<T>(ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = []): T {
+  const { body, raw } = readJsonObject(jsonBodyOf(ctx), `a ${schema.$id}`, Object.keys(schema.properties));
+  for (const field of required) if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
+  if (!check.Check(body)) {
+    const first = check.Errors(body).First()!;
+    throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
+  }
+  for (const [field, value] of Object.entries(body)) {
+    if (typeof value !== 'number') continue;
+    const text = topLevelNumberText(raw, field);
+    if (text === undefined || exactInteger(text) !== BigInt(value)) throw new HttpProblem('invalid_body', `${field} must be a whole number, got ${text ?? value}`);
+  }
+  return body as T;
+}
+
+/**
+ * Experimental: consumer groups, each owned by the API key that made it (another key is told 404). Consumers
+ * claim events under leases, ack or nack them; see docs/consumer-groups.md.
+ */
+export function createConsumerGroupRouter({ consumerGroups: resource, publicBaseUrl }: ConsumerGroupRoutesOptions): Router {
+  const groups = resource.consumerGroups;
+  const router = new Router({ strict: true, sensitive: true });
+  const owner = keyIdOf;
+  const now = () => resource.clock.now();
+  const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
+  const head = async () => (await resource.eventLog.head?.()) ?? 0;
+
+  const nameOf = (ctx: Context): string => {
+    const name = ctx.params.group!;
+    if (!NAME.test(name)) throw new HttpProblem('invalid_path', `a group name is 1 to 64 of a-z, 0-9 and -, got ${JSON.stringify(name)}`);
+    return name;
+  };
+  /** The caller's group named by the path, or 404 (also for another key's). */
+  async function owned(ctx: Context): Promise<ConsumerGroup> {
+    const name = nameOf(ctx);
+    const group = await groups.get(owner(ctx), name);
+    if (!group) throw new HttpProblem('not_found', `no consumer group ${name}`);
+    return group;
+  }
+  const view = async (ctx: Context, name: string) => {
+    const status = await groups.status(owner(ctx), name, now());
+    if (!status) throw new HttpProblem('not_found', `no consumer group ${name}`);
+    return groupView(status, await head());
+  };
+
+  router.put('putConsumerGroup', '/v1/consumer-groups/:group', requireJsonBody(['application/json']), async (ctx) => {
+    const name = nameOf(ctx);
+    const body = checkedBody<{ ackTimeoutMs?: number; maxDeliveries?: number; start?: GroupSettings['start']; types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
+    const types = body.types?.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] | undefined;
+    const settings: GroupSettings = {
+      ackTimeoutMs: body.ackTimeoutMs ?? DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
+      maxDeliveries: body.maxDeliveries ?? DEFAULT_GROUP_SETTINGS.maxDeliveries,
+      start: body.start ?? DEFAULT_GROUP_SETTINGS.start,
+      ...(types ? { types } : {}),
+    };
+    const logHead = await head();
+    if (typeof settings.start === 'number' && settings.start > logHead) {
+      throw new HttpProblem('invalid_body', `start ${settings.start} is past the end of the log (${logHead}): nothing was committed there yet`);
+    }
+    const takenTo = settings.start === 'beginning' ? 0 : settings.start === 'end' ? logHead : settings.start;
+    const created = await groups.create(owner(ctx), name, settings, takenTo, now(), resource.maxPerKey);
+    if (created.outcome === 'conflict') throw new HttpProblem('group_exists', `consumer group ${name} exists with other settings; delete it first to change them`);
+    ctx.status = created.outcome === 'created' ? 201 : 200;
+    ctx.body = await view(ctx, name);
+  });
+
+  router.get('listConsumerGroups', '/v1/consumer-groups', async (ctx) => {
+    const logHead = await head();
+    const statuses = await Promise.all((await groups.list(owner(ctx))).map((group) => groups.status(owner(ctx), group.name, now())));
+    ctx.body = statuses.filter((status) => status !== undefined).map((status) => groupView(status, logHead));
+  });
+
+  router.get('getConsumerGroup', '/v1/consumer-groups/:group', async (ctx) => {
+    ctx.body = await view(ctx, nameOf(ctx));
+  });
+
+  router.delete('deleteConsumerGroup', '/v1/consumer-groups/:group', async (ctx) => {
+    const group = await owned(ctx);
+    if (!(await groups.delete(owner(ctx), group.name))) throw new HttpProblem('not_found', `no consumer group ${group.name}`);
+    ctx.status = 204;
+  });
+
+  router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
+    const name = nameOf(ctx);
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer']);
+    const gone = new AbortController();
+    const abort = () => gone.abort();
+    ctx.req.once('close', abort);
+    resource.stopping?.addEventListener('abort', abort);
+    try {
+      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, {
+        waitMs: body.waitMs ?? 0, recheckMs: resource.recheckMs ?? 1000, signal: gone.signal,
+      });
+      if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
+      if ('full' in outcome) {
+        const cap = outcome.full === 'group' ? `the group's ${GROUP_LIMITS.inFlightPerGroup}` : `this consumer's ${GROUP_LIMITS.inFlightPerConsumer}`;
+        throw new HttpProblem('too_many_in_flight', `${cap} events are in flight: ack, nack or let leases expire first`, {
+          'Retry-After': String(Math.ceil(outcome.retryAfterMs / 1000)),
+        });
+      }
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        claims: outcome.claims.map((claim) => ({
+          lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt, event: event(claim.event),
+        })),
+      };
+    } finally {
+      ctx.req.off('close', abort);
+      resource.stopping?.removeEventListener('abort', abort);
+    }
+  });
+
+  router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const group = await owned(ctx);
+    const outcome = await groups.ack(owner(ctx), group.name, leases, now());
+    ctx.body = { acked: outcome.done.length, stale: outcome.stale };
+  });
+
+  router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
+    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean }>(ctx, NackSchema, NackCheck, ['leases']);
+    const group = await owned(ctx);
+    const at = now();
+    const then = body.park ? { park: true as const } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
+    const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
+    ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
+  });
+
+  router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const group = await owned(ctx);
+    const outcome = await groups.extend(owner(ctx), group.name, leases, now());
+    ctx.body = { leases: outcome.done, stale: outcome.stale };
+  });
+
+  router.get('listParkedEvents', '/v1/consumer-groups/:group/parked', async (ctx) => {
+    const params = readQuery(ctx.querystring);
+    const limit = plainInteger('limit', single(params, 'limit')) ?? DEFAULT_LIMIT;
+    if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
+    const after = plainInteger('after', single(params, 'after')) ?? 0;
+    const group = await owned(ctx);
+    // One more than asked says whether a next page exists.
+    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1);
+    const page = parked.slice(0, limit);
+    if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
+    ctx.body = page.map((entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt, event: event(entry.event) }));
+  });
+
+  router.post('replayParkedEvents', '/v1/consumer-groups/:group/parked/replay', requireJsonBody(['application/json']), async (ctx) => {
+    const { positions } = checkedBody<{ positions?: number[] }>(ctx, ReplayParkedSchema, ReplayParkedCheck);
+    const group = await owned(ctx);
+    const replayed = await replayParked(resource, owner(ctx), group.name, positions);
+    ctx.status = 202;
+    ctx.body = { replayed };
+  });
+
+  return router;
+}

@@ -1,0 +1,343 @@
+import { randomBytes } from 'node:crypto';
+import { CompiledQuery, sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { PetEvent } from '../../domain/index.ts';
+import { GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
+import { translated } from './sql-dialect.ts';
+import { columnArrays, columnsOf, CONSUMER_GROUP_EVENTS, postgresUnnest, rowValues, sqliteInsert } from './schema.ts';
+import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
+import type { SqlPetStore } from './sql-pet-store.ts';
+
+type Db = Kysely<PetStoreDatabase>;
+
+/**
+ * Consumer groups in `consumer_groups` and `consumer_group_events`, the same queries on SQLite and PostgreSQL.
+ * Every change runs in one transaction that holds the group alone: on SQLite the store's writer (its write
+ * lock, beside the groups of appends, running only these statements), on PostgreSQL the group's row locked
+ * `FOR UPDATE`, so claims, acks and nacks of one group take turns across instances.
+ */
+export function createSqlConsumerGroups(
+  store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>,
+  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number } = GROUP_LIMITS,
+): ConsumerGroups {
+  const { db, dialect } = store;
+  const postgres = dialect.name === 'postgres';
+  const run = <T>(work: () => Promise<T>) => translated(dialect, work);
+  const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
+    run(() => (store.writeOutsideLog ? store.writeOutsideLog(work) : db.transaction().execute(work)));
+  /** `work` with the group held alone; undefined when there is no such group. */
+  const holding = <T>(ownerKeyId: string, name: string, work: (on: Db, group: ConsumerGroup) => Promise<T>): Promise<T | undefined> =>
+    transaction(async (on) => {
+      let query = on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
+      if (postgres) query = query.forUpdate();
+      const row = await query.executeTakeFirst();
+      return row ? work(on, groupFromRow(row)) : undefined;
+    });
+  const events = (on: Db, ownerKeyId: string, name: string) =>
+    on.selectFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name);
+  const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
+  /** The leases among `leases` live at `now` (state `leased`, not expired). */
+  const liveLeases = (on: Db, ownerKeyId: string, name: string, leases: readonly string[], now: Date) =>
+    events(on, ownerKeyId, name).where('state', '=', 'leased').where('lease', 'in', leases).where('lease_expires_at', '>=', now.toISOString());
+  const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
+    const held = new Set(done.map((entry) => entry.lease));
+    return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
+  };
+
+  return {
+    async create(ownerKeyId, name, settings, takenTo, now, maxPerOwner) {
+      return run(async () => {
+        const createIn = async (on: Db) => {
+          const existing = await on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
+          if (existing) {
+            const group = groupFromRow(existing);
+            return sameSettings(group, settings) ? { outcome: 'exists' as const, group } : { outcome: 'conflict' as const };
+          }
+          const owned = await on.selectFrom('consumer_groups').select(count).where('owner_key_id', '=', ownerKeyId).executeTakeFirstOrThrow();
+          if (Number(owned.count) >= maxPerOwner) throw new GroupLimitReached(maxPerOwner);
+          const row: ConsumerGroupsTable = {
+            owner_key_id: ownerKeyId, name, ack_timeout_ms: settings.ackTimeoutMs, max_deliveries: settings.maxDeliveries, start: String(settings.start),
+            types: settings.types === undefined ? null : JSON.stringify(settings.types), created_at: now.toISOString(), taken_to: takenTo,
+          };
+          await on.insertInto('consumer_groups').values(row).execute();
+          return { outcome: 'created' as const, group: groupFromRow(row) };
+        };
+        // The count holds only while no other create of the same owner runs: SQLite's write lock says so; on
+        // PostgreSQL a lock on the owner, held to the end of the transaction, makes their creates take turns.
+        if (!postgres) return transaction(createIn);
+        return db.transaction().execute(async (on) => {
+          await sql`select pg_advisory_xact_lock(hashtext(${`consumer-groups:${ownerKeyId}`}))`.execute(on);
+          return createIn(on);
+        });
+      });
+    },
+
+    async get(ownerKeyId, name) {
+      const row = await run(() => db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst());
+      return row && groupFromRow(row);
+    },
+
+    async status(ownerKeyId, name, now) {
+      return run(async () => {
+        const row = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
+        if (!row) return undefined;
+        const group = groupFromRow(row);
+        const states = await events(db, ownerKeyId, name)
+          .select((select) => ['state', count(select), select.fn.min('position').as('first')])
+          .groupBy('state')
+          .execute();
+        const consumers = await events(db, ownerKeyId, name)
+          .select((select) => ['consumer', count(select), select.fn.max('lease_expires_at').as('latest')])
+          .where('state', '=', 'leased')
+          .where('lease_expires_at', '>=', now.toISOString())
+          .groupBy('consumer')
+          .orderBy('consumer')
+          .execute();
+        const of = (state: string) => states.find((entry) => entry.state === state);
+        const firstUnsettled = Math.min(...['ready', 'leased'].map((state) => Number(of(state)?.first ?? Infinity)));
+        const inFlight = consumers.reduce((sum, entry) => sum + Number(entry.count), 0);
+        return {
+          group,
+          checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
+          unsettled: Number(of('ready')?.count ?? 0) + Number(of('leased')?.count ?? 0),
+          inFlight,
+          parked: Number(of('parked')?.count ?? 0),
+          // A live lease was claimed or extended one ack timeout before it expires.
+          consumers: consumers.map((entry) => ({
+            consumer: entry.consumer!, inFlight: Number(entry.count), lastSeenAt: new Date(Date.parse(String(entry.latest)) - group.ackTimeoutMs).toISOString(),
+          })),
+        };
+      });
+    },
+
+    async list(ownerKeyId) {
+      let query = db.selectFrom('consumer_groups').selectAll();
+      if (ownerKeyId !== undefined) query = query.where('owner_key_id', '=', ownerKeyId);
+      const rows = await run(() => query.orderBy('owner_key_id').orderBy('name').execute());
+      return rows.map(groupFromRow);
+    },
+
+    async delete(ownerKeyId, name) {
+      const result = await transaction(async (on) => {
+        await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
+        return on.deleteFrom('consumer_groups').where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
+      });
+      return result.numDeletedRows > 0n;
+    },
+
+    async take(ownerKeyId, name, from, to, taken) {
+      const moved = await holding(ownerKeyId, name, async (on, group) => {
+        if (group.takenTo !== from) return false;
+        if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
+        await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
+        return true;
+      });
+      return moved ?? false;
+    },
+
+    async claim(ownerKeyId, name, consumer, max, now) {
+      const { inFlightPerGroup, inFlightPerConsumer } = limits;
+      return holding(ownerKeyId, name, async (on, group) => {
+        const at = now.toISOString();
+        // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
+        await on
+          .updateTable('consumer_group_events')
+          .set((set) => ({
+            state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: at, lease: null, consumer: null, lease_expires_at: null,
+          }))
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
+          .where('state', '=', 'leased').where('lease_expires_at', '<', at).where('deliveries', '>=', group.maxDeliveries)
+          .execute();
+        const live = await events(on, ownerKeyId, name)
+          .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
+          .where('state', '=', 'leased').where('lease_expires_at', '>=', at)
+          .groupBy('consumer')
+          .execute();
+        const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
+        const mine = live.find((entry) => entry.consumer === consumer);
+        const consumerInFlight = Number(mine?.count ?? 0);
+        const freeIn = (soonest: unknown) => Math.max(1, Date.parse(String(soonest)) - now.getTime());
+        if (groupInFlight >= inFlightPerGroup) {
+          return { full: 'group' as const, retryAfterMs: freeIn(live.map((entry) => String(entry.soonest)).sort()[0]) };
+        }
+        if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
+        const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
+        const due = await on
+          .selectFrom('consumer_group_events as e')
+          .select(['e.position', 'e.deliveries', 'e.event'])
+          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name)
+          .where((where) => where.or([
+            where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
+            where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
+          ]))
+          // Per-pet order: only the earliest unsettled event of its pet.
+          .where(({ not, exists, selectFrom }) => not(exists(
+            selectFrom('consumer_group_events as p')
+              .select('p.position')
+              .whereRef('p.owner_key_id', '=', 'e.owner_key_id').whereRef('p.group_name', '=', 'e.group_name').whereRef('p.stream_id', '=', 'e.stream_id')
+              .whereRef('p.position', '<', 'e.position')
+              .where('p.state', 'in', ['ready', 'leased']),
+          )))
+          .orderBy('e.position')
+          .limit(room)
+          .execute();
+        if (due.length === 0) return { claims: [] };
+        const token = randomBytes(12).toString('base64url');
+        const expiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
+        const positions = due.map((row) => Number(row.position));
+        await on
+          .updateTable('consumer_group_events')
+          .set((set) => ({
+            state: 'leased', lease: sql<string>`${token} || '.' || cast(${set.ref('position')} as text)`, consumer, lease_expires_at: expiresAt, not_before: null,
+            deliveries: sql<number>`${set.ref('deliveries')} + 1`,
+          }))
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', positions)
+          .execute();
+        return {
+          claims: due.map((row) => ({
+            lease: `${token}.${Number(row.position)}`, position: Number(row.position), deliveries: row.deliveries + 1, leaseExpiresAt: expiresAt,
+            event: JSON.parse(row.event) as StoredEvent,
+          })),
+        };
+      });
+    },
+
+    async ack(ownerKeyId, name, leases, now) {
+      const done = await holding(ownerKeyId, name, async (on) => {
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        if (held.length === 0) return [];
+        await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
+          .where('lease', 'in', held.map((row) => row.lease!)).execute();
+        return held.map((row) => ({ lease: row.lease! }));
+      });
+      return outcome(leases, done ?? []);
+    },
+
+    async nack(ownerKeyId, name, leases, now, then) {
+      const done = await holding(ownerKeyId, name, async (on, group) => {
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'deliveries']).execute();
+        const at = now.toISOString();
+        const park = held.filter((row) => 'park' in then || row.deliveries >= group.maxDeliveries);
+        const retry = held.filter((row) => !park.includes(row));
+        for (const row of park) {
+          const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.maxDeliveries}`;
+          await on.updateTable('consumer_group_events').set({ state: 'parked', reason, parked_at: at, lease: null, consumer: null, lease_expires_at: null })
+            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', '=', row.lease).execute();
+        }
+        if (retry.length > 0) {
+          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : at;
+          await on.updateTable('consumer_group_events').set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null })
+            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', retry.map((row) => row.lease!)).execute();
+        }
+        return held.map((row) => ({ lease: row.lease! }));
+      });
+      return outcome(leases, done ?? []);
+    },
+
+    async extend(ownerKeyId, name, leases, now) {
+      const done = await holding(ownerKeyId, name, async (on, group) => {
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        if (held.length === 0) return [];
+        const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
+        await on.updateTable('consumer_group_events').set({ lease_expires_at: leaseExpiresAt })
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+        return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
+      });
+      return outcome(leases, done ?? []);
+    },
+
+    async totals(now) {
+      return run(async () => {
+        const at = now.toISOString();
+        const states = await db
+          .selectFrom('consumer_group_events')
+          .select((select) => ['state', count(select), sql<number | string>`sum(case when lease_expires_at >= ${at} then 1 else 0 end)`.as('live')])
+          .groupBy('state')
+          .execute();
+        // One row a group: its checkpoint is the lower of how far it took the log and its first unsettled event.
+        const groups = await db
+          .selectFrom('consumer_groups as g')
+          .leftJoin('consumer_group_events as e', (join) =>
+            join.onRef('e.owner_key_id', '=', 'g.owner_key_id').onRef('e.group_name', '=', 'g.name').on('e.state', 'in', ['ready', 'leased']))
+          .select((select) => ['g.taken_to', select.fn.min('e.position').as('first')])
+          .groupBy(['g.owner_key_id', 'g.name', 'g.taken_to'])
+          .execute();
+        const sum = (keep: (row: (typeof states)[number]) => boolean) => states.filter(keep).reduce((total, row) => total + Number(row.count), 0);
+        const live = Number(states.find((row) => row.state === 'leased')?.live ?? 0);
+        const checkpoints = groups.map((row) => Math.min(Number(row.taken_to), row.first === null ? Infinity : Number(row.first) - 1));
+        return {
+          groups: groups.length,
+          inFlight: live,
+          waiting: sum((row) => row.state !== 'parked') - live,
+          parked: sum((row) => row.state === 'parked'),
+          lowestCheckpoint: checkpoints.length === 0 ? undefined : Math.min(...checkpoints),
+        };
+      });
+    },
+
+    async parked(ownerKeyId, name, after, limit) {
+      const rows = await run(() =>
+        events(db, ownerKeyId, name).selectAll().where('state', '=', 'parked').where('position', '>', after).orderBy('position').limit(limit).execute(),
+      );
+      return rows.map((row) => ({
+        position: Number(row.position), reason: row.reason ?? '', deliveries: row.deliveries, parkedAt: row.parked_at ?? '', event: JSON.parse(row.event) as StoredEvent,
+      }));
+    },
+
+    async unpark(ownerKeyId, name, which) {
+      const positions = await holding(ownerKeyId, name, async (on) => {
+        let query = events(on, ownerKeyId, name).select('position').where('state', '=', 'parked');
+        query = 'positions' in which ? query.where('position', 'in', which.positions.length > 0 ? [...which.positions] : [-1]) : query.where('position', '>', which.after).orderBy('position').limit(which.limit);
+        const chosen = (await query.execute()).map((row) => Number(row.position));
+        if (chosen.length === 0) return [];
+        await on.updateTable('consumer_group_events').set({ state: 'ready', deliveries: 0, reason: null, parked_at: null, not_before: null })
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', chosen).execute();
+        return chosen.sort((a, b) => a - b);
+      });
+      return positions ?? [];
+    },
+  };
+}
+
+/**
+ * New rows of `consumer_group_events` in one statement whose text comes from the table's declaration: a
+ * page of the log is hundreds of rows, which Kysely's builder would take longer to compile than to run.
+ */
+async function insertEventRows(on: Db, postgres: boolean, rows: readonly ConsumerGroupEventsTable[]): Promise<void> {
+  const table = CONSUMER_GROUP_EVENTS;
+  const query = postgres
+    ? CompiledQuery.raw(`insert into ${table.name} (${columnsOf(table).join(', ')}) select * from ${postgresUnnest(table, 1)}`, columnArrays(table, rows))
+    : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
+  await on.executeQuery(query);
+}
+
+function groupFromRow(row: Selectable<ConsumerGroupsTable>): ConsumerGroup {
+  return {
+    ownerKeyId: row.owner_key_id,
+    name: row.name,
+    ackTimeoutMs: row.ack_timeout_ms,
+    maxDeliveries: row.max_deliveries,
+    start: startFromText(row.start),
+    ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
+    createdAt: row.created_at,
+    takenTo: Number(row.taken_to),
+  };
+}
+
+function startFromText(text: string): GroupStart {
+  return text === 'beginning' || text === 'end' ? text : Number(text);
+}
+
+function sameSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
+  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
+  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
+    && group.start === settings.start && types(group.types) === types(settings.types);
+}
+
+function newEventRow(ownerKeyId: string, name: string, stored: StoredEvent): ConsumerGroupEventsTable {
+  return {
+    owner_key_id: ownerKeyId, group_name: name, position: stored.position, stream_id: stored.streamId, state: 'ready', deliveries: 0, not_before: null,
+    lease: null, consumer: null, lease_expires_at: null, reason: null, parked_at: null, event: JSON.stringify(stored),
+  };
+}

@@ -1,0 +1,221 @@
+import type { PetEvent } from '../domain/index.ts';
+import type { Commits } from './commits.ts';
+import type { EventLog } from './event-log.ts';
+import type { Clock, StoredEvent } from './ports.ts';
+
+/** Where a new group begins: at the first event, after the log's current end, or after a position. */
+export type GroupStart = 'beginning' | 'end' | number;
+
+/** What a group's creator chooses; the same settings again find the same group. */
+export interface GroupSettings {
+  readonly ackTimeoutMs: number;
+  readonly maxDeliveries: number;
+  readonly start: GroupStart;
+  /** Only events of these types; absent: every type. */
+  readonly types?: readonly PetEvent['type'][];
+}
+
+export const DEFAULT_GROUP_SETTINGS = { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'beginning' } as const satisfies GroupSettings;
+
+/** The bounds on one key's groups and what they hold at once. */
+export const GROUP_LIMITS = {
+  groupsPerKey: 20,
+  inFlightPerGroup: 1000,
+  inFlightPerConsumer: 200,
+  /** Events a claim hands out at most. */
+  claimMax: 100,
+  /**
+   * Unsettled events a group takes from the log ahead of its consumers: past it, the group reads no further
+   * until some settle, so its rows stay bounded whatever the log holds.
+   */
+  takenAhead: 2000,
+  /** Events read from the log at a time into a group. */
+  takePage: 500,
+  /** Parked events one replay step hands back at a time. */
+  replayPage: 500,
+} as const;
+
+/** A consumer group: a key's named cursor set over the log. */
+export interface ConsumerGroup extends GroupSettings {
+  readonly ownerKeyId: string;
+  readonly name: string;
+  readonly createdAt: string;
+  /** Every event of the log up to here has been taken in: handed out, waiting, parked, or acked. */
+  readonly takenTo: number;
+}
+
+/** A group and how far its consumers have come. */
+export interface GroupStatus {
+  readonly group: ConsumerGroup;
+  /** Every event at or below it is settled: acked or parked. */
+  readonly checkpoint: number;
+  /** Events taken in and not settled (waiting, or in flight). */
+  readonly unsettled: number;
+  readonly inFlight: number;
+  readonly parked: number;
+  /** The consumers holding live leases, with when each last claimed or extended one. */
+  readonly consumers: readonly { readonly consumer: string; readonly inFlight: number; readonly lastSeenAt: string }[];
+}
+
+/** An event handed to one consumer under a lease. */
+export interface Claim {
+  readonly lease: string;
+  readonly position: number;
+  /** 1 the first time it is handed out. */
+  readonly deliveries: number;
+  readonly leaseExpiresAt: string;
+  readonly event: StoredEvent;
+}
+
+export interface ParkedEvent {
+  readonly position: number;
+  readonly reason: string;
+  readonly deliveries: number;
+  readonly parkedAt: string;
+  readonly event: StoredEvent;
+}
+
+/** What a claim came to: the events handed out, or the cap that stopped it and when a lease frees up. */
+export type ClaimOutcome =
+  | { readonly claims: Claim[] }
+  | { readonly full: 'group' | 'consumer'; readonly retryAfterMs: number };
+
+/** Leases the caller named, split into those that were acted on and those no longer held. */
+export interface LeaseOutcome {
+  readonly done: readonly { readonly lease: string; readonly leaseExpiresAt?: string }[];
+  readonly stale: readonly string[];
+}
+
+export type CreateOutcome = { readonly outcome: 'created' | 'exists'; readonly group: ConsumerGroup } | { readonly outcome: 'conflict' };
+
+/** A key asked for one group more than it may have. */
+export class GroupLimitReached extends Error {
+  constructor(readonly max: number) {
+    super(`this key has ${max} consumer groups, the most it may have; delete one first`);
+    this.name = 'GroupLimitReached';
+  }
+}
+
+/**
+ * Consumer groups and their state, durable beside the log. Every change of a group's events is one
+ * transaction that holds the group alone (across instances too), so no event is ever under two live leases.
+ */
+export interface ConsumerGroups {
+  /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
+  create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
+  get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
+  status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
+  /** The key's groups by name; without a key, every key's (for the operator). */
+  list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
+  delete(ownerKeyId: string, name: string): Promise<boolean>;
+  /**
+   * Takes `events` (the log's events after `from` up to `to` that the group wants) into the group and moves
+   * `takenTo` to `to`, only while it is still `from`; false when someone else took them first.
+   */
+  take(ownerKeyId: string, name: string, from: number, to: number, events: readonly StoredEvent[]): Promise<boolean>;
+  /**
+   * Hands `consumer` up to `max` events that can go now, oldest first, each the earliest unsettled of its pet;
+   * first parks those whose lease expired on their last delivery. Undefined when there is no such group.
+   */
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date): Promise<ClaimOutcome | undefined>;
+  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  /** Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent). */
+  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: { readonly notBefore: Date } | { readonly park: true }): Promise<LeaseOutcome>;
+  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  totals(now: Date): Promise<GroupTotals>;
+  /** Parked events after `after`, by position, at most `limit`. */
+  parked(ownerKeyId: string, name: string, after: number, limit: number): Promise<ParkedEvent[]>;
+  /** Hands parked events back (deliveries from 1 again): these positions, or up to `limit` of them after `after`; answers the positions handed back. */
+  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }): Promise<number[]>;
+}
+
+/** Every group together, for metrics whose series do not grow with the groups. */
+export interface GroupTotals {
+  readonly groups: number;
+  readonly inFlight: number;
+  /** Taken in, not settled and not under a live lease: waiting to be claimed (or retried). */
+  readonly waiting: number;
+  readonly parked: number;
+  /** The lowest checkpoint of any group (the log's head, lag 0, when there is none). */
+  readonly lowestCheckpoint: number | undefined;
+}
+
+export interface ConsumerGroupPorts {
+  readonly consumerGroups: ConsumerGroups;
+  readonly eventLog: EventLog;
+  readonly clock: Clock;
+}
+
+/**
+ * Takes the next page of the log into the group, while it holds fewer unsettled events than it may take
+ * ahead. The log is read through its one reader, committed events only in position order, so a position
+ * taken in can never be overtaken by a later commit.
+ */
+export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<void> {
+  if (unsettled >= GROUP_LIMITS.takenAhead) return;
+  const page = await ports.eventLog.readLog({ after: group.takenTo, limit: GROUP_LIMITS.takePage });
+  if (page.length === 0) return;
+  const wanted = group.types === undefined ? page : page.filter((stored) => group.types!.includes(stored.event.type));
+  await ports.consumerGroups.take(group.ownerKeyId, group.name, group.takenTo, page.at(-1)!.position, wanted);
+}
+
+/** Claims events for `consumer`, taking what the log holds beyond the group first. Undefined when there is no such group. */
+export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number): Promise<ClaimOutcome | undefined> {
+  const status = await ports.consumerGroups.status(ownerKeyId, name, ports.clock.now());
+  if (!status) return undefined;
+  await takeFromLog(ports, status.group, status.unsettled);
+  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now());
+}
+
+/**
+ * `claimEvents`, and while nothing can be handed out, again after each commit (or every `recheckMs`, for
+ * retries falling due and other instances' acks) until `waitMs` have passed.
+ */
+export async function claimEventsWaiting(
+  ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> },
+  ownerKeyId: string, name: string, consumer: string, max: number,
+  wait: { readonly waitMs: number; readonly recheckMs: number; readonly signal?: AbortSignal },
+): Promise<ClaimOutcome | undefined> {
+  const deadline = Date.now() + wait.waitMs;
+  let committed = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = ports.commits.onCommitted(() => {
+    committed = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      committed = false;
+      const outcome = await claimEvents(ports, ownerKeyId, name, consumer, max);
+      const left = deadline - Date.now();
+      if (!outcome || !('claims' in outcome) || outcome.claims.length > 0 || left <= 0 || wait.signal?.aborted) return outcome;
+      if (committed) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(left, wait.recheckMs));
+        function done() {
+          clearTimeout(timer);
+          wait.signal?.removeEventListener('abort', done);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+        wait.signal?.addEventListener('abort', done);
+      });
+    }
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */
+export async function replayParked(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, positions?: readonly number[]): Promise<number> {
+  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions })).length;
+  let count = 0;
+  let after = 0;
+  for (;;) {
+    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage });
+    count += page.length;
+    if (page.length < GROUP_LIMITS.replayPage) return count;
+    after = page.at(-1)!;
+  }
+}

@@ -1,0 +1,120 @@
+// A consumer group's throughput against the feed's catch-up, the service as `npm start` runs it over a
+// seeded SQLite file (seeds cached in bench/.data): in each round, alternating which goes first,
+// - feed: the whole log streamed to one consumer (the feed's catch-up, bench/event-feed.ts);
+// - group: a new group from the beginning of the log, four consumers over HTTP each claiming up to 100
+//   events at a time and acking every event it claimed (one acks request a claim), until the checkpoint
+//   reaches the head;
+// in events a second and the service's CPU an event; medians of the rounds and their ratio.
+// `npm run bench` runs it (see run.ts); on its own:
+//   npm run bench:groups [-- <pets>] [--rounds N]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuMicroseconds } from './http-load.ts';
+import { catchUp, FEED_BENCH_KEY, seededEvents, startFeedService } from './event-feed.ts';
+import type { FeedService } from './event-feed.ts';
+import { seededCopy } from './seed.ts';
+
+const headers = { authorization: `Bearer ${FEED_BENCH_KEY}`, 'content-type': 'application/json' };
+const CONSUMERS = 4;
+const CLAIM_MAX = 100;
+
+export interface GroupBenchOptions {
+  readonly pets: number;
+  readonly rounds: number;
+  readonly log: (line: string) => void;
+}
+
+interface Rate {
+  readonly eventsPerSecond: number;
+  readonly cpuPerEventUs: number;
+}
+
+export interface GroupFigures {
+  readonly events: number;
+  readonly consumers: number;
+  readonly feed: Rate & { readonly rounds: number[] };
+  readonly group: Rate & { readonly rounds: number[] };
+  /** The group's events a second over the feed's, medians of the rounds. */
+  readonly ratio: number;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${base}/consumer-groups/${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.status === 204 ? undefined : response.json();
+}
+
+/** A fresh group drained by four consumers, each acking every event it claims; events a second until the checkpoint is at the head. */
+async function drainGroup({ base, pid }: FeedService, name: string, total: number): Promise<Rate> {
+  await call(base, 'PUT', name, {});
+  const started = performance.now();
+  const cpuBefore = cpuMicroseconds(pid);
+  let acked = 0;
+  const consumer = async (index: number) => {
+    while (acked < total) {
+      const { claims } = (await call(base, 'POST', `${name}/claims`, { consumer: `c${index}`, max: CLAIM_MAX, waitMs: 100 })) as { claims: { lease: string }[] };
+      if (claims.length === 0) continue;
+      const { acked: done } = (await call(base, 'POST', `${name}/acks`, { leases: claims.map((claim) => claim.lease) })) as { acked: number };
+      acked += done;
+    }
+  };
+  await Promise.all(Array.from({ length: CONSUMERS }, (_, index) => consumer(index)));
+  const rate = { eventsPerSecond: total / ((performance.now() - started) / 1000), cpuPerEventUs: (cpuMicroseconds(pid) - cpuBefore) / total };
+  const { checkpoint, head } = (await call(base, 'GET', name)) as { checkpoint: number; head: number };
+  if (checkpoint !== head || acked !== total) throw new Error(`group ${name}: checkpoint ${checkpoint}, head ${head}, ${acked} of ${total} acked`);
+  await call(base, 'DELETE', name);
+  return rate;
+}
+
+export async function runGroupBench({ pets, rounds, log }: GroupBenchOptions): Promise<GroupFigures> {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-bench-groups-'));
+  try {
+    const total = seededEvents(pets);
+    const service = await startFeedService(await seededCopy(pets, join(directory, 'petstore.db')), directory);
+    try {
+      const feed: Rate[] = [];
+      const group: Rate[] = [];
+      for (let round = 0; round < rounds; round++) {
+        // Alternating which goes first, so that neither always meets the machine as the other left it.
+        const order = round % 2 === 0 ? ['feed', 'group'] : ['group', 'feed'];
+        for (const which of order) {
+          if (which === 'feed') feed.push(await catchUp(service, total));
+          else group.push(await drainGroup(service, `bench-${round}`, total));
+        }
+        log(`round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s`);
+      }
+      const summary = (rates: Rate[]) => ({
+        rounds: rates.map((rate) => rate.eventsPerSecond),
+        eventsPerSecond: median(rates.map((rate) => rate.eventsPerSecond)),
+        cpuPerEventUs: median(rates.map((rate) => rate.cpuPerEventUs)),
+      });
+      const figures = { events: total, consumers: CONSUMERS, feed: summary(feed), group: summary(group) };
+      const ratio = figures.group.eventsPerSecond / figures.feed.eventsPerSecond;
+      log(
+        `consumer group: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked) at ${Math.round(figures.group.eventsPerSecond)} events/s, ` +
+        `${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event; the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ` +
+        `${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${ratio.toFixed(3)} (medians of ${rounds})`,
+      );
+      return { ...figures, ratio };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const argv = process.argv.slice(2);
+  const pets = Number(argv[0]?.startsWith('--') ? 20_000 : argv[0] ?? 20_000);
+  if (!Number.isInteger(pets) || pets < 1) throw new Error(`pets must be a positive integer, got ${argv[0]}`);
+  const rounds = Number(argv.includes('--rounds') ? argv[argv.indexOf('--rounds') + 1] : 3);
+  await runGroupBench({ pets, rounds, log: (line) => process.stdout.write(`${line}\n`) });
+}

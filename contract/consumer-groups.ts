@@ -1,0 +1,148 @@
+import { Type } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups.ts';
+import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
+
+export const GROUP_NAME_PATTERN = '^[a-z0-9-]{1,64}$';
+export const MAX_LEASES_PER_REQUEST = 100;
+export const MAX_WAIT_MS = 30_000;
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+export const MAX_REPLAY_POSITIONS = 1000;
+
+const Position = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description });
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+const Timestamp = Type.String({ format: 'date-time' });
+const CloudEventTypeName = Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name)));
+const Types = Type.Array(CloudEventTypeName, { uniqueItems: true, description: 'Only events of these CloudEvents types (the feed\'s `type` names); absent: every type.' });
+const AckTimeoutMs = Type.Integer({
+  minimum: 1000, maximum: 3_600_000, default: DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
+  description: 'A lease not acked (or extended) within this many milliseconds expires: the event counts as delivered once more and is handed out again.',
+});
+const MaxDeliveries = Type.Integer({
+  minimum: 1, maximum: 100, default: DEFAULT_GROUP_SETTINGS.maxDeliveries,
+  description: 'Deliveries (claims whose lease expired or was nacked) after which an event is parked with a reason instead of handed out again.',
+});
+const Start = Type.Union([Type.Literal('beginning'), Type.Literal('end'), Position('After this log position.')], {
+  default: DEFAULT_GROUP_SETTINGS.start,
+  description: 'Where the group begins: `beginning` (every event of the log), `end` (only events committed after its creation), or after a log position.',
+});
+const Lease = Type.String({ minLength: 1, maxLength: 200, description: 'Opaque: names one handing out of one event.' });
+const Leases = Type.Array(Lease, { minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true });
+
+export const NewConsumerGroupSchema = Type.Object(
+  { ackTimeoutMs: Type.Optional(AckTimeoutMs), maxDeliveries: Type.Optional(MaxDeliveries), start: Type.Optional(Start), types: Type.Optional(Types) },
+  { $id: 'NewConsumerGroup', additionalProperties: false },
+);
+
+export const ConsumerGroupSchema = Type.Object(
+  {
+    group: Type.String({ pattern: GROUP_NAME_PATTERN }),
+    checkpoint: Position('Every event at or below it is settled: acked or parked. Never the last event handed out: it can go back down when parked events are replayed.'),
+    head: Position("The log's last position."),
+    lag: Count('`head` − `checkpoint`.'),
+    inFlight: Count('Events under a live lease.'),
+    parked: Count('Events parked.'),
+    consumers: Type.Array(
+      Type.Object(
+        { consumer: Type.String(), inFlight: Count('Its live leases.'), lastSeenAt: Type.String({ format: 'date-time', description: 'When it last claimed or extended one of them.' }) },
+        { additionalProperties: false },
+      ),
+      { description: 'The consumers holding live leases.' },
+    ),
+    ackTimeoutMs: AckTimeoutMs,
+    maxDeliveries: MaxDeliveries,
+    start: Start,
+    types: Type.Optional(Types),
+    createdAt: Timestamp,
+  },
+  { $id: 'ConsumerGroup', additionalProperties: false },
+);
+
+export const ConsumerGroupsSchema = Type.Array(ConsumerGroupSchema, { $id: 'ConsumerGroups' });
+
+export const ClaimRequestSchema = Type.Object(
+  {
+    consumer: Type.String({ minLength: 1, maxLength: 64, description: 'Who claims: in-flight events are capped per consumer too.' }),
+    max: Type.Optional(Type.Integer({ minimum: 1, maximum: GROUP_LIMITS.claimMax, default: 10, description: 'Events to hand out at most.' })),
+    waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS, default: 0, description: 'When nothing can be handed out now, wait up to this long for new events.' })),
+  },
+  { $id: 'ClaimRequest', additionalProperties: false },
+);
+
+export const ClaimsSchema = Type.Object(
+  {
+    claims: Type.Array(Type.Object(
+      {
+        lease: Lease,
+        position: Position("The event's log position."),
+        deliveries: Type.Integer({ minimum: 1, description: '1 the first time the event is handed out.' }),
+        leaseExpiresAt: Timestamp,
+        event: CloudEventSchema,
+      },
+      { additionalProperties: false },
+    )),
+  },
+  { $id: 'Claims', additionalProperties: false },
+);
+
+export const LeasesSchema = Type.Object({ leases: Leases }, { $id: 'Leases', additionalProperties: false });
+
+export const NackSchema = Type.Object(
+  {
+    leases: Leases,
+    retryAfterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRY_AFTER_MS, default: 0, description: 'Hand the events out again no sooner than this.' })),
+    park: Type.Optional(Type.Boolean({ description: 'Park the events at once instead.' })),
+  },
+  { $id: 'Nack', additionalProperties: false },
+);
+
+const Stale = Type.Array(Lease, { description: 'Leases no longer held (acked already, expired, or unknown): not an error.' });
+export const AckedSchema = Type.Object({ acked: Count('Events acked.'), stale: Stale }, { $id: 'Acked', additionalProperties: false });
+export const NackedSchema = Type.Object({ nacked: Count('Events handed back or parked.'), stale: Stale }, { $id: 'Nacked', additionalProperties: false });
+export const ExtendedSchema = Type.Object(
+  { leases: Type.Array(Type.Object({ lease: Lease, leaseExpiresAt: Timestamp }, { additionalProperties: false })), stale: Stale },
+  { $id: 'Extended', additionalProperties: false },
+);
+
+export const ParkedEventsSchema = Type.Array(
+  Type.Object(
+    {
+      position: Position("The event's log position."),
+      reason: Type.String(),
+      deliveries: Type.Integer({ minimum: 0 }),
+      parkedAt: Timestamp,
+      event: CloudEventSchema,
+    },
+    { additionalProperties: false },
+  ),
+  { $id: 'ParkedEvents' },
+);
+
+export const ReplayParkedSchema = Type.Object(
+  { positions: Type.Optional(Type.Array(Position('A parked event.'), { minItems: 1, maxItems: MAX_REPLAY_POSITIONS, uniqueItems: true, description: 'Absent: every parked event.' })) },
+  { $id: 'ReplayParked', additionalProperties: false },
+);
+export const ReplayedSchema = Type.Object({ replayed: Count('Parked events handed back, deliveries from 1.') }, { $id: 'Replayed', additionalProperties: false });
+
+export const CONSUMER_GROUP_COMPONENTS: Record<string, TSchema> = {
+  NewConsumerGroup: NewConsumerGroupSchema,
+  ConsumerGroup: ConsumerGroupSchema,
+  ConsumerGroups: ConsumerGroupsSchema,
+  ClaimRequest: ClaimRequestSchema,
+  Claims: ClaimsSchema,
+  Leases: LeasesSchema,
+  Nack: NackSchema,
+  Acked: AckedSchema,
+  Nacked: NackedSchema,
+  Extended: ExtendedSchema,
+  ParkedEvents: ParkedEventsSchema,
+  ReplayParked: ReplayParkedSchema,
+  Replayed: ReplayedSchema,
+};
+
+export const NewConsumerGroupCheck = TypeCompiler.Compile(NewConsumerGroupSchema);
+export const ClaimRequestCheck = TypeCompiler.Compile(ClaimRequestSchema);
+export const LeasesCheck = TypeCompiler.Compile(LeasesSchema);
+export const NackCheck = TypeCompiler.Compile(NackSchema);
+export const ReplayParkedCheck = TypeCompiler.Compile(ReplayParkedSchema);

@@ -1,0 +1,50 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPetStoreClient } from '../../client/index.ts';
+import type { CloudEvent, PetStoreClient } from '../../client/index.ts';
+import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
+
+describe('the client\'s consumer group calls', () => {
+  let api: TestService;
+  let client: PetStoreClient;
+  before(async () => {
+    api = await startTestService();
+    client = createPetStoreClient({ baseUrl: api.baseUrl, apiKey: TEST_API_KEY });
+  });
+  after(() => api.stop());
+
+  it('claim, extend, nack and ack move an event through its group', async () => {
+    await client.createConsumerGroup('calls', { start: 'end', ackTimeoutMs: 5000 });
+    const pet = await client.createPet({ name: 'Claimed', categoryId: 1 });
+    const [claim] = await client.claim('calls', 'worker');
+    assert.equal(claim!.event.subject, `pets/${pet.id}`);
+    assert.deepEqual((await client.extend('calls', [claim!.lease])).stale, []);
+    assert.deepEqual(await client.nack('calls', [claim!.lease]), { nacked: 1, stale: [] });
+    const [again] = await client.claim('calls', 'worker');
+    assert.equal(again!.deliveries, 2);
+    assert.deepEqual(await client.ack('calls', [again!.lease]), { acked: 1, stale: [] });
+    const state = await client.consumerGroup('calls');
+    assert.equal(state.checkpoint, state.head);
+  });
+
+  it('consume acks each event its handler returned from and nacks one it threw on, which comes back', async () => {
+    await client.createConsumerGroup('consumed', { start: 'end' });
+    const ids: number[] = [];
+    for (let index = 0; index < 5; index++) ids.push((await client.createPet({ name: `Consumed ${index}`, categoryId: 1 })).id);
+    const seen: CloudEvent[] = [];
+    let failed = false;
+    const stop = new AbortController();
+    await client.consume('consumed', (event) => {
+      if (!failed && event.subject === `pets/${ids[2]}`) {
+        failed = true;
+        throw new Error('not this time');
+      }
+      seen.push(event);
+      if (seen.length === 5) stop.abort();
+    }, { retryAfterMs: 0, waitMs: 1000, signal: stop.signal });
+    assert.deepEqual(seen.map((event) => Number(event.subject.slice('pets/'.length))).sort((a, b) => a - b), ids);
+    const state = await client.consumerGroup('consumed');
+    assert.deepEqual([state.checkpoint, state.inFlight], [state.head, 0]);
+  });
+});

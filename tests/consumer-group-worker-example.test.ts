@@ -1,0 +1,52 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NODE_TS_ARGS } from './support/processes.ts';
+import { startTestService, TEST_API_KEY } from './support/test-service.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+describe('docs/consumer-groups.md: the example worker', () => {
+  it('runs as written: two workers share the pets added, each printed once, and stop on SIGTERM', { timeout: 60_000 }, async () => {
+    const page = readFileSync(join(root, 'docs', 'consumer-groups.md'), 'utf8');
+    const section = page.slice(page.indexOf('\n## A worker\n'));
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(example, 'docs/consumer-groups.md has a ts block in its section "A worker"');
+    assert.ok(example.trim().split('\n').length <= 16, 'about 15 lines');
+    const folder = join(root, 'tests', 'artifacts');
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, 'consumer-group-worker-example.ts');
+    writeFileSync(file, example);
+
+    const api = await startTestService();
+    const workers = [0, 1].map(() => {
+      const worker = spawn(process.execPath, [...NODE_TS_ARGS, file], { cwd: root, env: { ...process.env, PETSTORE_URL: api.baseUrl, PETSTORE_KEY: TEST_API_KEY } });
+      const output = { stdout: '', stderr: '', exited: new Promise<number | null>((resolve) => worker.once('exit', resolve)) };
+      worker.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+      worker.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
+      return { worker, output };
+    });
+    const lines = () => workers.flatMap(({ output }) => output.stdout.trim().split('\n').filter(Boolean));
+    try {
+      // The group exists once either worker made it; events added from then on are shared.
+      for (let tries = 0; tries < 600 && (await api.request('/v1/consumer-groups/mailer')).status !== 200; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const ids: number[] = [];
+      for (let index = 0; index < 6; index++) ids.push(((await (await api.createPet({ name: `Mail ${index}`, categoryId: 1 })).json()) as { id: number }).id);
+      for (let tries = 0; tries < 600 && lines().length < ids.length; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(
+        lines().map((line) => JSON.parse(line.split(' ').slice(2).join(' ')).id).sort((a: number, b: number) => a - b),
+        ids,
+        workers.map(({ output }) => output.stderr).join('\n'),
+      );
+      assert.ok(lines().every((line) => line.split(' ')[1] === 'com.petstore.pet.added.v1'));
+      for (const { worker } of workers) worker.kill('SIGTERM');
+      assert.deepEqual(await Promise.all(workers.map(({ output }) => output.exited)), [0, 0], 'each stops cleanly on SIGTERM');
+    } finally {
+      for (const { worker } of workers) worker.kill();
+      await api.stop();
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { addPet, claimEventsWaiting } from '../../application/index.ts';
+import type { EventLog } from '../../application/index.ts';
+import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+
+/** The store's ports for claims, with a promise of the claim's first look at the log. */
+async function openWatched() {
+  const opened = await openTemporaryStore('sqlite');
+  const { store } = opened;
+  let looked!: () => void;
+  const firstLook = new Promise<void>((resolve) => (looked = resolve));
+  const eventLog: EventLog = { readLog: async (query) => store.eventLog.readLog(query).finally(() => looked()) };
+  const ports = { consumerGroups: createSqlConsumerGroups(store), eventLog, clock: store.clock, commits: store.commits };
+  await ports.consumerGroups.create('1', 'g', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'end' }, 0, new Date(), 10);
+  return { opened, ports, firstLook };
+}
+
+describe('a claim that waits for events', () => {
+  it('wakes on the next commit, not on its next look (a minute away)', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    try {
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 30_000, recheckMs: 60_000 });
+      await firstLook;
+      const pet = await addPet(opened.store, { name: 'Awaited', categoryId: 1 });
+      const outcome = await waiting;
+      assert.ok(outcome && 'claims' in outcome);
+      assert.deepEqual(outcome.claims.map((claim) => claim.event.streamId), [`pet-${pet.id}`]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('answers what it has, nothing, as soon as its signal aborts (the client went away, the service stops)', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    try {
+      const stop = new AbortController();
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 30_000, recheckMs: 60_000, signal: stop.signal });
+      await firstLook;
+      stop.abort();
+      assert.deepEqual(await waiting, { claims: [] });
+    } finally {
+      await opened.close();
+    }
+  });
+});

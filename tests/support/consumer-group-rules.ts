@@ -1,0 +1,285 @@
+import { it } from 'node:test';
+import assert from 'node:assert/strict';
+import { addPet, changePetStatus, claimEvents, GroupLimitReached, replayParked } from '../../application/index.ts';
+import type { Claim, ClaimOutcome, ConsumerGroupPorts, GroupSettings } from '../../application/index.ts';
+import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
+import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
+
+/** Two stores on one database, as two processes (SQLite) or two instances (PostgreSQL) would hold it. */
+export interface StorePair {
+  readonly first: SqlPetStore;
+  readonly second: SqlPetStore;
+  close(): Promise<void>;
+}
+
+const OWNER = '1';
+const SETTINGS: GroupSettings = { ackTimeoutMs: 1_000, maxDeliveries: 3, start: 'beginning' };
+
+/** A clock the test moves by hand: lease expiry without waiting. */
+function manualClock(start = Date.parse('2026-01-01T00:00:00Z')) {
+  let now = start;
+  return { now: () => new Date(now), advance: (ms: number) => void (now += ms) };
+}
+
+function portsOn(store: SqlPetStore, clock: { now(): Date }, limits?: { inFlightPerGroup: number; inFlightPerConsumer: number }): ConsumerGroupPorts {
+  return { consumerGroups: createSqlConsumerGroups(store, limits), eventLog: store.eventLog, clock };
+}
+
+function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
+  assert.ok(outcome && 'claims' in outcome, `claims expected, got ${JSON.stringify(outcome)}`);
+  return outcome.claims;
+}
+
+async function addPets(store: SqlPetStore, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let index = 0; index < count; index++) ids.push((await addPet(store, { name: `Pet ${index}`, categoryId: 1, status: 'available' })).id);
+  return ids;
+}
+
+/** The consumer group rules, each against a fresh pair of stores from `open`. */
+export function consumerGroupRules(open: () => Promise<StorePair>): void {
+  const withPair = (name: string, test: (pair: StorePair) => Promise<void>) =>
+    it(name, { timeout: 120_000 }, async () => {
+      const pair = await open();
+      try {
+        await test(pair);
+      } finally {
+        await pair.close();
+      }
+    });
+
+  withPair('a lease not acked within ackTimeoutMs expires, counts as a delivery, and the event goes to another consumer', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 1);
+    const [silent] = claimsOf(await claimEvents(a, OWNER, 'g', 'silent', 10));
+    assert.equal(silent!.deliveries, 1);
+    assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10)), [], 'held while the lease lives');
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    const [again] = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
+    assert.equal(again!.position, silent!.position);
+    assert.equal(again!.deliveries, 2, 'the expired lease counted');
+    assert.notEqual(again!.lease, silent!.lease);
+    assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', [silent!.lease], clock.now()), { done: [], stale: [silent!.lease] }, 'the expired lease acks nothing');
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now())).done, [{ lease: again!.lease }]);
+  });
+
+  withPair('an event whose leases expire maxDeliveries times is parked with a reason, read page by page, and replayed with deliveries from 1', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 3);
+    for (let delivery = 1; delivery <= SETTINGS.maxDeliveries; delivery++) {
+      const claims = claimsOf(await claimEvents(delivery % 2 ? a : b, OWNER, 'g', 'crashing', 10));
+      assert.deepEqual(claims.map((claim) => claim.deliveries), [delivery, delivery, delivery]);
+      clock.advance(SETTINGS.ackTimeoutMs + 1);
+    }
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'parked, not handed out a fourth time');
+    const firstPage = await a.consumerGroups.parked(OWNER, 'g', 0, 2);
+    const secondPage = await a.consumerGroups.parked(OWNER, 'g', firstPage.at(-1)!.position, 2);
+    assert.deepEqual([...firstPage, ...secondPage].map((parked) => [parked.position, parked.deliveries, parked.reason]), [1, 2, 3].map((position) => [position, 3, 'lease expired on delivery 3']));
+    const status = (await a.consumerGroups.status(OWNER, 'g', clock.now()))!;
+    assert.deepEqual({ checkpoint: status.checkpoint, parked: status.parked, inFlight: status.inFlight }, { checkpoint: 3, parked: 3, inFlight: 0 }, 'parked events are settled');
+    assert.equal(await replayParked(b, OWNER, 'g'), 3);
+    const replayed = claimsOf(await claimEvents(b, OWNER, 'g', 'fixed', 10));
+    assert.deepEqual(replayed.map((claim) => [claim.position, claim.deliveries]), [[1, 1], [2, 1], [3, 1]]);
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'replayed events are unsettled again');
+  });
+
+  withPair('a nack hands the event out again after retryAfterMs, and parks it with park or once its deliveries are spent', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 2 }, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const [one, two] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    await a.consumerGroups.nack(OWNER, 'g', [one!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true })).stale, ['nonsense']);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'not before retryAfterMs');
+    clock.advance(500);
+    const [retried] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.deepEqual([retried!.position, retried!.deliveries], [one!.position, 2]);
+    await a.consumerGroups.nack(OWNER, 'g', [retried!.lease], clock.now(), { notBefore: clock.now() });
+    const parked = await a.consumerGroups.parked(OWNER, 'g', 0, 10);
+    assert.deepEqual(parked.map((event) => [event.position, event.reason]), [[1, 'nacked on delivery 2 of 2'], [2, 'parked by a nack on delivery 1']]);
+  });
+
+  withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 4);
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0);
+    await a.consumerGroups.ack(OWNER, 'g', [claims[1]!.lease, claims[3]!.lease], clock.now());
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'position 1 is still in flight');
+    await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
+    const seenByTheOther = (await createSqlConsumerGroups(second).status(OWNER, 'g', clock.now()))!;
+    assert.equal(seenByTheOther.checkpoint, 2, 'up to the one still in flight, as the other instance reads it');
+    assert.deepEqual(await createSqlConsumerGroups(second).totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    assert.deepEqual(await a.consumerGroups.totals(clock.now()), { groups: 1, inFlight: 0, waiting: 1, parked: 0, lowestCheckpoint: 2 }, 'an expired lease waits');
+  });
+
+  withPair('an acked event is never handed out again, and a second ack of it is stale', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    const leases = claims.map((claim) => claim.lease);
+    assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', leases, clock.now()), { done: leases.map((lease) => ({ lease })), stale: [] });
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now())).stale, leases);
+    clock.advance(10 * SETTINGS.ackTimeoutMs);
+    assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'd', 10)), []);
+    assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2);
+  });
+
+  withPair('extend gives held leases a new expiry and leaves expired ones stale', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 1);
+    const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    clock.advance(SETTINGS.ackTimeoutMs - 1);
+    const extended = await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now());
+    assert.equal(extended.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
+    clock.advance(SETTINGS.ackTimeoutMs - 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'd', 10)), [], 'still held after its first expiry');
+    clock.advance(2);
+    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now())).stale, [claim!.lease]);
+  });
+
+  withPair('per-pet order and one live lease hold under 4 consumers claiming through two instances at once', async ({ first, second }) => {
+    const clock = manualClock();
+    const instances = [portsOn(first, clock), portsOn(second, clock)];
+    await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    const pets = await addPets(first, 8);
+    for (let round = 0; round < 4; round++) {
+      for (const id of pets) await changePetStatus(first, { id, status: round % 2 ? 'available' : 'pending' });
+    }
+    const total = pets.length * 5;
+    const acked = new Set<number>();
+    const held = new Map<number, string>();
+    const order = new Map<string, number[]>();
+    const firsts = claimsOf(await claimEvents(instances[0]!, OWNER, 'g', 'c0', 100));
+    assert.deepEqual(firsts.map((claim) => claim.position), [1, 2, 3, 4, 5, 6, 7, 8], 'only the first unsettled event of each pet');
+    await instances[0]!.consumerGroups.ack(OWNER, 'g', firsts.map((claim) => claim.lease), clock.now());
+    for (const claim of firsts) {
+      acked.add(claim.position);
+      order.set(claim.event.streamId, [claim.position]);
+    }
+    let random = 7;
+    const consumer = async (index: number) => {
+      const ports = instances[index % 2]!;
+      while (acked.size < total) {
+        const claims = claimsOf(await claimEvents(ports, OWNER, 'g', `c${index}`, 3));
+        for (const claim of claims) {
+          assert.equal(held.get(claim.position), undefined, `position ${claim.position} handed to c${index} while held by ${held.get(claim.position)}`);
+          assert.ok(!acked.has(claim.position), `position ${claim.position} handed out after its ack`);
+          held.set(claim.position, `c${index}`);
+          const seen = order.get(claim.event.streamId) ?? [];
+          for (const earlier of seen) assert.ok(acked.has(earlier), `${claim.event.streamId}: ${claim.position} handed out before ${earlier} was acked`);
+          seen.push(claim.position);
+          order.set(claim.event.streamId, seen);
+        }
+        // Ack in a shuffled order, yielding between acks so that the other consumers claim meanwhile.
+        random = (random * 48271) % 2147483647;
+        for (const claim of random % 2 ? claims : [...claims].reverse()) {
+          await new Promise((resolve) => setImmediate(resolve));
+          held.delete(claim.position);
+          const { done } = await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now());
+          assert.equal(done.length, 1);
+          acked.add(claim.position);
+        }
+        if (claims.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(consumer));
+    assert.equal(acked.size, total);
+    for (const positions of order.values()) assert.deepEqual(positions, [...positions].sort((x, y) => x - y), 'each pet in log order');
+    assert.equal((await instances[1]!.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, total);
+  });
+
+  withPair('past the in-flight cap of the group or the consumer, a claim is told so with when a lease frees up', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock, { inFlightPerGroup: 5, inFlightPerConsumer: 3 });
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 8);
+    assert.equal(claimsOf(await claimEvents(a, OWNER, 'g', 'one', 10)).length, 3, 'up to the consumer cap');
+    assert.deepEqual(await claimEvents(a, OWNER, 'g', 'one', 10), { full: 'consumer', retryAfterMs: SETTINGS.ackTimeoutMs });
+    assert.equal(claimsOf(await claimEvents(a, OWNER, 'g', 'two', 10)).length, 2, 'up to the group cap');
+    clock.advance(100);
+    assert.deepEqual(await claimEvents(a, OWNER, 'g', 'three', 10), { full: 'group', retryAfterMs: SETTINGS.ackTimeoutMs - 100 });
+  });
+
+  withPair('a key has a bounded number of groups; the same settings find the group, others conflict; another key sees none of them', async ({ first }) => {
+    const clock = manualClock();
+    const { consumerGroups } = portsOn(first, clock);
+    assert.equal((await consumerGroups.create(OWNER, 'a', SETTINGS, 0, clock.now(), 2)).outcome, 'created');
+    assert.equal((await consumerGroups.create(OWNER, 'a', SETTINGS, 0, clock.now(), 2)).outcome, 'exists');
+    assert.equal((await consumerGroups.create(OWNER, 'a', { ...SETTINGS, maxDeliveries: 9 }, 0, clock.now(), 2)).outcome, 'conflict');
+    assert.equal((await consumerGroups.create(OWNER, 'b', SETTINGS, 0, clock.now(), 2)).outcome, 'created');
+    await assert.rejects(consumerGroups.create(OWNER, 'c', SETTINGS, 0, clock.now(), 2), GroupLimitReached);
+    assert.equal((await consumerGroups.create('2', 'a', SETTINGS, 0, clock.now(), 2)).outcome, 'created', 'names are per key');
+    assert.deepEqual((await consumerGroups.list(OWNER)).map((group) => group.name), ['a', 'b']);
+    assert.equal(await consumerGroups.get('3', 'a'), undefined);
+    assert.equal(await consumerGroups.delete(OWNER, 'a'), true);
+    assert.equal(await consumerGroups.get(OWNER, 'a'), undefined);
+    assert.equal((await consumerGroups.get('2', 'a'))?.name, 'a', 'another key\'s group of that name stays');
+  });
+
+  withPair('a group with types takes only those, and its checkpoint passes the events it does not want', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, types: ['PetStatusChanged'] }, 0, clock.now(), 10);
+    const [id] = await addPets(first, 2);
+    await changePetStatus(first, { id: id!, status: 'sold' });
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.deepEqual(claims.map((claim) => [claim.position, claim.event.event.type]), [[3, 'PetStatusChanged']]);
+    await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 3);
+  });
+
+  withPair('nothing is skipped while both instances commit as consumers claim: every event of the log is acked once', async ({ first, second }) => {
+    const clock = manualClock();
+    const instances = [portsOn(first, clock), portsOn(second, clock)];
+    await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    let writing = true;
+    const writer = async (store: SqlPetStore) => {
+      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store, { name: 'Racing', categoryId: 1 })));
+    };
+    const acked = new Map<number, number>();
+    const consumer = async (index: number) => {
+      const ports = instances[index % 2]!;
+      for (let idle = 0; idle < 3;) {
+        const claims = claimsOf(await claimEvents(ports, OWNER, 'g', `c${index}`, 5));
+        if (claims.length === 0) {
+          // Empty only once the writers are done and the log is drained, three looks in a row.
+          if (!writing) idle++;
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
+        idle = 0;
+        const { done } = await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now());
+        for (const { lease } of done) {
+          const position = claims.find((claim) => claim.lease === lease)!.position;
+          acked.set(position, (acked.get(position) ?? 0) + 1);
+        }
+      }
+    };
+    const writers = Promise.all([writer(first), writer(second)]);
+    const consumers = Promise.all([0, 1, 2, 3].map(consumer));
+    await writers;
+    writing = false;
+    await consumers;
+    const log = await first.eventLog.readLog({ after: 0, limit: 100_000 });
+    assert.ok(log.length >= 40);
+    assert.deepEqual([...acked.keys()].sort((a, b) => a - b), log.map((stored) => stored.position), 'every committed event handed out and acked');
+    assert.deepEqual([...acked.values()].filter((count) => count !== 1), []);
+    assert.equal((await instances[1]!.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, log.at(-1)!.position);
+  });
+}
