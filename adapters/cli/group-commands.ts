@@ -62,8 +62,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
         return groupView(status, (await eventLog.head?.()) ?? 0);
       });
       if (!shown) {
-        process.stderr.write(`no consumer group ${name} of key ${keyId}\n`);
-        return 1;
+        return noSuchGroup(name!, keyId);
       }
       process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
       return 0;
@@ -92,8 +91,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const parked = await withGroups(environment, async ({ consumerGroups }) =>
         (await consumerGroups.get(keyId, name!)) ? consumerGroups.parked(keyId, name!, after, limit) : undefined);
       if (!parked) {
-        process.stderr.write(`no consumer group ${name} of key ${keyId}\n`);
-        return 1;
+        return noSuchGroup(name!, keyId);
       }
       if (parked.length === 0) {
         process.stdout.write('no parked events\n');
@@ -128,8 +126,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const replayed = await withGroups(environment, async (ports) =>
         (await ports.consumerGroups.get(keyId, name!)) ? replayParked(ports, keyId, name!, positions) : undefined);
       if (replayed === undefined) {
-        process.stderr.write(`no consumer group ${name} of key ${keyId}\n`);
-        return 1;
+        return noSuchGroup(name!, keyId);
       }
       process.stdout.write(`handed back ${replayed} parked events of ${name}\n`);
       return 0;
@@ -143,8 +140,15 @@ export const GROUP_COMMANDS: Record<string, Command> = {
     async run({ arguments: [name], options, environment }) {
       const keyId = keyIdOf(options, GROUP_COMMANDS['groups delete']!.help);
       const deleted = await withGroups(environment, ({ consumerGroups }) => consumerGroups.delete(keyId, name!));
-      process[deleted ? 'stdout' : 'stderr'].write(deleted ? `deleted consumer group ${name} of key ${keyId}\n` : `no consumer group ${name} of key ${keyId}\n`);
-      return deleted ? 0 : 1;
+      if (!deleted) return noSuchGroup(name!, keyId);
+      process.stdout.write(`deleted consumer group ${name} of key ${keyId}\n`);
+      return 0;
     },
   },
 };
+
+/** Exit status 1, said as the CLI's other refusals are. */
+function noSuchGroup(name: string, keyId: string): number {
+  process.stderr.write(`petstore: no consumer group ${name} of key ${keyId}\n`);
+  return 1;
+}
