@@ -162,16 +162,28 @@ describe('the service while its database stalls', () => {
       const baseUrl = await service.listening;
       observer.client = new pg.Client({ connectionString: cluster.url });
       await observer.client.connect();
+      // A look at pg_locks never waits long on a stopped backend.
+      await observer.client.query('set statement_timeout = 2000');
       const answers = load(baseUrl, 8);
       await sleep(2000);
       // The append lock's key as pg_locks shows a bigint key: its low 32 bits in objid, objsubid 1.
+      const holder = async () => {
+        const { rows } = await observer.client!.query<{ pid: number }>("select pid from pg_locks where locktype = 'advisory' and granted and objid = $1 and objsubid = 1", [APPEND_LOCK]);
+        return rows[0]?.pid;
+      };
+      // The holder seen may release the lock before the signal lands: stop it, then make sure it still holds it.
       let pid: number | undefined;
       while (pid === undefined) {
-        const { rows } = await observer.client.query<{ pid: number }>("select pid from pg_locks where locktype = 'advisory' and granted and objid = $1 and objsubid = 1", [APPEND_LOCK]);
-        pid = rows[0]?.pid;
+        const seen = await holder();
+        if (seen === undefined) continue;
+        process.kill(seen, 'SIGSTOP');
+        stopped = seen;
+        if ((await holder()) === seen) pid = seen;
+        else {
+          process.kill(seen, 'SIGCONT');
+          stopped = undefined;
+        }
       }
-      process.kill(pid, 'SIGSTOP');
-      stopped = pid;
       const from = performance.now();
       await sleep(STALL_MS);
       stopped = undefined;
