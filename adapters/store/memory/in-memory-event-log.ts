@@ -15,5 +15,6 @@ export function createInMemoryEventLog(log: readonly StoredEvent[]): EventLog {
       }
       return page;
     },
+    end: async () => log.length,
   };
 }
