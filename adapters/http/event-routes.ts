@@ -8,6 +8,7 @@ import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query
 import type { EventStreams } from './event-stream.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import { parsePetId } from './pet-id.ts';
+import { keyIdOf } from './request-state.ts';
 
 /** What the event routes read: the log, its commits, and the open streams. */
 export interface EventFeed {
@@ -37,7 +38,7 @@ export function createEventRouter({ feed, publicBaseUrl }: EventRoutesOptions): 
     if (wantsStream(ctx)) {
       // Checked as for a page; the page size means nothing to a stream.
       const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
-      const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), ctx.state.apiKeyId as string);
+      const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), keyIdOf(ctx));
       ctx.respond = false;
       ctx.status = 200;
       await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());
