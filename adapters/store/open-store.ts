@@ -62,10 +62,17 @@ export async function openSqlPetStore(database: DatabaseConfig, options: OpenPet
   return openPostgresPetStore(database, { ...migrate, ...(options.logger ? { logger: options.logger } : {}) });
 }
 
+const beneath = new WeakMap<PetStore, SqlPetStore>();
+
+/** The store with its database beneath an `OpenedStore`: for tests that reach the service's own connections, never for the service. */
+export function sqlStoreBeneath(store: PetStore): SqlPetStore | undefined {
+  return beneath.get(store);
+}
+
 /** `store`'s capabilities over its database, which none of them hands out. */
 export function opened(store: SqlPetStore): OpenedStore {
   const { eventStore, petIds, catalog, idempotencyKeys, clock, eventLog, commits } = store;
-  return {
+  const lent: OpenedStore = {
     eventStore, petIds, catalog, idempotencyKeys, clock, eventLog, commits,
     ready: () => store.ready(),
     ...(store.checkWrites ? { checkWrites: store.checkWrites } : {}),
@@ -80,4 +87,6 @@ export function opened(store: SqlPetStore): OpenedStore {
     verifyProjection: (onProgress) => verifyPetProjection(store, onProgress),
     startIdempotencyExpiry: (options) => startIdempotencyExpiry(store, options),
   };
+  beneath.set(lent, store);
+  return lent;
 }
