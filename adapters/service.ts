@@ -15,19 +15,14 @@ import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/listing-cache.ts';
 import { startHttpServer } from './http/server.ts';
 import { createLogger } from './observability/logger.ts';
-import { checkReadiness, countPetsByStatus } from './store/store-health.ts';
 import { openPetStore } from './store/open-store.ts';
-import { EXPIRY_SWEEP_MS, startIdempotencyExpiry } from './store/idempotency-expiry.ts';
+import { EXPIRY_SWEEP_MS } from './store/idempotency-expiry.ts';
 import type { IdempotencyExpiry } from './store/idempotency-expiry.ts';
-import { createSqlApiKeys } from './api-keys/key-table.ts';
+import { createManagedApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
-import type { Kysely } from 'kysely';
-import type { PetStoreDatabase } from './store/schema.ts';
 import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
-import { createSqlWebhookSubscriptions } from './webhooks/sql-webhook-subscriptions.ts';
-import { createSqlConsumerGroups } from './store/consumer-groups.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createReadPositions } from './http/read-positions.ts';
@@ -73,19 +68,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   });
   try {
-    const apiKeys = createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog);
+    const apiKeys = createManagedApiKeys(store.apiKeyTable);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
     const revocations = watchKeyRevocations(apiKeys, { logger });
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: revocations });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
-    const webhookSubscriptions = createSqlWebhookSubscriptions(store);
-    const consumerGroups = createSqlConsumerGroups(store);
+    const { webhookSubscriptions, consumerGroups } = store;
     const stopClaims = new AbortController();
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
-          petCounts: () => countPetsByStatus(store.db), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
-          groupTotals: async () => ({ totals: await consumerGroups.totals(store.clock.now()), head: (await store.eventLog.head?.()) ?? 0 }), everyWorker: options.everyWorkersMetrics,
+          petCounts: () => store.petCountsByStatus(), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
+          groupTotals: async () => ({ totals: await consumerGroups.totals(store.clock.now()), head: await store.eventLog.end() }), everyWorker: options.everyWorkersMetrics,
         })
       : undefined;
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
@@ -105,7 +99,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       // Built at the first request, once the base address (and in development the port) is known.
       document: () => (document ??= buildOpenApiDocument(openApiServers(config, baseUrl))),
       // Not ready from the moment shutdown begins, so a load balancer stops sending before the listener closes.
-      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : checkReadiness(store)),
+      readiness: () => (stopping ? Promise.resolve({ ready: false, reason: 'shutting down' } as const) : store.readiness()),
       ...(metrics ? { metrics } : {}),
       corsOrigins: config.corsOrigins,
       rateLimit: config.rateLimit,
@@ -120,7 +114,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, stopping: stopClaims.signal,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
-      readPositions: createReadPositions({ log: store.eventLog, logEnd: () => committedLogEnd(store.db), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
+      readPositions: createReadPositions({ log: store.eventLog, logEnd: () => store.eventLog.end(), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
       ...(tracing ? { traceAnswers: tracing.traceAnswers, useCases: tracing.traceUseCases(PET_USE_CASES) } : {}),
       extraGuards: options.extraGuards,
     });
@@ -133,7 +127,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const http = await startHttpServer(taken, { host: config.host, port: config.port, limits: config.limits, methodsAllowedAt, routeAt, deprecationAt, record });
     if (!config.publicBaseUrl) baseUrl = localBaseUrl(config.host, http.port);
     // Sweeps at least as often as keys expire, and at most every second.
-    idempotencyExpiry = startIdempotencyExpiry(store, {
+    idempotencyExpiry = store.startIdempotencyExpiry({
       clock: store.clock, logger, everyMs: Math.min(EXPIRY_SWEEP_MS, Math.max(1000, config.idempotencyKeyTtlMs)), background,
     });
     // Started once the base address is known: it is each delivered event's `source`.
@@ -181,12 +175,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
  * The new key is written beside the SQLite file, or to ./data on PostgreSQL (mode 0600), so a lost
  * terminal loses nothing.
  */
-/** The highest position committed to the log, as the database holds it now (a read may ask for no more). */
-async function committedLogEnd(db: Kysely<PetStoreDatabase>): Promise<number> {
-  const row = await db.selectFrom('events').select((select) => select.fn.max('position').as('end')).executeTakeFirst();
-  return Number(row?.end ?? 0);
-}
-
 async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{ key: string; file: string } | undefined> {
   if (config.apiKeys.length > 0 || (await apiKeys.count()) > 0) return undefined;
   if (config.deployment !== 'development') {

@@ -20,8 +20,8 @@ export interface LogQuery {
 export interface EventLog {
   /** Up to `query.limit` committed events after `query.after` that match the filters, in position order. */
   readLog(query: LogQuery): Promise<StoredEvent[]>;
-  /** The log's last committed position, 0 when it is empty: no earlier position can commit after it. */
-  head?(): Promise<number>;
+  /** The position of the log's last event (0: none): no position past it was ever given. */
+  end(): Promise<number>;
 }
 
 export interface ReadEventsInput {
@@ -38,7 +38,7 @@ export interface EventPage {
 }
 
 /** A page of the log after a position, looking one event ahead to tell whether more exist. */
-export async function readEvents(ports: { eventLog: EventLog }, input: ReadEventsInput = {}): Promise<EventPage> {
+export async function readEvents(ports: { eventLog: Pick<EventLog, 'readLog'> }, input: ReadEventsInput = {}): Promise<EventPage> {
   const query = checkedLogQuery(input);
   const events = await ports.eventLog.readLog({ ...query, limit: query.limit + 1 });
   if (events.length <= query.limit) return { events, nextAfter: undefined };
@@ -47,7 +47,7 @@ export async function readEvents(ports: { eventLog: EventLog }, input: ReadEvent
 }
 
 /** Every event of one pet, oldest first; `PetNotFound` when it has none. */
-export async function readPetHistory(ports: { eventLog: EventLog }, petId: number): Promise<StoredEvent[]> {
+export async function readPetHistory(ports: { eventLog: Pick<EventLog, 'readLog'> }, petId: number): Promise<StoredEvent[]> {
   const events: StoredEvent[] = [];
   if (Number.isSafeInteger(petId) && petId > 0) {
     for (;;) {
@@ -94,7 +94,7 @@ export interface FollowOptions {
  * the next (the log is the buffer), and reads from its own position, so nothing is skipped or repeated.
  */
 export async function* followLog(
-  ports: { readonly eventLog: EventLog; readonly commits: Pick<Commits, 'onCommitted'> },
+  ports: { readonly eventLog: Pick<EventLog, 'readLog'>; readonly commits: Pick<Commits, 'onCommitted'> },
   from: Omit<LogQuery, 'limit'>,
   { pageSize, idleMs, signal }: FollowOptions,
 ): AsyncGenerator<StoredEvent[], void, undefined> {

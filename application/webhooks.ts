@@ -111,10 +111,7 @@ export interface FailedAttempt {
   readonly nextTryAt: string | undefined;
 }
 
-/**
- * Subscriptions and their delivery state, durable. Every delivery write names the instance holding the
- * subscription's lease and does nothing without it, so only one instance at a time moves a subscription on.
- */
+/** Subscriptions as their owners and operators manage them (the HTTP routes, the `webhooks` commands), durable. */
 export interface WebhookSubscriptions {
   /**
    * Creates it at the current end of the log: it hears of events committed from now on. Throws
@@ -125,8 +122,6 @@ export interface WebhookSubscriptions {
   /** How many subscriptions there are in each status, every status named. */
   countByStatus(): Promise<Map<WebhookStatus, number>>;
   get(id: string): Promise<WebhookSubscription | undefined>;
-  /** The subscription and its signing secrets, for the instance that delivers it. */
-  withSecret(id: string): Promise<{ subscription: WebhookSubscription; secrets: SigningSecrets } | undefined>;
   /** Deletes it and its attempt log. */
   delete(id: string): Promise<boolean>;
   /** A new current secret; the one it replaces keeps signing for `overlapMs`. Undefined when there is no such subscription. */
@@ -140,6 +135,16 @@ export interface WebhookSubscriptions {
   attempts(id: string, page: { limit: number; before?: number }, now: Date): Promise<WebhookAttempt[]>;
   /** `failing` or `disabled` back to `active`, retrying the event it stopped at; false when there is no such subscription. */
   resume(id: string): Promise<boolean>;
+}
+
+/**
+ * What the dispatcher reads and writes of the subscriptions it delivers, durable. Every delivery write
+ * names the instance holding the subscription's lease and does nothing without it, so only one instance
+ * at a time moves a subscription on.
+ */
+export interface WebhookDeliveryState {
+  /** The subscription and its signing secrets, for the instance that delivers it. */
+  withSecret(id: string): Promise<{ subscription: WebhookSubscription; secrets: SigningSecrets } | undefined>;
   /**
    * Renews every lease `holder` has and takes those of the active subscriptions nobody holds or whose
    * lease expired before `now`, all until `expiresAt`, in a few statements whatever their number; answers

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapters/api-keys/key-verifier.ts';
 import type { ApiKeyTable } from '../adapters/api-keys/key-verifier.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
-import { createSqlApiKeys } from '../adapters/api-keys/key-table.ts';
+import { createManagedApiKeys } from '../adapters/api-keys/key-table.ts';
+import { createSqlApiKeyTable } from '../adapters/store/sql-api-key-table.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
 import { checkRevokedKeyStops } from './support/key-revocation.ts';
 import { FAST_WEBHOOKS } from './support/webhook-load.ts';
-import { createSqlWebhookSubscriptions } from '../adapters/webhooks/sql-webhook-subscriptions.ts';
 import { openPetStore } from '../adapters/store/open-store.ts';
 import pino from 'pino';
 
@@ -32,8 +32,8 @@ describe('API key revocation', () => {
     const cli = await openSqlite(directory.file('keys.db'));
     try {
       let clock = 0;
-      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createSqlApiKeys(service.db, sqliteSqlDialect), now: () => clock });
-      const elsewhere = createSqlApiKeys(cli.db, sqliteSqlDialect);
+      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createManagedApiKeys(createSqlApiKeyTable({ db: service.db, dialect: sqliteSqlDialect })), now: () => clock });
+      const elsewhere = createManagedApiKeys(createSqlApiKeyTable({ db: cli.db, dialect: sqliteSqlDialect }));
       const { id, key } = await elsewhere.create('from the CLI', new Date());
       assert.equal((await verifier.verify(key)).ok, true);
       await elsewhere.revoke(id, new Date());
@@ -79,8 +79,8 @@ describe('API key revocation', () => {
     // The CLI's way: its own connection to the file.
     const cli = await openPetStore({ kind: 'sqlite', path: `${api.directory}/petstore.db` }, { logger: pino({ level: 'silent' }) });
     try {
-      const keys = createSqlApiKeys(cli.db, cli.dialect, cli.writeOutsideLog);
-      await checkRevokedKeyStops([api], { revoke: (id) => keys.revoke(id, new Date()), subscriptions: createSqlWebhookSubscriptions(cli) });
+      const keys = createManagedApiKeys(cli.apiKeyTable);
+      await checkRevokedKeyStops([api], { revoke: (id) => keys.revoke(id, new Date()), subscriptions: cli.webhookSubscriptions });
     } finally {
       await cli.close();
       await api.stop();

@@ -1,7 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, claimEvents } from '../application/index.ts';
-import { createSqlConsumerGroups } from '../adapters/store/consumer-groups.ts';
 import { openPetStore } from '../adapters/store/open-store.ts';
 import { runPetstore } from './support/cli.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
@@ -28,7 +27,7 @@ describe('petstore groups', () => {
     assert.match((await petstore(['groups', 'list'])).stdout, /no consumer groups/);
     const store = await openPetStore({ kind: 'sqlite', path: database }, { migrate: false });
     try {
-      const ports = { consumerGroups: createSqlConsumerGroups(store), eventLog: store.eventLog, clock: store.clock };
+      const ports = { consumerGroups: store.consumerGroups, eventLog: store.eventLog, clock: store.clock };
       await ports.consumerGroups.create('7', 'billing', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'beginning' }, 0, new Date(), 20);
       await addPet(store, { name: 'Parked', categoryId: 1 });
       await addPet(store, { name: 'Waiting', categoryId: 1 });

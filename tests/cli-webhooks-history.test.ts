@@ -1,7 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openPetStore } from '../adapters/store/open-store.ts';
-import { createSqlWebhookSubscriptions } from '../adapters/webhooks/sql-webhook-subscriptions.ts';
 import { runPetstore } from './support/cli.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 
@@ -31,7 +30,7 @@ describe('petstore webhooks attempts, replay and rotate-secret', () => {
     const store = await openPetStore({ kind: 'sqlite', path: database }, { migrate: false });
     try {
       const now = Date.now();
-      await createSqlWebhookSubscriptions(store).advance(id, { holder: 'nobody', replays: 0 }, 0, new Date(now), [
+      await store.webhookSubscriptions.advance(id, { holder: 'nobody', replays: 0 }, 0, new Date(now), [
         { attemptedAt: new Date(now - 2000).toISOString(), messageId: `msg_${id}_4`, positions: [4], responseStatus: null, durationMs: 10000, error: 'no answer within 10000 ms' },
         { attemptedAt: new Date(now - 1000).toISOString(), messageId: `msg_${id}_4`, positions: [4], responseStatus: 204, durationMs: 12, error: null },
       ]);
@@ -65,7 +64,7 @@ describe('petstore webhooks attempts, replay and rotate-secret', () => {
     assert.match(rotated.stderr, /the old one signs beside it until /);
     const reopened = await openPetStore({ kind: 'sqlite', path: database }, { migrate: false });
     try {
-      const { secrets } = (await createSqlWebhookSubscriptions(reopened).withSecret(id))!;
+      const { secrets } = (await reopened.webhookSubscriptions.withSecret(id))!;
       assert.equal(secrets.current, newSecret);
       assert.equal(secrets.previous?.secret, secret);
       assert.ok(Math.abs(Date.parse(secrets.previous!.until) - Date.now() - 60_000) < 30_000);

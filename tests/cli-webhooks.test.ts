@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { CLOUD_EVENT_TYPES } from '../contract/event-feed.ts';
 import { runPetstore } from './support/cli.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
+import { openSqlPetStore } from '../adapters/store/open-store.ts';
 
 const directory = temporaryDirectory('cli-webhooks');
 const database = directory.file('petstore.db');
@@ -64,12 +65,14 @@ describe('petstore webhooks', () => {
     const created = await run(['webhooks', 'create', '--key-id', '4', '--url', 'https://93.184.215.14/slow', '--max-per-second', '3']);
     assert.equal(created.code, 0, created.stderr);
     const [id] = created.stdout.trim().split(' ');
-    const { withDatabase } = await import('../adapters/cli/with-database.ts');
-    await withDatabase({ kind: 'sqlite', path: listing }, false, async (store) => {
+    const store = await openSqlPetStore({ kind: 'sqlite', path: listing }, { migrate: false });
+    try {
       const row = await store.db.selectFrom('webhooks').select('max_per_second').where('id', '=', id!).executeTakeFirstOrThrow();
       assert.equal(row.max_per_second, 3);
       await store.db.updateTable('webhooks').set({ status: 'failing', attempts: 10, last_error: 'answered 500: down' }).where('id', '=', id!).execute();
-    });
+    } finally {
+      await store.close();
+    }
     assert.equal((await run(['webhooks', 'create', '--key-id', '4', '--url', 'https://93.184.215.14/fine'])).code, 0);
     const failing = await run(['webhooks', 'list', '--status', 'failing']);
     assert.equal(failing.code, 0, failing.stderr);

@@ -7,7 +7,7 @@ import type { ServiceProcess } from './support/service-process.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { distinctDeliveries, startWebhookReceiver } from './support/webhook-receiver.ts';
 import { assertDeliveredInOrder, checkTakeoverOnKill, failingAtRandom, FAST_WEBHOOKS, feedPositions, freePort, WEBHOOK_TEST_KEY as KEY, writeWhile } from './support/webhook-load.ts';
-import { openPetStore } from '../adapters/store/open-store.ts';
+import { openSqlPetStore } from '../adapters/store/open-store.ts';
 
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 const ADDED = CLOUD_EVENT_TYPES.PetAdded;
@@ -64,7 +64,7 @@ describe('webhooks across a crash (SIGKILL) of the service', () => {
     try {
       const common = { PETSTORE_DATABASE: path, PETSTORE_API_KEYS: KEY, PETSTORE_ENV: 'staging', PETSTORE_STAGING_URL: 'https://petstore.test/v1', ...FAST_WEBHOOKS };
       const leaseHolder = async (id: string) => {
-        const store = await openPetStore({ kind: 'sqlite', path }, { migrate: false });
+        const store = await openSqlPetStore({ kind: 'sqlite', path }, { migrate: false });
         try {
           return (await store.db.selectFrom('webhooks').select('lease_holder').where('id', '=', id).executeTakeFirstOrThrow()).lease_holder ?? '';
         } finally {

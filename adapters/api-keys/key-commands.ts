@@ -1,6 +1,5 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import type { ManagedApiKeys } from './key-table.ts';
-import type { SqlPetStore } from '../store/sql-pet-store.ts';
+import type { ApiKeyRows, ManagedApiKeys } from './key-table.ts';
 import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
 import type { Command, ParsedArguments } from '../cli/command.ts';
 
@@ -11,8 +10,8 @@ const LABEL = /^[\x20-\x7e]{1,100}$/;
  * makes a database that is not there yet; listing or revoking needs one that exists.
  */
 async function withKeyTable<T>(environment: ParsedArguments['environment'], use: 'create' | 'existing', work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase, withExistingDatabase }, { createSqlApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
-  const onStore = (store: SqlPetStore) => work(createSqlApiKeys(store.db, store.dialect, store.writeOutsideLog));
+  const [{ withConfiguredDatabase, withExistingDatabase }, { createManagedApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
+  const onStore = (store: { apiKeyTable: ApiKeyRows }) => work(createManagedApiKeys(store.apiKeyTable));
   return use === 'create' ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
 

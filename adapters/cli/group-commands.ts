@@ -6,8 +6,8 @@ import { printTable } from '../webhooks/webhook-commands.ts';
 
 /** Runs `work` on the configured database's consumer groups (loaded only when a command runs); refuses a missing database. */
 async function withGroups<T>(environment: ParsedArguments['environment'], work: (ports: ConsumerGroupPorts) => Promise<T>): Promise<T> {
-  const [{ withExistingDatabase }, { createSqlConsumerGroups }] = await Promise.all([import('./with-database.ts'), import('../store/consumer-groups.ts')]);
-  return withExistingDatabase(environment, (store) => work({ consumerGroups: createSqlConsumerGroups(store), eventLog: store.eventLog, clock: store.clock }));
+  const { withExistingDatabase } = await import('./with-database.ts');
+  return withExistingDatabase(environment, (store) => work({ consumerGroups: store.consumerGroups, eventLog: store.eventLog, clock: store.clock }));
 }
 
 const KEY_ID = { 'key-id': { type: 'string' } } as const;
@@ -33,7 +33,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
     ].join('\n'),
     async run({ environment }) {
       const rows = await withGroups(environment, async ({ consumerGroups, eventLog, clock }) => {
-        const head = (await eventLog.head?.()) ?? 0;
+        const head = await eventLog.end();
         const groups = await consumerGroups.list();
         const statuses = await Promise.all(groups.map((group) => consumerGroups.status(group.ownerKeyId, group.name, clock.now())));
         return statuses.filter((status) => status !== undefined).map((status) => [
@@ -59,7 +59,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
         const status = await consumerGroups.status(keyId, name!, clock.now());
         if (!status) return undefined;
         const { groupView } = await import('../http/consumer-group-routes.ts');
-        return groupView(status, (await eventLog.head?.()) ?? 0);
+        return groupView(status, await eventLog.end());
       });
       if (!shown) {
         return noSuchGroup(name!, keyId);

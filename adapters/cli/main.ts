@@ -12,7 +12,7 @@ import { GROUP_COMMANDS } from './group-commands.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.
 const database = () => import('./with-database.ts');
-const projectionModules = () => Promise.all([database(), import('../store/pet-projection-maintenance.ts'), import('./progress.ts')]);
+const projectionModules = () => Promise.all([database(), import('./progress.ts')]);
 
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -28,8 +28,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'apply pending database migrations',
     help: `petstore migrate\n\nApplies every pending migration and lists them. Safe while the service runs. ${COMMON}`,
     async run({ environment }) {
-      const [{ withConfiguredDatabase }, { pendingMigrations }] = await Promise.all([database(), import('../store/migrations.ts')]);
-      const before = await withConfiguredDatabase(environment, false, (store) => pendingMigrations(store.db));
+      const { withConfiguredDatabase } = await database();
+      const before = await withConfiguredDatabase(environment, false, (store) => store.pendingMigrations());
       await withConfiguredDatabase(environment, true, async () => undefined);
       process.stdout.write(before.length ? `applied ${before.length} migration(s): ${before.join(', ')}\n` : 'the database is up to date\n');
       return 0;
@@ -79,8 +79,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'replay the whole log into a fresh read model and swap it in',
     help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run({ environment }) {
-      const [{ withExistingDatabase }, { rebuildPetProjection }, { progressReporter }] = await projectionModules();
-      const result = await withExistingDatabase(environment, (store) => rebuildPetProjection(store, progressReporter('rebuild')));
+      const [{ withExistingDatabase }, { progressReporter }] = await projectionModules();
+      const result = await withExistingDatabase(environment, (store) => store.rebuildProjection(progressReporter('rebuild')));
       process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
       return 0;
     },
@@ -89,8 +89,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'compare the read model with a replay of the log',
     help: `petstore projection verify\n\nRebuilds the read model into a scratch table and compares it row by row with the live one.\nPrints every difference; exits 1 when there is any, 0 when there is none. ${COMMON}`,
     async run({ environment }) {
-      const [{ withExistingDatabase }, { verifyPetProjection }, { progressReporter }] = await projectionModules();
-      const differences = await withExistingDatabase(environment, (store) => verifyPetProjection(store, progressReporter('verify')));
+      const [{ withExistingDatabase }, { progressReporter }] = await projectionModules();
+      const differences = await withExistingDatabase(environment, (store) => store.verifyProjection(progressReporter('verify')));
       for (const difference of differences) process.stdout.write(`${JSON.stringify(difference)}\n`);
       process.stdout.write(differences.length ? `${differences.length} difference(s) between the read model and the log\n` : 'the read model matches the log\n');
       return differences.length ? 1 : 0;

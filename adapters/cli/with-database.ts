@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { sql } from 'kysely';
 import { loadConfig } from '../config/config.ts';
 import type { DatabaseConfig } from '../config/config.ts';
 import { DatabaseUnusable } from '../store/database-unusable.ts';
 import { openPetStore } from '../store/open-store.ts';
-import type { SqlPetStore } from '../store/sql-pet-store.ts';
+import type { OpenedStore } from '../store/open-store.ts';
 import { unreachableDatabase } from './start-failure.ts';
 
 /**
@@ -12,13 +11,13 @@ import { unreachableDatabase } from './start-failure.ts';
  * is no request: on PostgreSQL it runs without the statement timeout, so replaying a long log is never
  * cancelled half way.
  */
-export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(database: DatabaseConfig, migrate: boolean, work: (store: OpenedStore) => Promise<T>): Promise<T> {
   const store = await openPetStore(database.kind === 'postgres' ? { ...database, statementTimeoutMs: 0 } : database, { migrate }).catch((error: unknown) => {
     throw unreachableDatabase(database, error) ?? error;
   });
   try {
     if (!migrate) {
-      await sql`select 1`.execute(store.db).catch((error: unknown) => {
+      await store.reachable().catch((error: unknown) => {
         throw unreachableDatabase(database, error) ?? error;
       });
     }
@@ -39,7 +38,7 @@ export function requireExistingDatabase(database: DatabaseConfig): void {
 }
 
 /** `withDatabase` on a database the environment configures that must exist already. */
-export function withExistingDatabase<T>(environment: Readonly<Record<string, string | undefined>>, work: (store: SqlPetStore) => Promise<T>): Promise<T> {
+export function withExistingDatabase<T>(environment: Readonly<Record<string, string | undefined>>, work: (store: OpenedStore) => Promise<T>): Promise<T> {
   const { database } = loadConfig(environment);
   requireExistingDatabase(database);
   return withDatabase(database, true, work);
@@ -47,7 +46,7 @@ export function withExistingDatabase<T>(environment: Readonly<Record<string, str
 
 /** `withDatabase` on the database the environment configures (PETSTORE_DATABASE). */
 export function withConfiguredDatabase<T>(
-  environment: Readonly<Record<string, string | undefined>>, migrate: boolean, work: (store: SqlPetStore) => Promise<T>,
+  environment: Readonly<Record<string, string | undefined>>, migrate: boolean, work: (store: OpenedStore) => Promise<T>,
 ): Promise<T> {
   return withDatabase(loadConfig(environment).database, migrate, work);
 }

@@ -82,7 +82,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const owner = keyIdOf;
   const now = () => resource.clock.now();
   const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
-  const head = async () => (await resource.eventLog.head?.()) ?? 0;
+  const head = async () => await resource.eventLog.end();
 
   const nameOf = (ctx: Context): string => {
     const name = ctx.params.group!;

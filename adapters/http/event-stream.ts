@@ -35,7 +35,7 @@ export interface EventStreams {
  * heartbeat interval sends a comment line. An idle stream is one listener and one timer.
  */
 export function createEventStreams(
-  ports: { readonly eventLog: EventLog; readonly commits: Pick<Commits, 'onCommitted'> },
+  ports: { readonly eventLog: Pick<EventLog, 'readLog'>; readonly commits: Pick<Commits, 'onCommitted'> },
   limits: EventStreamLimits,
   logger?: Logger,
 ): EventStreams {

@@ -1,8 +1,10 @@
 import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
 import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
 import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord, PetChange } from '../../application/index.ts';
-import { rowForPet } from './schema.ts';
-import type { PetRow } from './schema.ts';
+import { newEventRow, rowForPet } from './schema.ts';
+import type { NewEventRow, PetRow } from './schema.ts';
+
+export type { NewEventRow } from './schema.ts';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -14,22 +16,12 @@ export interface AppendRequest {
   readonly options: AppendOptions;
 }
 
-/** An event as the `events` table stores it, before it has a position. */
-export interface NewEventRow {
-  readonly stream_id: string;
-  readonly stream_version: number;
-  readonly type: string;
-  readonly data: string;
-  readonly metadata: string;
-  readonly recorded_at: string;
-}
-
 /**
  * What a backend does inside an append's transaction: read and write rows, nothing more. Every rule
  * (the expected version, the idempotency record, event metadata, the read-model row) is `executeAppend`'s.
  */
 export interface AppendRows {
-  /** The stream's version: its highest `stream_version`, 0 when it has no events. */
+  /** The stream's version: that of its last event, 0 when it has no events. */
   streamVersion(streamId: string): Awaitable<number>;
   petRow(id: number): Awaitable<PetRow | undefined>;
   /** Stores the record unless a live (unexpired at `now`) one holds its scope and key; false when one does. */
@@ -52,14 +44,8 @@ export async function executeAppend(rows: AppendRows, { streamId, expected, even
     throw new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
   }
   const change = events.length === 0 ? undefined : await writePetRow(rows, options.petAfter, actual, actual + events.length, metadata.recordedAt);
-  const position = await rows.insertEvents(events.map((event, index) => ({
-    stream_id: streamId,
-    stream_version: actual + index + 1,
-    type: event.type,
-    data: JSON.stringify(event.data),
-    metadata: JSON.stringify(metadataFor(event, metadata)),
-    recorded_at: metadata.recordedAt,
-  })));
+  const position = await rows.insertEvents(events.map((event, index) =>
+    newEventRow(streamId, actual + index + 1, event.type, JSON.stringify(event.data), JSON.stringify(metadataFor(event, metadata)), metadata.recordedAt)));
   return { version: actual + events.length, position, change };
 }
 

@@ -1,6 +1,7 @@
 import type { IdempotencyRecord, AppendResult, PetChange } from '../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
 import type { PetRow, IDEMPOTENCY_KEYS, ReadRow } from './schema.ts';
+import { streamPlaceOf } from './schema.ts';
 import { executeAppend } from './append-plan.ts';
 import type { GroupTiming } from './write-observer.ts';
 
@@ -180,7 +181,7 @@ export class GroupRows implements AppendRows {
     for (const row of rows) {
       position = this.positions(this.drawn++);
       this.events.push({ ...row, position });
-      this.versions.set(row.stream_id, row.stream_version);
+      this.versions.set(...streamPlaceOf(row));
     }
     return position;
   }

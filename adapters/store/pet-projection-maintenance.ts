@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { SqlDialect } from './sql-dialect.ts';
 import { logPages, logPagesAhead, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
+import { countEvents, streamsWrittenAfter } from './sql-event-log.ts';
 import { columnsOf, createDeclaredTable, PETS, rowValues } from './schema.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
@@ -17,7 +18,7 @@ export type Progress = (done: number, total: number) => void;
 /** Reports each page to `onProgress`, against the number of events in the log when it starts. */
 async function progressOf(db: Kysely<PetStoreDatabase>, onProgress: Progress | undefined): Promise<((events: number) => void) | undefined> {
   if (!onProgress) return undefined;
-  const { n } = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const n = await countEvents(db);
   const total = Number(n);
   let done = 0;
   return (events) => onProgress((done += events), total);
@@ -91,8 +92,7 @@ export async function rebuildPetProjection({ db, dialect }: MaintainedStore, onP
 const IDS_PER_DELETE = 10_000;
 
 async function idsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPosition: number): Promise<number[]> {
-  const rows = await db.selectFrom('events').select('stream_id').distinct().where('position', '>', afterPosition).execute();
-  return rows.map((row) => Number(row.stream_id.slice('pet-'.length)));
+  return (await streamsWrittenAfter(db, afterPosition)).map((streamId) => Number(streamId.slice('pet-'.length)));
 }
 
 export interface ProjectionDifference {

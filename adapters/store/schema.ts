@@ -1,6 +1,8 @@
 import { PostgresAdapter } from 'kysely';
 import type { Generated, Kysely } from 'kysely';
 import type { Pet, PetStatus } from '../../domain/index.ts';
+import { upcast } from '../../application/index.ts';
+import type { EventMetadata, StoredEvent } from '../../application/index.ts';
 
 /**
  * Every table of the store, declared once: its columns in order, their types, the primary key and the
@@ -233,6 +235,34 @@ export async function createDeclaredTable(db: Kysely<any>, table: TableDeclarati
     });
   }
   await builder.addPrimaryKeyConstraint(`${name}_pkey`, table.primaryKey as never).execute();
+}
+
+/** An event as `events` stores it, before it has a position. */
+export type NewEventRow = Omit<ReadRow<typeof EVENTS>, 'position'>;
+
+/** An event as `events` holds it. */
+export type EventRow = ReadRow<typeof EVENTS>;
+
+/** The row of an event: the `version`th of stream `streamId`, its data and metadata as JSON text. */
+export function newEventRow(streamId: string, version: number, type: string, data: string, metadata: string, recordedAt: string): NewEventRow {
+  return { stream_id: streamId, stream_version: version, type, data, metadata, recorded_at: recordedAt };
+}
+
+/** The stream an event row belongs to, and the stream's version it is. */
+export function streamPlaceOf(row: NewEventRow): readonly [streamId: string, version: number] {
+  return [row.stream_id, row.stream_version];
+}
+
+/** A stored row in today's shape, whatever schema version it was written with. */
+export function storedEventFromRow(row: EventRow): StoredEvent {
+  const metadata = JSON.parse(row.metadata) as EventMetadata;
+  return {
+    position: row.position,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    event: upcast(row.type, metadata.schemaVersion, JSON.parse(row.data) as Record<string, unknown>),
+    metadata,
+  };
 }
 
 /** A pet's row of the read model `pets`. */

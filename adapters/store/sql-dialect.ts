@@ -48,7 +48,7 @@ export interface LogFilter {
 
 /** Some events of the log, the last at `last`. */
 export interface LogPage {
-  /** A JSON array: `[position, stream_version, type, data, metadata]` for each event (data and metadata as stored), in no promised order. */
+  /** A JSON array: `[position, stream version, type, data, metadata]` for each event (data and metadata as stored), in no promised order. */
   readonly text: string;
   readonly last: number;
 }

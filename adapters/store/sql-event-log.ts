@@ -1,16 +1,125 @@
+import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { petStreamId } from '../../domain/index.ts';
-import type { EventLog, LogQuery, StoredEvent } from '../../application/index.ts';
+import type { EventLog, LogQuery, StoredEvent, StreamRead } from '../../application/index.ts';
 import { storedEventsFromPage } from './event-rows.ts';
+import { columnsOf, EVENTS, storedEventFromRow } from './schema.ts';
 import { translated } from './sql-dialect.ts';
-import type { SqlDialect } from './sql-dialect.ts';
+import type { LogFilter, LogPage, SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
+
+/**
+ * The one reader of the log, the `events` table: every statement that reads it is here (a stream, a page
+ * by position with filters, the events after a position, the log's end), for both databases. The rest
+ * of the store runs these statements where it must (SQLite's writer, PostgreSQL's listening connection),
+ * and the rest of the service reads the log through `EventLog`.
+ *
+ * What a reader sees is committed: SQLite has one writer at a time, and PostgreSQL hands out positions
+ * under the append lock (`APPEND_LOCK`), so no later position becomes visible before an earlier one.
+ */
+
+/**
+ * Where the log ends, as `last`: the highest position ever given, so a position is never given twice.
+ * SQLite: AUTOINCREMENT's high-water mark, which outlives a deleted row. PostgreSQL: the last committed
+ * event; appends commit in the order of their positions, so every position up to it is committed too.
+ */
+export const LOG_END = {
+  sqlite: "select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0), coalesce((select max(position) from events), 0)) as last",
+  postgres: 'select coalesce(max(position), 0) as last from events',
+} as const;
+
+/** The end from `LOG_END`'s rows. */
+export const logEndOf = (rows: readonly { last: number | string | null }[]): number => Number(rows[0]?.last ?? 0);
+
+/** The position of the log's last event, 0 when it has none. */
+export async function readLogEnd(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Promise<number> {
+  return logEndOf((await translated(dialect, () => db.executeQuery<{ last: number | null }>(CompiledQuery.raw(LOG_END[dialect.name], [])))).rows);
+}
+
+const EVENT_COLUMNS = columnsOf(EVENTS).join(', ');
+/** What a page holds of each event, in `LogPage`'s order (the stream is the pet's, read from the data). */
+const PAGE_COLUMNS = 'position, stream_version, type, data, metadata';
+
+/** PostgreSQL: every column of up to `$2` events after position `$1`, in position order. */
+export const POSTGRES_EVENTS_AFTER = `select ${EVENT_COLUMNS} from events where position > $1 order by position limit $2`;
+
+/** SQLite: each stream's version (`stream_id`, `version`) of the streams named by the JSON array `?`. */
+export const SQLITE_STREAM_VERSIONS = 'select stream_id, max(stream_version) as version from events where stream_id in (select value from json_each(?)) group by stream_id';
+
+/** PostgreSQL: one stream's version (`version`, null: no event) of stream `$1`. */
+export const POSTGRES_STREAM_VERSION = 'select max(stream_version) as version from events where stream_id = $1';
+
+/** PostgreSQL: each stream's version (`stream_id`, `version`) of the streams in the text array `parameter`. */
+export function postgresStreamVersions(parameter: string): string {
+  return `select stream_id, max(stream_version) as version from events where stream_id = any(${parameter}::text[]) group by stream_id`;
+}
+
+/**
+ * SQLite: a page of the log after a position (the first parameter), a number of events long (the last),
+ * keeping only the events `filter` names (its parameters in between: the types, then the stream).
+ * The subquery reads in position order; an ORDER BY inside group_concat would sort it all over again.
+ */
+export function sqliteLogPageSql(filter: LogFilter = {}): string {
+  const types = filter.types === undefined ? '' : ` and type in (${filter.types.length > 0 ? filter.types.map(() => '?').join(', ') : 'null'})`;
+  const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
+  return `
+  select max(position) as last,
+    '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as text
+  from (select ${PAGE_COLUMNS} from events where position > ?${types}${stream} order by position limit ?)`;
+}
+
+/** The SQLite page with no filter: also what the log-reading thread runs. */
+export const SQLITE_LOG_PAGE = sqliteLogPageSql();
+
+/** SQLite: the page `sqliteLogPageSql` describes; null when there is no event. */
+export async function readSqliteLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number, filter?: LogFilter): Promise<LogPage | null> {
+  const query = filter === undefined
+    ? CompiledQuery.raw(SQLITE_LOG_PAGE, [afterPosition, limit])
+    : CompiledQuery.raw(sqliteLogPageSql(filter), [afterPosition, ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit]);
+  const { rows } = await executor.executeQuery<LogPage | { text: null }>(query);
+  const row = rows[0];
+  return row?.text == null ? null : row;
+}
+
+
+/** PostgreSQL: a page of the log as one text, like SQLite's; null when there is no event. */
+export async function readPostgresLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number, filter?: LogFilter): Promise<LogPage | null> {
+  const types = filter?.types === undefined ? sql`` : sql` and type = any(${[...filter.types]}::text[])`;
+  const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
+  const { rows } = await sql<LogPage | { text: null }>`
+    select max(position) as last,
+      '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
+    from (select ${sql.raw(PAGE_COLUMNS)} from events
+      where position > ${afterPosition}${types}${stream} order by position limit ${limit}) as page`
+    .execute(executor);
+  const row = rows[0];
+  return row?.text == null ? null : row;
+}
+
+/** A stream's events in order, and its version. */
+export async function readStream(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, streamId: string): Promise<StreamRead> {
+  const rows = await translated(dialect, () =>
+    db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
+  );
+  const events = rows.map(storedEventFromRow);
+  return { version: events.at(-1)?.streamVersion ?? 0, events };
+}
+
+/** How many events the log holds. */
+export async function countEvents(db: Kysely<PetStoreDatabase>): Promise<number> {
+  const { n } = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** The streams with an event after `afterPosition`. */
+export async function streamsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPosition: number): Promise<string[]> {
+  const rows = await db.selectFrom('events').select('stream_id').distinct().where('position', '>', afterPosition).execute();
+  return rows.map((row) => row.stream_id);
+}
 
 /**
  * The log by position over SQL, a page at a time as one text (`readLogPage`): a stream catching up reads
  * hundreds of thousands of events, and one parse a page costs a fraction of a row object per event.
- * What a reader sees is committed: SQLite has one writer at a time, and PostgreSQL hands out positions
- * under the append lock (`APPEND_LOCK`), so no later position becomes visible before an earlier one.
  */
 export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): EventLog {
   return {
@@ -21,9 +130,6 @@ export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDial
       const page = await translated(dialect, () => dialect.readLogPage(db, after, limit, filter));
       return page === null ? [] : storedEventsFromPage(page.text);
     },
-    async head(): Promise<number> {
-      const row = await translated(dialect, () => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
-      return Number(row?.last ?? 0);
-    },
+    end: () => readLogEnd(db, dialect),
   };
 }

@@ -2,16 +2,14 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StreamRead, VersionedPet,
 } from '../../application/index.ts';
-import { storedEventFromRow } from './event-rows.ts';
-import { createSqlEventLog } from './sql-event-log.ts';
+import { createSqlEventLog, readStream } from './sql-event-log.ts';
 import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
-/** The ports over a SQL database, plus what the composition root and the CLI need from it. */
 /** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
 export interface PetStore extends PetStorePorts {
   /** The log by position, for its readers (the event feed). */
@@ -25,17 +23,23 @@ export interface PetStore extends PetStorePorts {
   close(): Promise<void>;
 }
 
-/** The store over SQL, for the composition root, the CLI and maintenance: the ports plus the Kysely instance beneath them. */
-export interface SqlPetStore extends PetStore {
+/**
+ * The database beneath a SQL store: private to `adapters/store/`, whose modules alone write SQL. What the
+ * rest of the service gets is `OpenedStore` (`open-store.ts`): capabilities, no database.
+ */
+export interface SqlDatabase {
   readonly db: Kysely<PetStoreDatabase>;
   readonly dialect: SqlDialect;
   /**
    * Where a backend reports commits by watching the database (SQLite): runs writes that change neither
-   * the log nor the catalogue (webhook delivery state) as its own, so that they are not taken for
+   * the log nor the catalogue (webhook delivery state, keys) as its own, so that they are not taken for
    * someone else's commit that may have changed anything. Absent: such writes go straight to `db`.
    */
   readonly writeOutsideLog?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
 }
+
+/** A backend's store: the ports and the database beneath them, for the store's own modules (and tests). */
+export interface SqlPetStore extends PetStore, SqlDatabase {}
 
 /** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */
 export interface SqlWrites {
@@ -78,13 +82,7 @@ export function createSqlPetStore(
 
 function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Omit<EventStore, 'append'> {
   return {
-    async readStream(streamId: string): Promise<StreamRead> {
-      const rows = await translated(dialect, () =>
-        db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute(),
-      );
-      const events = rows.map(storedEventFromRow);
-      return { version: events.at(-1)?.streamVersion ?? 0, events };
-    },
+    readStream: (streamId: string): Promise<StreamRead> => readStream(db, dialect, streamId),
   };
 }
 

@@ -29,7 +29,7 @@ export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrite
 async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
   let pending: string[];
   try {
-    await sql`select 1`.execute(store.db);
+    await throwUnlessReachable(store.db);
     pending = await pendingMigrations(store.db);
   } catch (error) {
     return { ready: false, reason: `the database does not answer: ${(error as Error).message}` };
@@ -41,6 +41,11 @@ async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Pro
     return { ready: false, reason: `writes fail: ${fault.message}${typeof code === 'string' ? ` (${code})` : ''}` };
   }
   return { ready: true };
+}
+
+/** Resolves once the database answered a trivial query; rejects with why it did not. */
+export async function throwUnlessReachable(db: Kysely<PetStoreDatabase>): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** Pets in the read model per status; served from the (status, id) index. */

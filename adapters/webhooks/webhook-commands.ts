@@ -11,8 +11,8 @@ const ENVIRONMENT_KEY_ID = /^env:[0-9a-f]{12}$/;
  * may make the database; every other command acts on subscriptions that exist, so it refuses a missing one.
  */
 async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>, creating = false): Promise<T> {
-  const [{ withConfiguredDatabase, withExistingDatabase }, { createSqlWebhookSubscriptions }] = await Promise.all([import('../cli/with-database.ts'), import('./sql-webhook-subscriptions.ts')]);
-  const onStore = (store: Parameters<typeof createSqlWebhookSubscriptions>[0]) => work(createSqlWebhookSubscriptions(store));
+  const { withConfiguredDatabase, withExistingDatabase } = await import('../cli/with-database.ts');
+  const onStore = (store: { webhookSubscriptions: WebhookSubscriptions }) => work(store.webhookSubscriptions);
   return creating ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
 

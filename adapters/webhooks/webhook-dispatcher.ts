@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { afterFailure, followLog, secretsSigningAt, StoreUnavailable } from '../../application/index.ts';
 import type {
-  Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookSubscription, WebhookSubscriptions,
+  Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookDeliveryState, WebhookSubscription,
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
 import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
@@ -35,8 +35,8 @@ const UNSTORED_ACKNOWLEDGED_MAX = 1_000;
 const POSITION_WRITE_SPACING_MS = 10;
 
 export interface WebhookDispatcherOptions {
-  readonly subscriptions: WebhookSubscriptions;
-  readonly eventLog: EventLog;
+  readonly subscriptions: WebhookDeliveryState;
+  readonly eventLog: Pick<EventLog, 'readLog'>;
   readonly commits: Pick<Commits, 'onCommitted'>;
   readonly clock: Clock;
   readonly logger: Logger;

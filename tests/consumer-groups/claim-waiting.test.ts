@@ -11,7 +11,7 @@ async function openWatched() {
   const { store } = opened;
   let looked!: () => void;
   const firstLook = new Promise<void>((resolve) => (looked = resolve));
-  const eventLog: EventLog = { readLog: async (query) => store.eventLog.readLog(query).finally(() => looked()) };
+  const eventLog: EventLog = { readLog: async (query) => store.eventLog.readLog(query).finally(() => looked()), end: () => store.eventLog.end() };
   const ports = { consumerGroups: createSqlConsumerGroups(store), eventLog, clock: store.clock, commits: store.commits };
   await ports.consumerGroups.create('1', 'g', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'end' }, 0, new Date(), 10);
   return { opened, ports, firstLook };

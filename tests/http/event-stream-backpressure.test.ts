@@ -16,7 +16,7 @@ describe('an event stream to a consumer that stops reading', () => {
     await Promise.all(Array.from({ length: EVENTS }, (_, index) =>
       store.eventStore.append(`pet-${index + 1}`, 'no_stream', [{ type: 'PetAdded', data: { id: index + 1, name, categoryId: 1, status: null } }], { recordedAt: '2026-11-24T00:00:00.000Z' }, { petAfter: { id: index + 1, name, categoryId: 1 } })));
     let read = 0;
-    const eventLog: EventLog = {
+    const eventLog: Pick<EventLog, 'readLog'> = {
       async readLog(query: LogQuery) {
         const page = await store.eventLog.readLog(query);
         read += page.length;

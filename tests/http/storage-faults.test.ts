@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { sql } from 'kysely';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { sqlStoreBeneath } from '../../adapters/store/open-store.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { readError, startTestService } from '../support/test-service.ts';
@@ -52,7 +53,7 @@ describe('storage faults on SQLite', () => {
       assert.equal((await api.createPet(pet('before'))).status, 201);
       // SQLite's own limit on the file's pages answers SQLITE_FULL exactly as a full filesystem does; the
       // limit holds per connection, so it is set on the one the service's writes commit on.
-      const store = api.service.store as SqlitePetStore;
+      const store = sqlStoreBeneath(api.service.store) as SqlitePetStore;
       const { page_count: pages } = (await sql<{ page_count: number }>`pragma page_count`.execute(store.db)).rows[0]!;
       await store.writerPragma(`max_page_count = ${pages}`);
       const big = 'x'.repeat(180);

@@ -18,7 +18,7 @@ import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts'
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
 const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));

@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../adapters/config/config.ts';
 import { startService } from '../../adapters/service.ts';
-import { openPetStore } from '../../adapters/store/open-store.ts';
+import { openSqlPetStore } from '../../adapters/store/open-store.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import type { RunningService } from '../../adapters/service.ts';
 import { checkErrorShape } from './error-shape.ts';
@@ -78,7 +78,7 @@ export async function startTestService(environment: Record<string, string> = {},
       if (requestLine) await check(requestLine[1]!, requestLine[2]!, response);
       return response;
     },
-    database: () => (database ??= openPetStore(config.database, { logger: pino({ level: 'silent' }) })),
+    database: () => (database ??= openSqlPetStore(config.database, { logger: pino({ level: 'silent' }) })),
     async stop() {
       await database?.then((opened) => opened.close());
       await service.close();

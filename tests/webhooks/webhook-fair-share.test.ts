@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { EventLog, WebhookSubscriptions } from '../../application/index.ts';
+import type { EventLog, WebhookDeliveryState } from '../../application/index.ts';
 import { BACKGROUND_SHARE, createBackgroundWork } from '../../adapters/background/fair-share.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
@@ -41,11 +41,11 @@ describe('webhook delivery beside requests and other keys', () => {
       }
     };
     const stored = createSqlWebhookSubscriptions(store);
-    const subscriptions: WebhookSubscriptions = { ...stored };
+    const subscriptions: WebhookDeliveryState = { ...stored };
     for (const name of ['withSecret', 'lease', 'takeFree', 'release', 'fixBatch', 'advance', 'failed', 'disable'] as const) {
       (subscriptions as unknown as Record<string, unknown>)[name] = timed((stored[name] as (...args: unknown[]) => Promise<unknown>).bind(stored));
     }
-    const eventLog: EventLog = { readLog: timed((query) => store.eventLog.readLog(query)) };
+    const eventLog: Pick<EventLog, 'readLog'> = { readLog: timed((query) => store.eventLog.readLog(query)) };
 
     const now = new Date();
     const busy: string[] = [];

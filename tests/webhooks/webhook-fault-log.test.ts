@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { addPet, StoreUnavailable } from '../../application/index.ts';
-import type { WebhookSubscriptions } from '../../application/index.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+import type { WebhookDeliveryState } from '../../application/index.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
@@ -35,14 +35,14 @@ describe('webhook delivery under a storage fault', () => {
     /** Which calls fail with the fault, and how often each was made while failing. */
     const failing = new Set<string>(['lease', 'takeFree']);
     const failed = new Map<string, number>();
-    const faulty = <K extends keyof WebhookSubscriptions>(name: K): WebhookSubscriptions[K] => (async (...args: unknown[]) => {
+    const faulty = <K extends keyof WebhookDeliveryState>(name: K): WebhookDeliveryState[K] => (async (...args: unknown[]) => {
       if (failing.has(name)) {
         failed.set(name, (failed.get(name) ?? 0) + 1);
         throw new StoreUnavailable(FAULT, { cause: Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }) });
       }
       return (stored[name] as (...args: unknown[]) => unknown)(...args);
-    }) as WebhookSubscriptions[K];
-    const subscriptions: WebhookSubscriptions = {
+    }) as WebhookDeliveryState[K];
+    const subscriptions: WebhookDeliveryState = {
       ...stored, lease: faulty('lease'), takeFree: faulty('takeFree'), withSecret: faulty('withSecret'), advance: faulty('advance'),
     };
     await stored.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date(), 100);

@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { addPet } from '../../application/index.ts';
-import type { WebhookSubscriptions } from '../../application/index.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/webhooks/sql-webhook-subscriptions.ts';
+import type { WebhookDeliveryState } from '../../application/index.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
@@ -34,7 +34,7 @@ describe('webhook delivery one event at a time', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const stored = createSqlWebhookSubscriptions(store);
     const advances: number[] = [];
-    const subscriptions: WebhookSubscriptions = {
+    const subscriptions: WebhookDeliveryState = {
       ...stored,
       async advance(id, run, position, now, attempts) {
         assert.ok(position <= acknowledged, `position ${position} stored while the last acknowledged event is ${acknowledged}`);
@@ -44,7 +44,7 @@ describe('webhook delivery one event at a time', () => {
         return stored.advance(id, run, position, now, attempts);
       },
     };
-    const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date(), 100);
+    const { subscription } = await stored.create({ ownerKeyId: '1', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/h` }, new Date(), 100);
     for (let index = 0; index < EVENTS; index++) await addPet(store, { name: `Rex ${index}`, categoryId: 1 });
     const last = (await store.eventLog.readLog({ after: 0, limit: 10_000 })).at(-1)!.position;
     const dispatcher = startWebhookDispatcher({

@@ -15,6 +15,6 @@ export function createInMemoryEventLog(log: readonly StoredEvent[]): EventLog {
       }
       return page;
     },
-    head: async () => log.length,
+    end: async () => log.length,
   };
 }

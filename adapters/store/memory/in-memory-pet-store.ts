@@ -4,7 +4,7 @@ import type {
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
 import type { AppendRows, NewEventRow } from '../append-plan.ts';
-import { storedEventFromRow } from '../event-rows.ts';
+import { storedEventFromRow } from '../schema.ts';
 import { petFromRow } from '../schema.ts';
 import type { PetRow } from '../schema.ts';
 import { createCommitListeners } from '../commit-listeners.ts';

@@ -4,8 +4,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Commits, LogQuery, PetChange, StoredEvent } from '../../../application/index.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
-import { storedEventFromRow } from '../event-rows.ts';
-import type { EventRow } from '../event-rows.ts';
+import { storedEventFromRow } from '../schema.ts';
+import type { EventRow } from '../schema.ts';
+import { LOG_END, logEndOf, POSTGRES_EVENTS_AFTER, readLogEnd } from '../sql-event-log.ts';
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { connectionFault, prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
@@ -25,25 +26,16 @@ export interface ListeningStatement {
   readonly text: string;
 }
 
-/**
- * Where the log ends: the position of its last committed event. Appends commit in the order of their
- * positions, so every position up to it is committed too.
- */
-export const LOG_HEAD: ListeningStatement = { name: 'petstore_log_head', text: prepared('select max(position) as head from events') };
-
-/** The head from `LOG_HEAD`'s rows, 0 when the log has no event. */
-export const headOf = (rows: readonly { head: number | null }[]): number => Number(rows[0]?.head ?? 0);
+/** Where the log ends (`LOG_END`), on the listening connection. */
+export const LOG_HEAD: ListeningStatement = { name: 'petstore_log_head', text: prepared(LOG_END.postgres) };
 
 /** The position of the log's last committed event, 0 when it has none. */
 export async function readLogHead(db: Kysely<PetStoreDatabase>): Promise<number> {
-  return headOf((await db.executeQuery<{ head: number | null }>(CompiledQuery.raw(LOG_HEAD.text, []))).rows);
+  return readLogEnd(db, postgresSqlDialect);
 }
 
 // Precompiled: read whenever a look knows something was committed since the last.
-const READ_LOG: ListeningStatement = {
-  name: 'petstore_log_look',
-  text: prepared('select position, stream_id, stream_version, type, data, metadata, recorded_at from events where position > $1 order by position limit $2'),
-};
+const READ_LOG: ListeningStatement = { name: 'petstore_log_look', text: prepared(POSTGRES_EVENTS_AFTER) };
 
 /** What a look asks of the log: where it ends (mostly, to learn that nothing is new) and the events after a position. */
 export interface LogLooks {
@@ -296,7 +288,7 @@ function listeningLogLooks(db: Kysely<PetStoreDatabase>, listening: () => pg.Cli
   });
   return {
     readLog: async ({ after, limit }) => (await rowsOf<EventRow>(READ_LOG, [after, limit])).map(storedEventFromRow),
-    head: async () => headOf(await rowsOf<{ head: number | null }>(LOG_HEAD, [])),
+    head: async () => logEndOf(await rowsOf<{ last: number | null }>(LOG_HEAD, [])),
   };
 }
 

@@ -2,7 +2,8 @@ import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import { columnsOf, PETS, postgresUnnest } from '../schema.ts';
 import { StatementUnanswered } from './postgres-pool.ts';
-import type { LogPage, SqlDialect } from '../sql-dialect.ts';
+import type { SqlDialect } from '../sql-dialect.ts';
+import { readPostgresLogPage } from '../sql-event-log.ts';
 
 /** The channel each append notifies in its transaction, with its last position: delivered only once it commits. */
 export const LOG_CHANNEL = 'petstore_log';
@@ -81,18 +82,7 @@ export const postgresSqlDialect: SqlDialect = {
     await sql`select pg_notify(${LOG_CHANNEL}, ${CATALOG_REPLACED})`.execute(connection);
   },
 
-  async readLogPage(executor, afterPosition, limit, filter) {
-    const types = filter?.types === undefined ? sql`` : sql` and type = any(${[...filter.types]}::text[])`;
-    const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
-    const { rows } = await sql<LogPage | { text: null }>`
-      select max(position) as last,
-        '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
-      from (select position, stream_version, type, data, metadata from events
-        where position > ${afterPosition}${types}${stream} order by position limit ${limit}) as page`
-      .execute(executor);
-    const row = rows[0];
-    return row?.text == null ? null : row;
-  },
+  readLogPage: readPostgresLogPage,
 
   async insertPetRows(executor, into, values) {
     // One array a column: a parameter a column, however many rows.

@@ -11,6 +11,7 @@ import type { GroupWaiting, IdWanted } from '../group-committer.ts';
 import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
+import { POSTGRES_STREAM_VERSION, postgresStreamVersions } from '../sql-event-log.ts';
 import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, isUnavailability, LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { prepared } from './postgres-pool.ts';
@@ -228,7 +229,7 @@ function isKeyRefusal(error: unknown): boolean {
 
 const TAKE_APPEND_LOCK = `select pg_advisory_xact_lock(${APPEND_LOCK})`;
 const DRAW_IDS = prepared("select nextval('pet_ids') as id from generate_series(1, $1::integer)");
-const STREAM_VERSION = prepared('select max(stream_version) as version from events where stream_id = $1');
+const STREAM_VERSION = prepared(POSTGRES_STREAM_VERSION);
 
 /**
  * Takes the append lock, then draws positions for every event of the group: a position is drawn only
@@ -246,7 +247,7 @@ const LOCK_THEN_DRAW_POSITIONS_AND_IDS = prepared(`with locked as materialized (
 /** What the group's appends read (`GroupReads`), in one query after the lock. */
 const READ_GROUP = prepared(`select
   (select coalesce(json_agg(json_build_array(stream_id, version)), '[]') from (
-    select stream_id, max(stream_version) as version from events where stream_id = any($1::text[]) group by stream_id) as streams) as versions,
+    ${postgresStreamVersions('$1')}) as streams) as versions,
   (select coalesce(json_agg(pets), '[]') from pets where id = any($2::bigint[])) as pets,
   (select coalesce(json_agg(json_build_array(scope, idempotency_key)), '[]') from idempotency_keys
     where (scope, idempotency_key) in (select * from unnest($3::text[], $4::text[])) and expires_at > $5) as remembered`);

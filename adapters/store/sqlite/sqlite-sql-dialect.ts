@@ -1,7 +1,8 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, PETS, sqliteInsert } from '../schema.ts';
-import type { LogFilter, LogPage, SqlDialect } from '../sql-dialect.ts';
+import { columnsOf, EVENTS, PETS, sqliteInsert } from '../schema.ts';
+import type { SqlDialect } from '../sql-dialect.ts';
+import { readLogEnd, readSqliteLogPage, SQLITE_LOG_PAGE } from '../sql-event-log.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
 import { BUSY_TIMEOUT_MS } from './open-sqlite.ts';
 import { sqliteDriverForThisRuntime } from './sqlite-connection.ts';
@@ -41,22 +42,6 @@ export function sqliteErrorCode(error: unknown): string | undefined {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 
-/**
- * A page of the log after a position (the first parameter), a number of events long (the last), keeping
- * only the events `filter` names (its parameters in between: the types, then the stream).
- * The subquery reads in position order; an ORDER BY inside group_concat would sort it all over again.
- */
-function logPageSql(filter: LogFilter = {}): string {
-  const types = filter.types === undefined ? '' : ` and type in (${filter.types.length > 0 ? filter.types.map(() => '?').join(', ') : 'null'})`;
-  const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
-  return `
-  select max(position) as last,
-    '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as text
-  from (select position, stream_version, type, data, metadata from events where position > ?${types}${stream} order by position limit ?)`;
-}
-
-const LOG_PAGE = logPageSql();
-
 /** Events from which reading the log on a thread of its own pays for starting one. */
 const READ_AHEAD_FROM = 10_000;
 
@@ -79,7 +64,7 @@ export const sqliteSqlDialect: SqlDialect = {
     const { code, message } = error as { code?: unknown; message?: unknown };
     const [expectedCode, columns] = constraint === 'pets_pkey'
       ? ['SQLITE_CONSTRAINT_PRIMARYKEY', 'pets.id']
-      : ['SQLITE_CONSTRAINT_UNIQUE', 'events.stream_id, events.stream_version'];
+      : ['SQLITE_CONSTRAINT_UNIQUE', EVENTS.unique.events_stream_version_unique.map((column) => `events.${column}`).join(', ')];
     return code === expectedCode && typeof message === 'string' && message.endsWith(`constraint failed: ${columns}`);
   },
 
@@ -98,23 +83,15 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`create index pets_status_id on pets (status, id)`.execute(connection);
   },
 
-  async readLogPage(executor, afterPosition, limit, filter) {
-    const query = filter === undefined
-      ? CompiledQuery.raw(LOG_PAGE, [afterPosition, limit])
-      : CompiledQuery.raw(logPageSql(filter), [afterPosition, ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit]);
-    const { rows } = await executor.executeQuery<LogPage | { text: null }>(query);
-    const row = rows[0];
-    return row?.text == null ? null : row;
-  },
+  readLogPage: readSqliteLogPage,
 
   async readLogAhead(db, afterPosition, limit) {
-    const { rows } = await sql<{ file: string; events: number }>`
-      select (select file from pragma_database_list where name = 'main') as file,
-        (select coalesce(max(position), 0) from events) - ${afterPosition} as events`.execute(db);
-    const { file, events } = rows[0]!;
+    const { rows } = await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db);
+    const { file } = rows[0]!;
+    const events = (await readLogEnd(db, sqliteSqlDialect)) - afterPosition;
     // An in-memory database has no file to open again; Deno's driver is node:sqlite, which the thread does not load.
     if (file === '' || sqliteDriverForThisRuntime() !== 'better-sqlite3' || events < READ_AHEAD_FROM) return undefined;
-    return readLogOnThread({ file, pageSql: LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
+    return readLogOnThread({ file, pageSql: SQLITE_LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
   },
 
   async insertPetRows(executor, into, values) {

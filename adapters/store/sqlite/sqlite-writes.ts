@@ -8,6 +8,7 @@ import { appendAll, GroupRows } from '../group-rows.ts';
 import type { GroupReads, GroupReadsWanted, GroupWrites, PendingAppend } from '../group-rows.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
 import type { PetRow, PetStoreDatabase, TableDeclaration } from '../schema.ts';
+import { LOG_END, SQLITE_STREAM_VERSIONS } from '../sql-event-log.ts';
 import type { WriteObserver } from '../write-observer.ts';
 import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts';
 import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
@@ -308,9 +309,8 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   const dataVersion = prepare('pragma data_version');
   const readLastId = prepare("select value from sequences where name = 'pet_id'");
   const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
-  // The log's end: AUTOINCREMENT's high-water mark, so a position is never given twice, even after its row is gone.
-  const logEnd = prepare("select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0), coalesce((select max(position) from events), 0)) as last");
-  const streamVersions = prepare('select stream_id, max(stream_version) as version from events where stream_id in (select value from json_each(?)) group by stream_id');
+  const logEnd = prepare(LOG_END.sqlite);
+  const streamVersions = prepare(SQLITE_STREAM_VERSIONS);
   const petRows = prepare(`select ${columnsOf(PETS).join(', ')} from pets where id in (select value from json_each(?))`);
   const liveRecords = prepare('select scope, idempotency_key from idempotency_keys where expires_at > ? and (scope, idempotency_key) in (select value ->> 0, value ->> 1 from json_each(?))');
   // Every column but the key, then the key.

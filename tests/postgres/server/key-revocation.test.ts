@@ -1,9 +1,8 @@
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../../adapters/config/config.ts';
-import { createSqlApiKeys } from '../../../adapters/api-keys/key-table.ts';
+import { createManagedApiKeys } from '../../../adapters/api-keys/key-table.ts';
 import { openPetStore } from '../../../adapters/store/open-store.ts';
-import { createSqlWebhookSubscriptions } from '../../../adapters/webhooks/sql-webhook-subscriptions.ts';
 import { checkRevokedKeyStops } from '../../support/key-revocation.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import { startTestService } from '../../support/test-service.ts';
@@ -17,8 +16,8 @@ describe('a key revoked on PostgreSQL with two instances', () => {
     const cli = await openPetStore(loadConfig({ PETSTORE_DATABASE: database.url }).database, { logger: pino({ level: 'silent' }) });
     try {
       for (let index = 0; index < 2; index++) instances.push(await startTestService({ ...FAST_WEBHOOKS, PETSTORE_DATABASE: database.url }));
-      const keys = createSqlApiKeys(cli.db, cli.dialect, cli.writeOutsideLog);
-      await checkRevokedKeyStops(instances, { revoke: (id) => keys.revoke(id, new Date()), subscriptions: createSqlWebhookSubscriptions(cli) });
+      const keys = createManagedApiKeys(cli.apiKeyTable);
+      await checkRevokedKeyStops(instances, { revoke: (id) => keys.revoke(id, new Date()), subscriptions: cli.webhookSubscriptions });
     } finally {
       for (const instance of instances) await instance.stop();
       await cli.close();

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createPostgresPool } from '../../../adapters/store/postgres/postgres-pool.ts';
 import { addPet } from '../../../application/index.ts';
 import { postgresCommits, readLogHead } from '../../../adapters/store/postgres/postgres-commits.ts';
+import { LOG_END } from '../../../adapters/store/sql-event-log.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import { capturedLog } from '../../support/captured-log.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
@@ -77,7 +78,7 @@ describe('database connections that die', () => {
       // Idle after its first look, so that the server's reason reaches the connection rather than a statement.
       for (;;) {
         const now = await listener(database.url);
-        if (now?.state === 'idle' && now.query.startsWith('select max(position)')) break;
+        if (now?.state === 'idle' && now.query === LOG_END.postgres) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       assert.equal(await terminate(database.url, 'petstore-log-listener'), 1);

@@ -3,20 +3,22 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { WEBHOOK_STATUSES, WebhookLimitReached } from '../../application/index.ts';
-import type { DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookStatus, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
+import type {
+  DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookDeliveryState, WebhookStatus, WebhookSubscription, WebhookSubscriptions,
+} from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
-import { translated } from '../store/sql-dialect.ts';
-import type { SqlDialect } from '../store/sql-dialect.ts';
-import type { PetStoreDatabase, WebhooksTable } from '../store/schema.ts';
-import type { SqlPetStore } from '../store/sql-pet-store.ts';
+import { translated } from './sql-dialect.ts';
+import type { PetStoreDatabase, WebhooksTable } from './schema.ts';
+import type { SqlDatabase } from './sql-pet-store.ts';
+import { readLogEnd } from './sql-event-log.ts';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Subscriptions in the `webhooks` table, the same queries on SQLite and PostgreSQL. */
-export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>): WebhookSubscriptions {
+/** Subscriptions and their delivery state in the `webhooks` table, the same queries on SQLite and PostgreSQL. */
+export function createSqlWebhookSubscriptions(store: SqlDatabase): WebhookSubscriptions & WebhookDeliveryState {
   const { db, dialect } = store;
   const run = <T>(work: () => Promise<T>) => translated(dialect, work);
   // Delivery writes change no pet and no event: on SQLite they must not look like a commit that might have.
@@ -26,10 +28,7 @@ export function createSqlWebhookSubscriptions(store: Pick<SqlPetStore, 'db' | 'd
   const held = (on: Kysely<PetStoreDatabase>, id: string, run: DeliveryRun) =>
     on.updateTable('webhooks').where('id', '=', id).where('lease_holder', '=', run.holder).where('replays', '=', run.replays);
   const changed = (result: { numUpdatedRows: bigint }) => result.numUpdatedRows > 0n;
-  const logEnd = async () => {
-    const head = await run(() => db.selectFrom('events').select((select) => select.fn.max('position').as('last')).executeTakeFirst());
-    return Number(head?.last ?? 0);
-  };
+  const logEnd = () => readLogEnd(db, dialect);
   /**
    * Adds attempts to a subscription's log and prunes it to the newest WEBHOOK_ATTEMPTS_KEPT and the last
    * WEBHOOK_ATTEMPTS_KEPT_MS: the delete walks one subscription's few rows by index, whatever the table holds.
