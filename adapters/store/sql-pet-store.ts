@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { storedEventFromRow } from './event-rows.ts';
 import { createSqlEventLog } from './sql-event-log.ts';
@@ -37,10 +37,10 @@ export interface SqlPetStore extends PetStore {
   readonly writeOutsideLog?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
 }
 
-/** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */
+/** How a backend writes: its appends and creations (each executing the one append plan). */
 export interface SqlWrites {
   readonly append: EventStore['append'];
-  readonly petIds: PetIds;
+  readonly create: EventStore['create'];
 }
 
 /** Every port over `db`, with the backend's `writes`; `close` is the opener's way of letting go of it. */
@@ -56,8 +56,7 @@ export function createSqlPetStore(
   return {
     db,
     dialect,
-    eventStore: { ...createSqlEventReads(db, dialect), append: writes.append },
-    petIds: writes.petIds,
+    eventStore: { ...createSqlEventReads(db, dialect), append: writes.append, create: writes.create },
     catalog: options.list ? { ...catalog, list: options.list } : catalog,
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
@@ -76,7 +75,7 @@ export function createSqlPetStore(
   };
 }
 
-function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Omit<EventStore, 'append'> {
+function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Pick<EventStore, 'readStream'> {
   return {
     async readStream(streamId: string): Promise<StreamRead> {
       const rows = await translated(dialect, () =>
