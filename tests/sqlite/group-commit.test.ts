@@ -64,6 +64,18 @@ describe('SQLite group commit', () => {
     assert.deepEqual(ids, Array.from({ length: 8 }, (_, index) => ids[0]! + index), 'consecutive ids');
   });
 
+  it('lets creations asked in the turn after a group was asked for join it, before it takes the lock: one commit', async () => {
+    await addPet(store, { name: 'warm up', categoryId: 1 });
+    const before = commitsSoFar(file);
+    const first = Array.from({ length: 4 }, (_, index) => addPet(store, { name: `first ${index}`, categoryId: 1 }));
+    const late = await new Promise<Promise<{ id: number }>[]>((resolve) => setImmediate(() => {
+      resolve(Array.from({ length: 4 }, (_, index) => addPet(store, { name: `late ${index}`, categoryId: 1 })));
+    }));
+    const pets = await Promise.all([...first, ...late]);
+    assert.equal(commitsSoFar(file) - before, 1, 'one commit for both');
+    assert.equal(new Set(pets.map((pet) => pet.id)).size, 8);
+  });
+
   it('lets the creations asked over several turns while a group commits join the next group together: one commit for them', async () => {
     await withHeldGroups('commit', async (held, holding) => {
       const committed: number[][] = [];
