@@ -1,7 +1,7 @@
 import { checkNewPet, decide, petStreamId } from '../domain/index.ts';
 import type { Pet, PetState } from '../domain/index.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { handleCommand } from './command-handler.ts';
+import { handleCreation } from './command-handler.ts';
 import { IdempotencyKeyReused, IdempotencyKeyTaken } from './errors.ts';
 import type { PetStorePorts, RequestContext } from './ports.ts';
 
@@ -48,15 +48,14 @@ export async function addPetWithPosition(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  const fields = checkNewPet(newPet); // before an id is taken, so refused requests leave no gaps
-  const id = await ports.petIds.next();
+  const expiresAt = idempotencyKey === undefined ? '' : new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
+  const fields = checkNewPet(newPet); // before the store draws an id, so refused requests leave no gaps
   try {
-    const outcome = await handleCommand(ports, petStreamId(id), (state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
+    const outcome = await handleCreation(ports, petStreamId, (id, state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
       context,
-      newStream: true,
       ...(idempotencyKey === undefined ? {} : {
         remember: (after) => ({
-          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt: new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString(),
+          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt,
         }),
       }),
     });

@@ -80,14 +80,26 @@ export interface EventStore {
     metadata: AppendMetadata,
     options: AppendOptions,
   ): Promise<AppendResult>;
+  /**
+   * Starts a new pet's stream under an id the store draws, in the transaction that appends it: ids are
+   * never handed out twice and grow from 1, and an id whose append is refused stays taken. `build` makes
+   * the append from the id; the store calls it while it holds its write lock, so it must be pure and
+   * synchronous (the new pet's rules checked before). Rejects as `append` does.
+   */
+  create(build: (id: number) => NewStream): Promise<Created>;
 }
 
-/**
- * New pet ids: never handed out twice, from 1 upwards. Where the store can, an id is drawn in the
- * transaction of the append that follows it (SQLite), so a creation costs one commit.
- */
-export interface PetIds {
-  next(): Promise<number>;
+/** What a creation appends to the new stream (which must not exist yet): as `append`'s arguments. */
+export interface NewStream {
+  readonly streamId: string;
+  readonly events: readonly PetEvent[];
+  readonly metadata: AppendMetadata;
+  readonly options: AppendOptions;
+}
+
+/** A committed creation: the id the store drew for it, and the append's result. */
+export interface Created extends AppendResult {
+  readonly id: number;
 }
 
 export interface IdempotencyKeys {
@@ -121,7 +133,6 @@ export interface Clock {
 /** Everything the use cases need from the outside world. */
 export interface PetStorePorts {
   readonly eventStore: EventStore;
-  readonly petIds: PetIds;
   readonly catalog: PetCatalog;
   readonly idempotencyKeys: IdempotencyKeys;
   readonly clock: Clock;

@@ -9,5 +9,16 @@ export function countingEventStore(store: EventStore, countAppended: (eventTypes
       countAppended(events.map((event) => event.type));
       return result;
     },
+    async create(build) {
+      // The last build is the one committed: a group that runs again builds again.
+      let types: readonly string[] = [];
+      const created = await store.create((id) => {
+        const stream = build(id);
+        types = stream.events.map((event) => event.type);
+        return stream;
+      });
+      countAppended(types);
+      return created;
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Span, SpanOptions } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
-import type { EventStore, ExpectedVersion, IdempotencyKeys, PetCatalog, PetIds, PetStorePorts } from '../../application/index.ts';
+import type { EventStore, ExpectedVersion, IdempotencyKeys, NewStream, PetCatalog, PetStorePorts } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
 import type { PetUseCases } from '../http/pet-use-cases.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
@@ -23,7 +23,7 @@ const ATTR_DB_RETURNED_ROWS = 'db.response.returned_rows';
 
 export type DatabaseSystem = 'sqlite' | 'postgresql';
 
-/** The ports with a span around each call: a CLIENT span per query, an INTERNAL one per append and per new pet id. */
+/** The ports with a span around each call: a CLIENT span per query, an INTERNAL one per append and per creation. */
 export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: DatabaseSystem): PetStorePorts {
   const select = (table: string, attributes: Attributes): SpanOptions => ({
     kind: SpanKind.CLIENT,
@@ -43,7 +43,7 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
     },
   });
 
-  const { eventStore, petIds, catalog, idempotencyKeys } = ports;
+  const { eventStore, catalog, idempotencyKeys } = ports;
   const tracedEventStore: EventStore = {
     readStream: (streamId) =>
       spans.run('SELECT events', select('events', { [ATTR_STREAM_ID]: streamId }), async (span) => {
@@ -56,14 +56,17 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         span.setAttributes({ [ATTR_STREAM_VERSION]: result.version, [ATTR_LOG_POSITION]: result.position });
         return result;
       }),
-  };
-  const tracedPetIds: PetIds = {
-    // On SQLite the id is drawn in the next group's transaction: this is the wait for it.
-    next: () =>
-      spans.run('nextPetId', { kind: SpanKind.INTERNAL, attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem } }, async (span) => {
-        const id = await petIds.next();
-        span.setAttribute(ATTR_PET_ID, id);
-        return id;
+    // The id is drawn by the group that appends it: the span covers the draw, the append and the commit.
+    create: (build) =>
+      spans.run('create', { kind: SpanKind.INTERNAL, attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem, [ATTR_EXPECTED_VERSION]: 0 } }, async (span) => {
+        // The last build is the one committed: a group that runs again builds again.
+        let built: NewStream | undefined;
+        const created = await eventStore.create((id) => (built = build(id)));
+        span.setAttributes({
+          [ATTR_PET_ID]: created.id, [ATTR_STREAM_ID]: built!.streamId, [ATTR_EVENT_TYPES]: built!.events.map((event) => event.type),
+          [ATTR_STREAM_VERSION]: created.version, [ATTR_LOG_POSITION]: created.position,
+        });
+        return created;
       }),
   };
   const tracedCatalog: PetCatalog = {
@@ -85,7 +88,7 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         return returned(span, record === undefined ? 0 : 1, record);
       }),
   };
-  return { ...ports, eventStore: tracedEventStore, petIds: tracedPetIds, catalog: tracedCatalog, idempotencyKeys: tracedIdempotencyKeys };
+  return { ...ports, eventStore: tracedEventStore, catalog: tracedCatalog, idempotencyKeys: tracedIdempotencyKeys };
 }
 
 function listingAttributes(query: { readonly status?: string | undefined; readonly limit?: number | undefined; readonly after?: number | undefined }): Attributes {

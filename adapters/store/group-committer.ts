@@ -1,21 +1,16 @@
 import { StoreUnavailable } from '../../application/index.ts';
-import type { AppendResult, EventStore, PetIds } from '../../application/index.ts';
-import type { PendingAppend } from './group-rows.ts';
+import type { AppendResult, Created, EventStore } from '../../application/index.ts';
+import type { PendingWrite } from './group-rows.ts';
 import type { WriteObserver } from './write-observer.ts';
-
-/** A caller waiting for a new pet's id. */
-export interface IdWanted {
-  readonly resolve: (id: number) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 /** What is waiting for the next group: the backend takes what its group commits, and answers it. */
 export interface GroupWaiting {
-  /** The appends waiting, oldest first, at most `most`; taken out of the queue. */
-  takeAppends(most?: number): PendingAppend[];
-  /** The callers waiting for new pet ids; taken out of the queue. */
-  takeIds(): IdWanted[];
-  /** Whether anything is waiting (appends, ids, or the backend's own `alsoWaiting`). */
+  /**
+   * The appends and creations waiting, oldest first, at most `most`; taken out of the queue. A group
+   * takes them once it holds its lock, and draws the creations' ids itself.
+   */
+  takeWrites(most?: number): PendingWrite[];
+  /** Whether anything is waiting (writes, or the backend's own `alsoWaiting`). */
   asked(): boolean;
   /**
    * Whether something this group took was refused for waiting past the bound (`waitBound`): the group
@@ -26,7 +21,7 @@ export interface GroupWaiting {
 
 export interface GroupCommitter {
   readonly append: EventStore['append'];
-  readonly petIds: PetIds;
+  readonly create: EventStore['create'];
   /** Wakes the committer for what the backend queued itself (see `alsoWaiting`). */
   schedule(): void;
   /** Runs `work` between two groups, alone. */
@@ -51,7 +46,7 @@ export interface WaitBound {
 
 export interface GroupCommitterOptions {
   /**
-   * Commits one group from what is waiting, answering every append and id it took. Runs one at a time;
+   * Commits one group from what is waiting, answering every write it took. Runs one at a time;
    * never rejects. The next group takes what was asked for meanwhile.
    */
   readonly commitGroup: (waiting: GroupWaiting) => Promise<void>;
@@ -59,11 +54,16 @@ export interface GroupCommitterOptions {
   readonly alsoWaiting?: () => boolean;
   readonly observeWrite?: WriteObserver | undefined;
   /**
-   * The longest an append or an id waits from its arrival, whatever is queued before it or holds the
+   * The longest a write waits from its arrival, whatever is queued before it or holds the
    * group it is in: then it is rejected (`WaitBound.failure`), and an answer the group gives later is
    * ignored. Undefined: no bound.
    */
   readonly waitBound?: WaitBound | undefined;
+  /**
+   * Turns of the event loop a group may wait, before it takes its lock, while writes keep arriving
+   * (none when none came in the last turn): fuller groups under load, for no wait when idle.
+   */
+  readonly fillTurns?: number;
 }
 
 /** Something waiting for a group, with the moment (`performance.now()`) past which it is refused. */
@@ -73,14 +73,14 @@ interface Waiting<T> {
 }
 
 /**
- * Group commit, the same for every backend: the appends and new ids asked for while the previous group
+ * Group commit, the same for every backend: the appends and creations asked for while the previous group
  * commits (at least one turn of the event loop) wait together for the next group, one group at a time;
- * nobody is answered before the commit. How a group's rows are read and written is the backend's
- * (`commitGroup`).
+ * nobody is answered before the commit. A creation's id is drawn by the group that appends it, and its
+ * append built then, synchronously: no group waits for application code. How a group's rows are read
+ * and written is the backend's (`commitGroup`).
  */
-export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, waitBound }: GroupCommitterOptions): GroupCommitter {
-  let appends: Waiting<PendingAppend>[] = [];
-  let ids: Waiting<IdWanted>[] = [];
+export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, waitBound, fillTurns = 0 }: GroupCommitterOptions): GroupCommitter {
+  let writes: Waiting<PendingWrite>[] = [];
   /** What the group under way took, while `waitBound` holds: refused past its deadline as what still waits is. */
   let taken: Waiting<{ reject(error: unknown): void }>[] = [];
   /** Something the group under way took was refused past its deadline. */
@@ -96,26 +96,20 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
   const deadline = waitBound ? () => performance.now() + waitBound.ms : () => Infinity;
 
   const waiting: GroupWaiting = {
-    takeAppends(most = Infinity) {
-      const out = appends.slice(0, most);
-      appends = appends.slice(out.length);
+    takeWrites(most = Infinity) {
+      const out = writes.length <= most ? writes : writes.slice(0, most);
+      writes = out === writes ? [] : writes.slice(out.length);
       if (waitBound) taken.push(...out);
       return out.map((each) => each.entry);
     },
-    takeIds() {
-      const out = ids;
-      ids = [];
-      if (waitBound) taken.push(...out);
-      return out.map((each) => each.entry);
-    },
-    asked: () => appends.length > 0 || ids.length > 0 || (alsoWaiting?.() ?? false),
+    asked: () => writes.length > 0 || (alsoWaiting?.() ?? false),
     overdue: () => takenRefused,
   };
 
   /** Arms the timer for the earliest deadline of what waits or the group under way took, unless it is armed. */
   function watchDeadlines(): void {
     if (waitBound === undefined || deadlineTimer !== undefined) return;
-    let next = Math.min(appends[0]?.deadline ?? Infinity, ids[0]?.deadline ?? Infinity);
+    let next = writes[0]?.deadline ?? Infinity;
     for (const each of taken) next = Math.min(next, each.deadline);
     if (next === Infinity) return;
     deadlineTimer = setTimeout(refuseOverdue, Math.max(0, next - performance.now()));
@@ -127,14 +121,13 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
     deadlineTimer = undefined;
     const now = performance.now();
     const due = (each: Waiting<unknown>) => each.deadline <= now;
-    const refused: Waiting<{ reject(error: unknown): void }>[] = [...appends.filter(due), ...ids.filter(due)];
+    const refused: Waiting<{ reject(error: unknown): void }>[] = writes.filter(due);
     const takenDue = taken.filter(due);
     if (takenDue.length > 0) takenRefused = true;
     refused.push(...takenDue);
     if (refused.length > 0) {
       const kept = (each: Waiting<unknown>) => !due(each);
-      appends = appends.filter(kept);
-      ids = ids.filter(kept);
+      writes = writes.filter(kept);
       taken = taken.filter(kept);
       const failure = waitBound!.failure();
       for (const each of refused) each.entry.reject(failure);
@@ -158,7 +151,16 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(() => {
+    let turns = 0;
+    let seen = writes.length;
+    const start = () => {
+      // Writes still arriving: the group waits a turn more for them, before it takes its lock.
+      if (turns < fillTurns && writes.length > seen) {
+        turns += 1;
+        seen = writes.length;
+        setImmediate(start);
+        return;
+      }
       scheduled = false;
       running += 1;
       void alone(() => (waiting.asked() ? commitGroup(waiting) : Promise.resolve())).finally(() => {
@@ -168,25 +170,24 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
         // What was asked for while this group was under way.
         if (waiting.asked()) schedule();
       });
-    });
+    };
+    setImmediate(start);
+  }
+
+  function enqueue(write: PendingWrite): void {
+    writes.push({ entry: write, deadline: deadline() });
+    watchDeadlines();
+    schedule();
   }
 
   return {
     append(streamId, expected, events, metadata, options) {
       return new Promise<AppendResult>((resolve, reject) => {
-        appends.push({ entry: { request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() }, deadline: deadline() });
-        watchDeadlines();
-        schedule();
+        enqueue({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() });
       });
     },
-    petIds: {
-      next() {
-        return new Promise<number>((resolve, reject) => {
-          ids.push({ entry: { resolve, reject }, deadline: deadline() });
-          watchDeadlines();
-          schedule();
-        });
-      },
+    create(build) {
+      return new Promise<Created>((resolve, reject) => enqueue({ build, resolve, reject, observed: observeWrite?.() }));
     },
     schedule,
     alone,

@@ -1,4 +1,4 @@
-import type { IdempotencyRecord, AppendResult, PetChange } from '../../application/index.ts';
+import type { IdempotencyRecord, AppendResult, Created, NewStream, PetChange } from '../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
 import type { PetRow, IDEMPOTENCY_KEYS, ReadRow } from './schema.ts';
 import { streamPlaceOf } from './schema.ts';
@@ -11,6 +11,57 @@ export interface PendingAppend {
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
   readonly observed: ((group: GroupTiming) => void) | undefined;
+}
+
+/** A creation waiting for its group: its append is built from the id the group draws for it, under the group's lock. */
+export interface PendingCreation {
+  readonly build: (id: number) => NewStream;
+  readonly resolve: (result: Created) => void;
+  readonly reject: (error: unknown) => void;
+  readonly observed: ((group: GroupTiming) => void) | undefined;
+}
+
+/** What waits for a group: an append, or a creation whose id the group draws. */
+export type PendingWrite = PendingAppend | PendingCreation;
+
+/** How many of `writes` are creations: the ids a group draws. */
+export function creationsIn(writes: readonly PendingWrite[]): number {
+  let count = 0;
+  for (const write of writes) if ('build' in write) count += 1;
+  return count;
+}
+
+/**
+ * The group's writes as appends, each creation built with the next id drawn (`ids(0)`, `ids(1)`, … in
+ * the order of the writes). A build that throws refuses its creation alone; its id stays taken, as a
+ * refused append's does. The streams of the creations are added to `fresh`, when given: new, since an
+ * id is never drawn twice.
+ */
+export function withIds(writes: readonly PendingWrite[], ids: (index: number) => number, fresh?: Set<string>): PendingAppend[] {
+  const appends: PendingAppend[] = [];
+  let drawn = 0;
+  for (const write of writes) {
+    if (!('build' in write)) {
+      appends.push(write);
+      continue;
+    }
+    const id = ids(drawn++);
+    let stream: NewStream;
+    try {
+      stream = write.build(id);
+    } catch (error) {
+      write.reject(error);
+      continue;
+    }
+    fresh?.add(stream.streamId);
+    appends.push({
+      request: { ...stream, expected: 'no_stream' },
+      resolve: (result) => write.resolve({ ...result, id }),
+      reject: write.reject,
+      observed: write.observed,
+    });
+  }
+  return appends;
 }
 
 /** A group of appends inside its transaction. */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { createSqlEventLog, readStream } from './sql-event-log.ts';
 import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
@@ -41,10 +41,10 @@ export interface SqlDatabase {
 /** A backend's store: the ports and the database beneath them, for the store's own modules (and tests). */
 export interface SqlPetStore extends PetStore, SqlDatabase {}
 
-/** How a backend writes: its appends (each executing the one append plan) and where new pet ids come from. */
+/** How a backend writes: its appends and creations (each executing the one append plan). */
 export interface SqlWrites {
   readonly append: EventStore['append'];
-  readonly petIds: PetIds;
+  readonly create: EventStore['create'];
 }
 
 /** Every port over `db`, with the backend's `writes`; `close` is the opener's way of letting go of it. */
@@ -60,8 +60,7 @@ export function createSqlPetStore(
   return {
     db,
     dialect,
-    eventStore: { ...createSqlEventReads(db, dialect), append: writes.append },
-    petIds: writes.petIds,
+    eventStore: { ...createSqlEventReads(db, dialect), append: writes.append, create: writes.create },
     catalog: options.list ? { ...catalog, list: options.list } : catalog,
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
@@ -80,7 +79,7 @@ export function createSqlPetStore(
   };
 }
 
-function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Omit<EventStore, 'append'> {
+function createSqlEventReads(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Pick<EventStore, 'readStream'> {
   return {
     readStream: (streamId: string): Promise<StreamRead> => readStream(db, dialect, streamId),
   };

@@ -5,7 +5,7 @@ import {
   addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
   readPetHistory, StreamVersionConflict,
 } from '../../application/index.ts';
-import type { AppendMetadata, Commits, EventLog, PetStorePorts } from '../../application/index.ts';
+import type { AppendMetadata, Commits, EventLog, IdempotencyRecord, NewStream, PetStorePorts } from '../../application/index.ts';
 import { appendAsUseCase } from '../support/append-as-use-case.ts';
 import type { Append } from '../support/append-as-use-case.ts';
 
@@ -96,40 +96,68 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
     });
 
-    describe('new pet ids', () => {
-      it('hands out ids never handed out before, each greater than the ones drawn before it', async () => {
-        const first = await ports.petIds.next();
-        const ids = await Promise.all(Array.from({ length: 10 }, () => ports.petIds.next()));
+    describe('creations', () => {
+      /** A creation of a pet named `name`; each id it was built with is pushed to `built`, when given. */
+      const creation = (name: string, options: { built?: number[]; remember?: (id: number) => IdempotencyRecord } = {}) => (id: number): NewStream => {
+        options.built?.push(id);
+        const remember = options.remember?.(id);
+        return {
+          streamId: `pet-${id}`, events: [petAdded(id, name)], metadata,
+          options: { petAfter: { id, name, categoryId: 1 }, ...(remember ? { remember } : {}) },
+        };
+      };
+
+      it('draws an id for each creation, never one drawn before, each greater than the ones committed before it', async () => {
+        const first = await ports.eventStore.create(creation('first'));
+        const created = await Promise.all(Array.from({ length: 10 }, (_, index) => ports.eventStore.create(creation(`next ${index}`))));
+        const ids = created.map((each) => each.id);
         assert.equal(new Set(ids).size, 10);
-        assert.ok(ids.every((id) => id > first));
+        assert.ok(ids.every((id) => id > first.id));
+        const later = await ports.eventStore.create(creation('later'));
+        assert.ok(ids.every((id) => later.id > id));
       });
 
-      it('stores what is appended under ids drawn together, each in its own stream', async () => {
+      it('stores each creation in its own stream under the id it was built with, and answers its version and position', async () => {
         const made = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
-          const id = await ports.petIds.next();
-          await append(`pet-${id}`, 'no_stream', [petAdded(id, `many ${index}`)], metadata);
-          return { id, name: `many ${index}` };
+          const built: number[] = [];
+          const created = await ports.eventStore.create(creation(`many ${index}`, { built }));
+          assert.equal(built.at(-1), created.id, 'answered with the id of the append committed');
+          return { ...created, name: `many ${index}` };
         }));
-        for (const { id, name } of made) {
+        for (const { id, name, version, position } of made) {
           const stream = await ports.eventStore.readStream(`pet-${id}`);
-          assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, petAdded(id, name)]]);
+          assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.position, stored.event]), [[1, position, petAdded(id, name)]]);
+          assert.equal(version, 1);
           assert.deepEqual(await ports.catalog.get(id), { pet: { id, name, categoryId: 1 }, version: 1 });
         }
       });
 
-      it('stores an idempotency record with the append, and refuses a taken key, writing nothing', async () => {
+      it('stores an idempotency record with the creation, and refuses a taken key, writing nothing and keeping the id taken', async () => {
         const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
-        const kept = await ports.petIds.next();
-        await append(`pet-${kept}`, 'no_stream', [petAdded(kept, 'kept')], metadata, { remember: record(kept) });
-        assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept));
-        const refused = await ports.petIds.next();
-        await assert.rejects(
-          append(`pet-${refused}`, 'no_stream', [petAdded(refused, 'refused')], metadata, { remember: record(refused) }),
-          IdempotencyKeyTaken,
-        );
-        assert.notEqual(refused, kept);
+        const kept = await ports.eventStore.create(creation('kept', { remember: record }));
+        assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept.id));
+        const built: number[] = [];
+        await assert.rejects(ports.eventStore.create(creation('refused', { built, remember: record })), IdempotencyKeyTaken);
+        const refused = built.at(-1)!;
+        assert.notEqual(refused, kept.id);
         assert.equal(await ports.catalog.get(refused), undefined);
         assert.deepEqual(await ports.eventStore.readStream(`pet-${refused}`), { version: 0, events: [] });
+        assert.ok((await ports.eventStore.create(creation('after'))).id > refused, 'the refused creation\'s id is not drawn again');
+      });
+
+      it('refuses alone a creation whose append cannot be built; the others asked with it are stored', async () => {
+        const failing = () => {
+          throw new Error('no append for this id');
+        };
+        const [before, broken, after] = await Promise.allSettled([
+          ports.eventStore.create(creation('before broken')), ports.eventStore.create(failing), ports.eventStore.create(creation('after broken')),
+        ]);
+        assert.ok(broken.status === 'rejected' && /no append for this id/.test(String(broken.reason)), String((broken as PromiseRejectedResult).reason));
+        for (const [outcome, name] of [[before, 'before broken'], [after, 'after broken']] as const) {
+          assert.equal(outcome.status, 'fulfilled');
+          const { id } = (outcome as PromiseFulfilledResult<{ id: number }>).value;
+          assert.equal((await ports.catalog.get(id))?.pet.name, name);
+        }
       });
     });
 

@@ -77,18 +77,25 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
   });
 
   it('answers an append the database refused alone, and commits the others of its group', async () => {
-    // A row of `pets` without events: the plan sees a new stream, the database's key refuses its row.
-    const taken = await opened.store.petIds.next();
+    // A row of `pets` without events under the id the second creation will be given: the plan sees a new
+    // stream, the database's key refuses its row.
+    const { rows: [drawn] } = await sql<{ id: number }>`select nextval('pet_ids') as id`.execute(opened.store.db);
+    const taken = drawn!.id + 2;
     await sql`insert into pets (id, name, category_id, status, version, created_at, updated_at) values (${taken}, 'squatter', 1, null, 1, '', '')`.execute(opened.store.db);
     const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
-    const ids = [await opened.store.petIds.next(), taken, await opened.store.petIds.next()];
+    const creation = (id: number) => ({ streamId: `pet-${id}`, events: [added(id)], metadata, options: { petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'available' as const } } });
+    const built: number[] = [];
     // Asked for in one turn: one group.
-    const outcomes = await Promise.allSettled(ids.map((id) => appendAsUseCase(opened.store.eventStore)(`pet-${id}`, 'no_stream', [added(id)], metadata)));
+    const outcomes = await Promise.allSettled([0, 1, 2].map(() => opened.store.eventStore.create((id) => (built.push(id), creation(id)))));
+    const ids = [drawn!.id + 1, taken, drawn!.id + 3];
+    assert.deepEqual(built.slice(0, 3), ids, 'the group drew the ids in the order asked');
     assert.equal(outcomes[0]!.status, 'fulfilled');
     assert.equal(outcomes[2]!.status, 'fulfilled');
     const refused = outcomes[1]!;
     assert.ok(refused.status === 'rejected' && refused.reason instanceof StreamVersionConflict, String((refused as PromiseRejectedResult).reason));
-    for (const id of [ids[0]!, ids[2]!]) assert.equal((await getPet(opened.store, id)).pet.name, `pet ${id}`);
+    const created = [outcomes[0]!, outcomes[2]!].map((outcome) => (outcome as PromiseFulfilledResult<{ id: number }>).value.id);
+    assert.deepEqual(created, [ids[0], ids[2]], 'each run again alone, under the id it was drawn');
+    for (const id of created) assert.equal((await getPet(opened.store, id)).pet.name, `pet ${id}`);
     assert.equal((await opened.store.eventStore.readStream(`pet-${taken}`)).version, 0);
   });
 
@@ -140,33 +147,41 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
   };
 
   it('sends as many statements for forty appends as for one, creations and changes alike', async () => {
-    const { petIds } = opened.store;
     const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
-    const ids = await Promise.all(Array.from({ length: 41 }, () => petIds.next()));
-    const [alone, ...many] = ids as [number, ...number[]];
-    const oneCreation = await counted(() => eventStore.append(`pet-${alone}`, 'no_stream', [added(alone)], metadata));
-    // Asked for in one turn: one group.
-    const manyCreations = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 'no_stream', [added(id)], metadata))));
+    const creation = (id: number) => ({ streamId: `pet-${id}`, events: [added(id)], metadata, options: { petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'available' as const } } });
+    let alone = 0;
+    const oneCreation = await counted(async () => (alone = (await eventStore.create(creation)).id));
+    // Asked for in one turn: one group, whose ids come with its positions, in no statement of their own.
+    let many: number[] = [];
+    const manyCreations = await counted(async () => (many = (await Promise.all(Array.from({ length: 40 }, () => eventStore.create(creation)))).map((created) => created.id)));
     assert.equal(manyCreations, oneCreation);
-    // Ids asked for while appends wait are drawn by their group, in no statement of their own.
-    const first = await petIds.next();
-    const withIds = await counted(() => Promise.all([
-      eventStore.append(`pet-${first}`, 'no_stream', [added(first)], metadata),
-      ...Array.from({ length: 10 }, () => petIds.next()),
-    ]));
-    assert.equal(withIds, oneCreation);
+    const ids = [alone, ...many];
     const far = '2999-01-01T00:00:00.000Z';
-    const oneChange = await counted(() => eventStore.append(`pet-${alone}`, 1, [sold(alone)], metadata, { remember: record(alone, `one ${alone}`, far) }));
-    const manyChanges = await counted(() => Promise.all(many.map((id) => eventStore.append(`pet-${id}`, 1, [sold(id)], metadata, { remember: record(id, `one ${id}`, far) }))));
+    // As the use case appends a change, having read the stream (not counted here).
+    const sell = (id: number) => opened.store.eventStore.append(`pet-${id}`, 1, [sold(id)], metadata, {
+      petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'sold' }, remember: record(id, `one ${id}`, far),
+    });
+    const oneChange = await counted(() => sell(alone));
+    const manyChanges = await counted(() => Promise.all(many.map(sell)));
     assert.equal(manyChanges, oneChange);
     assert.ok(oneChange <= 5, `${oneChange} statements: begin, the lock and positions, the reads, the write, commit`);
+    // Creations with changes in one group: the changes' reads, and nothing more.
+    const mixed = await counted(() => Promise.all([
+      ...Array.from({ length: 10 }, () => eventStore.create(creation)),
+      opened.store.eventStore.append(`pet-${alone}`, 2, [{ type: 'PetStatusChanged', data: { id: alone, from: 'sold', to: 'available' } }], metadata, {
+        petAfter: { id: alone, name: `pet ${alone}`, categoryId: 1, status: 'available' }, remember: record(alone, `mixed ${alone}`, far),
+      }),
+    ]));
+    assert.equal(mixed, oneChange);
+    await eventStore.append(`pet-${alone}`, 3, [{ type: 'PetStatusChanged', data: { id: alone, from: 'available', to: 'sold' } }], metadata);
     for (const id of ids) assert.equal((await getPet(opened.store, id)).pet.status, 'sold');
   });
 
   it('shows a later append of a group what the earlier ones wrote', async () => {
-    const { petIds, idempotencyKeys } = opened.store;
+    const { idempotencyKeys } = opened.store;
     const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
-    const [id, other, third] = await Promise.all([petIds.next(), petIds.next(), petIds.next()]);
+    const { rows: drawn } = await sql<{ id: number }>`select nextval('pet_ids') as id from generate_series(1, 3)`.execute(opened.store.db);
+    const [id, other, third] = drawn.map((row) => row.id) as [number, number, number];
     const far = '2999-01-01T00:00:00.000Z';
     // An expired record of a key: replaced by the group's.
     await eventStore.append(`pet-${third}`, 'no_stream', [added(third)], metadata, { remember: record(third, 'expired', '2000-01-01T00:00:00.000Z') });

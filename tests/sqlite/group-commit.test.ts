@@ -12,6 +12,7 @@ import type { IdempotencyRecord, PetChange } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
 import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
@@ -63,17 +64,64 @@ describe('SQLite group commit', () => {
     assert.deepEqual(ids, Array.from({ length: 8 }, (_, index) => ids[0]! + index), 'consecutive ids');
   });
 
-  it('lets creations asked in the turns after a group gave out its ids join it: one commit', async () => {
+  it('lets creations asked in the turn after a group was asked for join it, before it takes the lock: one commit', async () => {
     await addPet(store, { name: 'warm up', categoryId: 1 });
     const before = commitsSoFar(file);
     const first = Array.from({ length: 4 }, (_, index) => addPet(store, { name: `first ${index}`, categoryId: 1 }));
-    // A turn on: the group has given out its ids, and waits for their appends.
     const late = await new Promise<Promise<{ id: number }>[]>((resolve) => setImmediate(() => {
       resolve(Array.from({ length: 4 }, (_, index) => addPet(store, { name: `late ${index}`, categoryId: 1 })));
     }));
     const pets = await Promise.all([...first, ...late]);
     assert.equal(commitsSoFar(file) - before, 1, 'one commit for both');
     assert.equal(new Set(pets.map((pet) => pet.id)).size, 8);
+  });
+
+  it('lets the creations asked over several turns while a group commits join the next group together: one commit for them', async () => {
+    await withHeldGroups('commit', async (held, holding) => {
+      const committed: number[][] = [];
+      held.commits.onCommitted(({ changes }) => committed.push((changes ?? []).map((change) => change.id).sort((a, b) => a - b)));
+      const first = Array.from({ length: 4 }, (_, index) => addPet(held, { name: `first ${index}`, categoryId: 1 }));
+      await holding.reached;
+      const late: Promise<{ id: number }>[] = [];
+      for (let turn = 0; turn < 3; turn += 1) {
+        late.push(addPet(held, { name: `late ${turn} a`, categoryId: 1 }), addPet(held, { name: `late ${turn} b`, categoryId: 1 }));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      holding.open();
+      const ids = async (pets: Promise<{ id: number }>[]) => (await Promise.all(pets)).map((pet) => pet.id).sort((a, b) => a - b);
+      const [firstIds, lateIds] = [await ids(first), await ids(late)];
+      assert.deepEqual(committed, [firstIds, lateIds], 'the held group, then one commit for every creation asked meanwhile');
+      assert.deepEqual([...firstIds, ...lateIds], Array.from({ length: 10 }, (_, index) => 1 + index), 'dense, increasing ids in the order of the groups');
+    });
+  });
+
+  it('holds the write lock for no turn of the event loop: a group draws its ids, builds and commits its creations at once', async () => {
+    const other = await openSqliteConnection(file);
+    other.exec('PRAGMA busy_timeout = 0');
+    let lockedAtATurn = 0;
+    let turns = 0;
+    try {
+      const creating = Promise.all(Array.from({ length: 40 }, (_, index) => addPet(store, { name: `unlocked ${index}`, categoryId: 1 })));
+      let done = false;
+      void creating.finally(() => (done = true));
+      // Every turn while the creations are under way, another connection asks for the write lock at once.
+      while (!done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        turns += 1;
+        try {
+          other.exec('BEGIN IMMEDIATE');
+          other.exec('ROLLBACK');
+        } catch (error) {
+          if (!/locked|busy/i.test(String(error))) throw error;
+          lockedAtATurn += 1;
+        }
+      }
+      assert.equal((await creating).length, 40);
+    } finally {
+      other.close();
+    }
+    assert.ok(turns > 0);
+    assert.equal(lockedAtATurn, 0, `the lock was held at ${lockedAtATurn} of ${turns} turns`);
   });
 
   it('commits a steady stream of creations in several groups: joining a group is bounded', async () => {

@@ -1,9 +1,9 @@
 import type { Pet } from '../../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetIds, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
-import type { AppendRows, NewEventRow } from '../append-plan.ts';
+import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../schema.ts';
 import { petFromRow } from '../schema.ts';
 import type { PetRow } from '../schema.ts';
@@ -76,19 +76,31 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       return { version: events.length, events: [...events] };
     },
     append(streamId, expected, events, metadata, appendOptions) {
-      const appended = appending.then(async () => {
-        const { appendRows, commit } = transaction();
-        const { version, position, change } = await executeAppend(appendRows, { streamId, expected, events, metadata, options: appendOptions }, clock.now());
-        commit();
-        listeners.tell({ last: position, changes: change ? [change] : [] });
-        return { version, position };
+      return appendInTurn(() => ({ streamId, expected, events, metadata, options: appendOptions }));
+    },
+    async create(build) {
+      let id = 0;
+      const result = await appendInTurn(() => {
+        // Taken whatever becomes of the append, as the SQL stores' sequences are.
+        id = ++lastId;
+        return { ...build(id), expected: 'no_stream' };
       });
-      appending = appended.catch(() => undefined);
-      return appended;
+      return { ...result, id };
     },
   };
 
-  const petIds: PetIds = { next: async () => ++lastId };
+  /** Runs the append `request` makes once the appends before it are done: one transaction at a time. */
+  function appendInTurn(request: () => AppendRequest): Promise<AppendResult> {
+    const appended = appending.then(async () => {
+      const { appendRows, commit } = transaction();
+      const { version, position, change } = await executeAppend(appendRows, request(), clock.now());
+      commit();
+      listeners.tell({ last: position, changes: change ? [change] : [] });
+      return { version, position };
+    });
+    appending = appended.catch(() => undefined);
+    return appended;
+  }
 
   const catalog: PetCatalog = {
     async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
@@ -114,7 +126,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, petIds, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
+  return { eventStore, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
 }
 
 function insertSorted(ids: number[], id: number): void {

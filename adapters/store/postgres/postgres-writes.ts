@@ -1,13 +1,12 @@
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import { IdempotencyKeyTaken, StoreUnavailable, StreamVersionConflict } from '../../../application/index.ts';
-import { petStreamId } from '../../../domain/index.ts';
 import type { Clock, PetChange } from '../../../application/index.ts';
 import type { AppendRequest } from '../append-plan.ts';
-import { GroupRows, appendAll } from '../group-rows.ts';
-import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend } from '../group-rows.ts';
+import { GroupRows, appendAll, creationsIn, withIds } from '../group-rows.ts';
+import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend, PendingWrite } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
-import type { GroupWaiting, IdWanted } from '../group-committer.ts';
+import type { GroupWaiting } from '../group-committer.ts';
 import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
@@ -16,11 +15,14 @@ import type { SqlWrites } from '../sql-pet-store.ts';
 import { APPEND_LOCK, isUnavailability, LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import { prepared } from './postgres-pool.ts';
 
-/** At most this many streams of drawn ids are remembered as new (far more than appends in flight). */
-const MOST_FRESH_STREAMS = 10_000;
-
-/** At most this many appends a group: a bound on one transaction's size and on what a failure makes run again. */
+/** At most this many appends and creations a group: a bound on one transaction's size and on what a failure makes run again. */
 export const GROUP_MOST_APPENDS = 256;
+
+/** The ids a group drew for its creations, in order, and the appends it built from its writes: what a failure is explained by. */
+interface Built {
+  ids: number[];
+  appends: PendingAppend[];
+}
 
 /**
  * A group this instance committed: its events lie in `[drawnFrom, last]`, positions drawn under the
@@ -59,8 +61,8 @@ const WRITE_CHECK_EVERY_MS = 1000;
  * Appends on PostgreSQL, committed in groups as on SQLite: the appends asked for while the previous
  * group commits share one transaction and one flush (`synchronous_commit` stays on; nobody is answered
  * before the commit). A group costs the same few round trips however many appends it holds: it takes the
- * append lock and draws its positions (and the pet ids asked for meanwhile), reads what its appends need
- * in one query, executes the append plan of each against those rows in memory (`GroupRows`), then
+ * append lock and draws its positions and one pet id for each creation (whose append it then builds from
+ * the id, synchronously), reads what its appends need in one query, executes the append plan of each against those rows in memory (`GroupRows`), then
  * writes everything in one statement.
  * Groups of all instances commit one after the other in the order of their positions, so a reader of
  * `position > n` never skips an event still in flight.
@@ -72,58 +74,31 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   let fault: StoreUnavailable | undefined;
   let lastCheck: { at: number; done: Promise<void> } | undefined;
   /**
-   * The streams of the ids this instance drew and has not appended to yet: they have no events, since
-   * the sequence never hands an id out twice (and the keys of `events` and `pets` refuse a stream that
-   * did), so their version is known without a read. Bounded: an id drawn for a creation that then fails
-   * before appending is forgotten with the oldest.
-   */
-  const freshStreams = new Set<string>();
-
-  /** Hands out ids drawn for the callers waiting, and remembers their streams as new. */
-  function giveIds(wanted: readonly IdWanted[], ids: readonly number[]): void {
-    wanted.forEach((waiting, index) => {
-      freshStreams.add(petStreamId(ids[index]!));
-      waiting.resolve(ids[index]!);
-    });
-    for (const stream of freshStreams) {
-      if (freshStreams.size <= MOST_FRESH_STREAMS) break;
-      freshStreams.delete(stream);
-    }
-  }
-
-  /** The ids asked for when no append is waiting: drawn in a query of their own. */
-  async function drawIds(wanted: readonly IdWanted[]): Promise<void> {
-    try {
-      const { rows } = await translated(postgresSqlDialect, () => db.executeQuery<{ id: number }>(CompiledQuery.raw(DRAW_IDS, [wanted.length])));
-      giveIds(wanted, rows.map((row) => row.id));
-    } catch (error) {
-      for (const waiting of wanted) waiting.reject(error);
-    }
-  }
-
-  /**
-   * Commits the appends waiting now (up to GROUP_MOST_APPENDS) as one group. When the database refuses
-   * the group's write (a unique key: a writer outside the append lock got there first), each append runs
+   * Commits the writes waiting now (up to GROUP_MOST_APPENDS) as one group. When the database refuses
+   * the group's write (a unique key: a writer outside the append lock got there first), each write runs
    * again as a group of its own, so only the one refused is answered with the failure. Never rejects.
    */
   async function commitGroup(waiting: GroupWaiting): Promise<void> {
-    const batch = waiting.takeAppends(GROUP_MOST_APPENDS);
-    const wanted = waiting.takeIds();
-    if (batch.length === 0) return drawIds(wanted);
+    const batch = waiting.takeWrites(GROUP_MOST_APPENDS);
+    if (batch.length === 0) return;
+    const built: Built = { appends: [], ids: [] };
     try {
-      answer(await committedGroup(waiting, batch, wanted));
+      answer(await committedGroup(waiting, batch, built));
     } catch (error) {
       if (batch.length === 1 || !isKeyRefusal(error)) {
-        const failure = batch.length === 1 ? await explained(error, batch[0]!.request) : postgresSqlDialect.translateError(error);
+        const failure = batch.length === 1 ? await explained(error, built.appends[0]?.request) : postgresSqlDialect.translateError(error);
         if (failure instanceof StoreUnavailable) fault = failure;
         for (const write of batch) write.reject(failure);
         return;
       }
+      // A creation keeps the id drawn for it: the sequence gave it to this group.
+      let creation = 0;
       for (const write of batch) {
+        const alone: Built = { appends: [], ids: 'build' in write ? built.ids.slice(creation, (creation += 1)) : [] };
         try {
-          answer(await committedGroup(waiting, [write]));
-        } catch (alone) {
-          write.reject(await explained(alone, write.request));
+          answer(await committedGroup(waiting, [write], alone));
+        } catch (error) {
+          write.reject(await explained(error, alone.appends[0]?.request));
         }
       }
     }
@@ -136,28 +111,37 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
   }
 
   /**
-   * One group in one transaction: the lock and its positions, the reads, the plan in memory, one write.
-   * Rolled back instead of committed when one of its writes was refused meanwhile for waiting too long.
+   * One group in one transaction: the lock, its positions and the creations' ids (unless `built` holds
+   * them from a group that ran before); the creations' appends built from their ids (into `built`), the
+   * reads, the plan in memory, one write. Rolled back instead of committed when one of its writes was
+   * refused meanwhile for waiting too long.
    */
-  function committedGroup(
-    waiting: GroupWaiting, batch: readonly PendingAppend[], wanted: readonly IdWanted[] = [],
-  ): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
+  function committedGroup(waiting: GroupWaiting, batch: readonly PendingWrite[], built: Built): Promise<{ outcome: GroupOutcome; drawnFrom: number }> {
     const now = clock.now();
-    let idsToGive = wanted;
     return translated(postgresSqlDialect, () => db.transaction().execute(async (trx) => {
-      const events = batch.reduce((count, write) => count + write.request.events.length, 0);
-      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_THEN_DRAW_POSITIONS_AND_IDS, [events, idsToGive.length]));
-      // A sequence is outside the transaction: the ids are handed out at once, whatever becomes of the group.
-      giveIds(idsToGive, drawn.flatMap((row) => (row.id === null ? [] : [row.id])));
-      idsToGive = [];
+      const creations = creationsIn(batch);
+      // A creation appends one event (a build asking for more has its positions drawn after).
+      let events = creations;
+      for (const write of batch) if ('request' in write) events += write.request.events.length;
+      const idsWanted = built.ids.length === creations ? 0 : creations;
+      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_THEN_DRAW_POSITIONS_AND_IDS, [events, idsWanted]));
       const positions = drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b);
+      if (idsWanted > 0) built.ids = drawn.flatMap((row) => (row.id === null ? [] : [row.id])).sort((a, b) => a - b);
+      const fresh = new Set<string>();
+      built.appends = withIds(batch, (index) => built.ids[index]!, fresh);
+      let wanted = 0;
+      for (const write of built.appends) wanted += write.request.events.length;
+      if (wanted > positions.length) {
+        const { rows: more } = await trx.executeQuery<{ position: number }>(CompiledQuery.raw(DRAW_POSITIONS, [wanted - positions.length]));
+        positions.push(...more.map((row) => row.position).sort((a, b) => a - b));
+      }
       const group = new GroupRows((index) => positions[index]!);
-      const needed = group.toRead(batch, freshStreams);
+      const needed = group.toRead(built.appends, fresh);
       if (needed) {
         const parameters = [needed.streams, needed.petIds, needed.scopes, needed.keys, now.toISOString()];
         group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, parameters))).rows[0]!);
       }
-      const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, batch, now);
+      const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, built.appends, now);
       // The notification is delivered when (and only if) the group commits.
       if (outcome.last > 0) {
         const writes = group.writes();
@@ -166,14 +150,13 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       }
       if (waiting.overdue()) throw waitedTooLong();
       return { outcome, drawnFrom: positions[0] ?? 0 };
-    })).catch((error: unknown) => {
-      for (const waiting of idsToGive) waiting.reject(error);
-      throw error;
-    });
+    }));
   }
 
   /** A unique key refused the append alone: another writer appended between the group's read and its write. */
-  async function explained(failure: unknown, { streamId, expected, options }: AppendRequest): Promise<unknown> {
+  async function explained(failure: unknown, request: AppendRequest | undefined): Promise<unknown> {
+    if (request === undefined) return postgresSqlDialect.translateError(failure);
+    const { streamId, expected, options } = request;
     if (failure instanceof RecordKeptElsewhere && options.remember) return new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
     if (!isKeyRefusal(failure)) return postgresSqlDialect.translateError(failure);
     try {
@@ -199,7 +182,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
 
   return {
     append: committer.append,
-    petIds: committer.petIds,
+    create: committer.create,
     drain: committer.drain,
     async checkWrites() {
       const stalled = committer.stalled();
@@ -228,7 +211,8 @@ function isKeyRefusal(error: unknown): boolean {
 }
 
 const TAKE_APPEND_LOCK = `select pg_advisory_xact_lock(${APPEND_LOCK})`;
-const DRAW_IDS = prepared("select nextval('pet_ids') as id from generate_series(1, $1::integer)");
+/** More positions, under the append lock the group holds. */
+const DRAW_POSITIONS = prepared("select nextval('events_position_seq') as position from generate_series(1, $1::integer)");
 const STREAM_VERSION = prepared(POSTGRES_STREAM_VERSION);
 
 /**
@@ -236,8 +220,8 @@ const STREAM_VERSION = prepared(POSTGRES_STREAM_VERSION);
  * once every smaller one is committed or rolled back. The lock is a one-time filter, evaluated before
  * the first position is drawn. `events_position_seq` is the sequence of the identity `events.position`
  * (named when migration 0001 created it); by name, it is looked up once, not for each position.
- * Positions of appends the plan refuses stay unused. Then the pet ids asked for while the previous
- * group committed: as on SQLite, a new pet's id comes with the next group, for no statement of its own.
+ * Positions of appends the plan refuses stay unused. Then one pet id for each creation of the group: as
+ * on SQLite, a new pet's id is drawn by the group that appends it, for no statement of its own.
  */
 const LOCK_THEN_DRAW_POSITIONS_AND_IDS = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
   select nextval('events_position_seq') as position, null::bigint as id from generate_series(1, $1::integer) where exists (select from locked)

@@ -1,11 +1,11 @@
 import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import type { Clock, EventStore, PetIds } from '../../../application/index.ts';
+import type { Clock, EventStore } from '../../../application/index.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
-import { appendAll, GroupRows } from '../group-rows.ts';
-import type { GroupReads, GroupReadsWanted, GroupWrites, PendingAppend } from '../group-rows.ts';
+import { appendAll, creationsIn, GroupRows, withIds } from '../group-rows.ts';
+import type { GroupReads, GroupReadsWanted, GroupWrites, PendingAppend, PendingWrite } from '../group-rows.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, rowValues, sqliteInsert } from '../schema.ts';
 import type { PetRow, PetStoreDatabase, TableDeclaration } from '../schema.ts';
 import { LOG_END, SQLITE_STREAM_VERSIONS } from '../sql-event-log.ts';
@@ -14,10 +14,10 @@ import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts'
 import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
 import { lockWaitedTooLong, sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 
-/** SQLite's writes: appends committed in groups, and new pet ids drawn in the group that appends them. */
+/** SQLite's writes: appends and creations committed in groups, a new pet's id drawn in the group that appends it. */
 export interface SqliteWrites {
   readonly append: EventStore['append'];
-  readonly petIds: PetIds;
+  readonly create: EventStore['create'];
   /**
    * Whether writes can commit now: the fault that stops them, or undefined. Known from the last group
    * that committed or failed; proven by writing one row (in a group of its own or with others) at most
@@ -56,14 +56,15 @@ interface WaitingCheck {
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
 /** How long after the last failed group a successful write check may call the store writable. */
 const FAULT_QUIET_MS = 3_000;
+/**
+ * Turns a group waits, before it takes the write lock, while creations keep arriving. Under load this is
+ * what fills a group: 64 clients made groups of about 15 to 34 creations without it, 51 with two
+ * (`npm run bench:quick -- --only create`).
+ */
+const FILL_TURNS = 2;
+
 /** At most this often is the file opened again while writes find it unwritable. */
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
-
-/**
- * Turns after its first in which a group still gives ids to creations asked meanwhile. Under load this
- * is what fills a group: measured with 64 clients, groups of about 28 creations without it, 62 with two.
- */
-const TURNS_IDS_MAY_JOIN = 2;
 
 /**
  * SQLite's side of group commit (the queue and its schedule are `createGroupCommitter`'s): the writes
@@ -75,11 +76,12 @@ const TURNS_IDS_MAY_JOIN = 2;
  * that waited `lockWaitMs` fails as busy, with everything asked meanwhile. Whatever waits before it on
  * the writer (groups, writes beside the log), a write is answered within `lockWaitMs` of its arrival.
  *
- * A new pet's id is drawn in the transaction of the group that appends it: the group draws the ids
- * asked for under the write lock, hands them out, and waits a turn of the event loop for their appends
- * (the use case decides and appends as soon as it has its id); ids asked meanwhile are drawn and join
- * for `TURNS_IDS_MAY_JOIN` more turns before it commits. Processes sharing the file never hand out one
- * id twice, and a creation costs one commit.
+ * A new pet's id is drawn in the transaction of the group that appends it: under the write lock the
+ * group draws one id for each creation it took (one read and one write of the sequence) and builds
+ * their appends from them, synchronously, so the lock is never held while application code is awaited.
+ * Processes sharing the file never hand out one id twice, a rolled-back group gives its ids back, and a
+ * creation costs one commit. Writes arriving in the turns after a group was asked for join it, for up to
+ * `FILL_TURNS` turns, before it takes the lock.
  */
 export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: SqliteWritesOptions): SqliteWrites {
   const { observeWrite, lockWaitMs } = options;
@@ -110,11 +112,9 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
 
   /** One group, from taking the write lock to answering its writes. Never rejects. */
   async function runGroup(waiting: GroupWaiting): Promise<void> {
-    const waitingIds = waiting.takeIds();
     const waitingChecks = checks;
     checks = [];
-    let taken: PendingAppend[] = [];
-    let idsGiven = false;
+    let taken: PendingWrite[] = [];
     if (reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
       lastReopen = Date.now();
       reopenWanted = false;
@@ -123,35 +123,24 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     let reply: GroupCommitted;
     try {
       await beginWhenFree();
-      let asked = waitingIds;
-      for (let turn = 0; asked.length > 0; turn += 1) {
-        const first = writer.drawIds(asked.length);
-        asked.forEach((id, index) => id.resolve(first + index));
-        idsGiven = true;
-        // Their appends join this group: the use case appends as soon as it has its id.
-        await new Promise((resolve) => setImmediate(resolve));
-        // Ids asked meanwhile join too, for a few turns, rather than wait a whole fsync for the next group.
-        asked = turn < TURNS_IDS_MAY_JOIN ? waiting.takeIds() : [];
-        waitingIds.push(...asked);
-      }
-      taken = waiting.takeAppends();
-      reply = await writer.commit({ appends: taken, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
+      taken = waiting.takeWrites();
+      const creations = creationsIn(taken);
+      const first = creations === 0 ? 0 : writer.drawIds(creations);
+      reply = await writer.commit({ appends: withIds(taken, (index) => first + index), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
       noteFailure(failure);
-      // Ids this group gave out were rolled back with it, and will be drawn again: their appends fail with it, wherever they wait.
-      if (idsGiven && taken.length === 0) taken = waiting.takeAppends();
-      const failed = [...waitingIds, ...taken, ...waitingChecks];
+      // The ids the group drew were rolled back with it: nobody was given one.
+      const failed = [...taken, ...waitingChecks];
       if (sqliteFault(error) === 'busy') {
         // The lock stayed taken for the whole wait: what was asked meanwhile would wait as long again.
-        failed.push(...waiting.takeIds(), ...waiting.takeAppends(), ...checks);
+        failed.push(...waiting.takeWrites(), ...checks);
         checks = [];
       }
-      // Ids already handed out stay with their callers (whose appends are in `taken`); rejecting them is a no-op.
       for (const waiting of failed) waiting.reject(failure);
       return;
     }
-    if (taken.length > 0 || waitingIds.length > 0) fault = undefined;
+    if (taken.length > 0) fault = undefined;
     if (observeWrite) {
       const group = { size: taken.length, began: reply.began, committed: reply.committed };
       for (const write of taken) write.observed?.(group);
@@ -162,12 +151,12 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
   }
 
   const committer = createGroupCommitter({
-    commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong },
+    commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong }, fillTurns: FILL_TURNS,
   });
 
   return {
     append: committer.append,
-    petIds: committer.petIds,
+    create: committer.create,
     checkWrites() {
       const stalled = committer.stalled();
       if (stalled) return Promise.resolve(stalled);

@@ -5,7 +5,6 @@ import { IdempotencyKeyTaken } from '../../../application/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';
 import type { TemporaryPostgresStore } from '../../support/temporary-store.ts';
-import { appendAsUseCase } from '../../support/append-as-use-case.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
 const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
@@ -31,15 +30,18 @@ describe('a group whose write meets a row it did not read', () => {
   });
 
   it('answers the append whose idempotency key was taken meanwhile alone, and commits the others', async () => {
-    const { petIds, idempotencyKeys } = opened.store;
-    const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
-    const [kept, refused] = await Promise.all([petIds.next(), petIds.next()]);
+    const { idempotencyKeys } = opened.store;
+    const { eventStore } = opened.store;
+    const creation = (key: string) => (id: number) => ({
+      streamId: `pet-${id}`, events: [added(id)], metadata, options: { petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'available' as const }, remember: record(id, key) },
+    });
     // Not yet visible to the group's read; its write waits for this row, then finds it live.
     await outsider.query('begin');
     await outsider.query("insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values ('k', 'taken', 'outside', '{}', '2999-01-01T00:00:00.000Z')");
+    const refusedIds: number[] = [];
     const outcomes = Promise.allSettled([
-      eventStore.append(`pet-${kept}`, 'no_stream', [added(kept)], metadata, { remember: record(kept, 'free') }),
-      eventStore.append(`pet-${refused}`, 'no_stream', [added(refused)], metadata, { remember: record(refused, 'taken') }),
+      eventStore.create(creation('free')),
+      eventStore.create((id) => (refusedIds.push(id), creation('taken')(id))),
     ]);
     for (const deadline = Date.now() + 10_000; ;) {
       const { rows } = await observer.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
@@ -50,6 +52,9 @@ describe('a group whose write meets a row it did not read', () => {
     await outsider.query('commit');
     const [first, second] = await outcomes;
     assert.equal(first!.status, 'fulfilled');
+    const kept = (first as PromiseFulfilledResult<{ id: number }>).value.id;
+    const refused = refusedIds[0]!;
+    assert.deepEqual(refusedIds, [refused, refused], 'built in the group, then alone under the same id');
     assert.ok(second!.status === 'rejected' && second!.reason instanceof IdempotencyKeyTaken, String((second as PromiseRejectedResult).reason));
     assert.equal((await eventStore.readStream(`pet-${kept}`)).version, 1);
     assert.equal((await eventStore.readStream(`pet-${refused}`)).version, 0);
