@@ -1,12 +1,14 @@
 import type { HistoryFile } from './history-file.ts';
 import { ackLeases, claimEvents, createGroup, readGroup } from './petstore-requests.ts';
 import type { GroupSettings, Outcome, Target } from './petstore-requests.ts';
+import { pause, pick, record } from './workload.ts';
 
 /** The run's one group: leases short enough that kills and pauses let some expire; parking left to a poison event, which the workload has none of. */
 export const HISTORY_GROUP: GroupSettings = { group: 'history', ackTimeoutMs: 2000, maxDeliveries: 100, start: 'beginning' };
 const CLAIM_MAX = 20;
-/** How often a consumer dies after a claim: its leases are left to expire and their events handed out again. */
+/** How often a consumer dies after a claim (its leases left to expire, their events handed out again) and how often it stalls (acks once they expired: stale). */
 const DEATH_RATE = 0.1;
+const STALL_RATE = 0.05;
 /** A bound on the drain at the end, so that a group that never settles ends the run instead of hanging it. */
 const DRAIN_BOUND_MS = 60_000;
 
@@ -14,16 +16,6 @@ interface GroupOptions {
   readonly history: HistoryFile;
   readonly targets: readonly Target[];
   readonly random: () => number;
-}
-
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function record(history: HistoryFile, process: string, f: string, invoke: Record<string, unknown>, run: () => Promise<Outcome>): Promise<Outcome> {
-  const invocation = history.invoke(process, f, invoke);
-  const outcome = await run();
-  invocation.complete(outcome.type, outcome.value);
-  return outcome;
 }
 
 const leasesOf = (outcome: Outcome): string[] =>
@@ -40,8 +32,9 @@ export async function createHistoryGroup(options: GroupOptions, attempts = 20): 
 }
 
 /**
- * A consumer of the group: claims up to 20 events, acks them all, and now and then dies instead (leaves
- * the leases to expire) or reads the group's state. Resolves once it has seen `stopped()`.
+ * A consumer of the group: claims up to 20 events and acks them all; now and then it dies instead
+ * (leaves the leases to expire), stalls past the leases' expiry before it acks, or reads the group's
+ * state. Resolves once it has seen `stopped()`.
  */
 export async function groupConsumer(options: GroupOptions & { readonly stopped: () => boolean }, process: string): Promise<void> {
   const { history, random } = options;
@@ -58,7 +51,9 @@ export async function groupConsumer(options: GroupOptions & { readonly stopped: 
       await pause(claimed.type === 'ok' ? 20 + random() * 30 : 50 + random() * 100);
       continue;
     }
-    if (random() < DEATH_RATE) continue;
+    const fate = random();
+    if (fate < DEATH_RATE) continue;
+    if (fate < DEATH_RATE + STALL_RATE) await pause(HISTORY_GROUP.ackTimeoutMs + 500);
     await record(history, process, 'ack', { group, leases }, () => ackLeases(target(), { group, leases }));
   }
 }
