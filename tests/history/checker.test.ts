@@ -7,7 +7,7 @@ import { checkHistory } from '../../tools/check-history/check.ts';
 import { NotAHistory } from '../../tools/check-history/history.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';
-import { added, changed, cleanLog, cleanSteps, historyText } from './hand-made-history.ts';
+import { ackStep, added, changed, claimed, claimStep, cleanGroupSteps, cleanLog, cleanSteps, groupReadStep, historyText } from './hand-made-history.ts';
 import type { Served, Step } from './hand-made-history.ts';
 
 const CLI = fileURLToPath(new URL('../../tools/check-history/check-history.ts', import.meta.url));
@@ -39,6 +39,16 @@ function assertOnly(steps: readonly Step[], name: string, namedOp?: number) {
 }
 
 const feedSecond = 14;
+
+/** The clean history with the clean group's steps, some replaced (by their place among those) and some inserted before one. */
+function withGroup(replaced: Record<number, Partial<Step>> = {}, inserted: { before: number; steps: readonly Step[] } = { before: Infinity, steps: [] }): Step[] {
+  const group = cleanGroupSteps().map((step, at) => ({ ...step, ...replaced[at] }));
+  const at = Math.min(inserted.before, group.length);
+  return planted({}, [...group.slice(0, at), ...inserted.steps, ...group.slice(at)]);
+}
+/** The index that names the group step at `at` (among the group's steps) in a finding. */
+const groupCompletion = (at: number) => completionOf(15 + at);
+
 const lastEvents = (events: readonly Served[]): Partial<Step> => ({ value: { events } });
 
 describe('the history checker on hand-made histories', () => {
@@ -151,6 +161,54 @@ describe('the history checker on hand-made histories', () => {
 
   it('names read-invalid: a read answered with a pet unlike the log\'s', () => {
     assertOnly(planted({ 5: { value: { pet: { ...Rex, name: 'Max', status: 'pending' }, version: 2 } } }), 'read-invalid', completionOf(5));
+  });
+
+  it('passes a clean history with a consumer group: per-pet order, a dead consumer\'s events handed out again after its leases expired, its late ack stale, a drain to the head', () => {
+    assert.deepEqual(checkHistory(historyText(withGroup())), { valid: true, ops: 28, anomalies: {} });
+  });
+
+  it('names group-skip: an event at or below the final checkpoint that no one acked and that is not parked', () => {
+    const [finding] = assertOnly(withGroup({ 9: { f: 'group', invoke: { group: 'g' }, value: { checkpoint: 4, head: 6, inFlight: 1 } } }), 'group-skip', groupCompletion(11));
+    assert.deepEqual(finding!.positions, [5]);
+    assert.deepEqual(anomalies(withGroup({ 9: { f: 'group', invoke: { group: 'g' }, value: { checkpoint: 4, head: 6, inFlight: 1 } }, 11: { value: { checkpoint: 6, head: 6, inFlight: 0, parked: [5] } } })), {});
+  });
+
+  it('does not count an ack without an answer as a skip: it may have settled the event', () => {
+    assert.deepEqual(anomalies(withGroup({ 9: { outcome: 'info', value: { error: 'timeout' } } })), {});
+  });
+
+  it('names group-double-ack: one position acked by two acks, each answered acked, not stale', () => {
+    const found = assertOnly(withGroup({ 6: ackStep('c1', ['L3', 'L4']) }), 'group-double-ack');
+    assert.deepEqual(found.map((finding) => finding.positions), [[3], [4]]);
+    assert.deepEqual(found[0]!.ops, [groupCompletion(6), groupCompletion(7)]);
+  });
+
+  it('names group-order: a pet\'s event handed out in the claim that holds its earlier one, or while that one is under a live lease', () => {
+    const log = cleanLog();
+    const [sameClaim] = assertOnly(withGroup({ 4: { value: claimed(log, [3, 'L3'], [4, 'L4'], [5, 'L5x']) } }), 'group-order');
+    assert.deepEqual(sameClaim!.ops, [groupCompletion(4)]);
+    assert.deepEqual(sameClaim!.positions, [3, 5]);
+    const [live] = assertOnly(withGroup({}, { before: 5, steps: [claimStep('c2', claimed(log, [5, 'L5x']))] }), 'group-order');
+    assert.deepEqual(live!.ops, [groupCompletion(4), groupCompletion(5)]);
+    assert.deepEqual(live!.positions, [3, 5]);
+  });
+
+  it('does not name group-order when the earlier event\'s lease may have expired by then', () => {
+    const log = cleanLog();
+    assert.deepEqual(anomalies(withGroup({}, { before: 5, steps: [claimStep('c2', claimed(log, [5, 'L5x']), 1500)] })), {});
+  });
+
+  it('names group-mismatch: a claimed event unlike the log\'s at its position', () => {
+    const other = claimed([added(5, 1, 'Rex', 1, 'sold')], [5, 'L5']);
+    const [finding] = assertOnly(withGroup({ 8: { value: other } }), 'group-mismatch', groupCompletion(8));
+    assert.deepEqual(finding!.positions, [5]);
+  });
+
+  it('names group-checkpoint: a drained group whose checkpoint is below the head, and a checkpoint past events acked only after it was read', () => {
+    assertOnly(withGroup({ 11: groupReadStep('drain', { checkpoint: 5, head: 6, inFlight: 0, parked: [] }, true) }), 'group-checkpoint', groupCompletion(11));
+    const [early] = assertOnly(withGroup({ 3: { value: { checkpoint: 4, head: 6, inFlight: 2 } } }), 'group-checkpoint');
+    assert.deepEqual(early!.ops, [groupCompletion(3), groupCompletion(7)]);
+    assert.deepEqual(early!.positions, [3, 4]);
   });
 
   it('refuses what is not a history: not JSON, a completion never invoked, two operations outstanding in one process, no final log', () => {

@@ -25,6 +25,8 @@ export interface Step {
   /** The completion; none: the run ended with it outstanding. */
   readonly outcome?: 'ok' | 'fail' | 'info';
   readonly value?: Record<string, unknown>;
+  /** How long the clock runs before its invoke (a lease left to expire). */
+  readonly pauseMs?: number;
 }
 
 /** The history's JSON lines: each step's invoke then its completion, one millisecond apart. */
@@ -32,6 +34,7 @@ export function historyText(steps: readonly Step[]): string {
   const lines: string[] = [];
   let time = 0;
   for (const step of steps) {
+    time += step.pauseMs ?? 0;
     lines.push(JSON.stringify({ index: lines.length, process: step.process, type: 'invoke', f: step.f, time: time++, value: step.invoke }));
     if (step.outcome) lines.push(JSON.stringify({ index: lines.length, process: step.process, type: step.outcome, f: step.f, time: time++, value: step.value ?? {} }));
   }
@@ -76,5 +79,45 @@ export function cleanSteps(log: readonly Served[] = cleanLog()): Step[] {
     { process: 'feed-1', f: 'feed', invoke: { after: 0 }, outcome: 'ok', value: { events: log.filter((e) => Number(e.id) <= 3) } },
     { process: 'feed-1', f: 'feed', invoke: { after: 3 }, outcome: 'ok', value: { events: log.filter((e) => Number(e.id) > 3) } },
     { process: 'log', f: 'log', invoke: {}, outcome: 'ok', value: { events: log } },
+  ];
+}
+
+const GROUP = 'g';
+/** The hand-made group's leases expire 1 s after they are handed out. */
+export const GROUP_ACK_TIMEOUT_MS = 1000;
+
+/** One claim's answer: each [position, lease, deliveries] with the log's event there. */
+export function claimed(log: readonly Served[], ...entries: readonly (readonly [number, string, number?])[]): Record<string, unknown> {
+  return { claims: entries.map(([position, lease, deliveries]) => ({ lease, position, deliveries: deliveries ?? 1, event: log.find((event) => Number(event.id) === position)! })) };
+}
+
+export const claimStep = (consumer: string, value: Record<string, unknown>, pauseMs?: number): Step =>
+  ({ process: consumer, f: 'claim', invoke: { group: GROUP, consumer, max: 20 }, outcome: 'ok', value, ...(pauseMs ? { pauseMs } : {}) });
+
+export const ackStep = (consumer: string, leases: readonly string[], stale: readonly string[] = []): Step =>
+  ({ process: consumer, f: 'ack', invoke: { group: GROUP, leases }, outcome: 'ok', value: { acked: leases.length - stale.length, stale } });
+
+export const groupReadStep = (process: string, state: Record<string, unknown>, drained?: boolean): Step =>
+  ({ process, f: 'group', invoke: { group: GROUP, ...(drained === undefined ? {} : { drained }) }, outcome: 'ok', value: state });
+
+/**
+ * A clean run of a consumer group over the clean log: per-pet order (pet 1's positions 3 and 5 one
+ * after the other), a consumer that dies with two leases, their events handed out again once the leases
+ * expired and its late ack answered stale, a state read, and a drain that ends at the head.
+ */
+export function cleanGroupSteps(log: readonly Served[] = cleanLog()): Step[] {
+  return [
+    { process: 'setup', f: 'group-create', invoke: { group: GROUP, ackTimeoutMs: GROUP_ACK_TIMEOUT_MS, maxDeliveries: 100, start: 'beginning' }, outcome: 'ok', value: { checkpoint: 0, head: 6 } },
+    claimStep('c0', claimed(log, [1, 'L1'], [2, 'L2'], [6, 'L6'])),
+    ackStep('c0', ['L1', 'L2', 'L6']),
+    groupReadStep('c0', { checkpoint: 2, head: 6, inFlight: 0 }),
+    claimStep('c1', claimed(log, [3, 'L3'], [4, 'L4'])),
+    claimStep('c0', claimed(log, [3, 'L3b', 2], [4, 'L4b', 2]), 1500),
+    ackStep('c1', ['L3', 'L4'], ['L3', 'L4']),
+    ackStep('c0', ['L3b', 'L4b']),
+    claimStep('c0', claimed(log, [5, 'L5'])),
+    ackStep('c0', ['L5']),
+    claimStep('drain', { claims: [] }),
+    groupReadStep('drain', { checkpoint: 6, head: 6, inFlight: 0, parked: [] }, true),
   ];
 }

@@ -124,3 +124,59 @@ export async function feedPage(target: Target, after: number, limit: number): Pr
   if (answer.status !== 200) return refused(answer);
   return { type: 'ok', value: { events: answer.body } };
 }
+
+const postJson = (target: Target, path: string, body: unknown, method = 'POST') =>
+  send(target, path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+export interface GroupSettings {
+  readonly group: string;
+  readonly ackTimeoutMs: number;
+  readonly maxDeliveries: number;
+  readonly start: 'beginning' | 'end' | number;
+}
+
+/** Creates a consumer group (or finds it with the same settings): its state. */
+export async function createGroup(target: Target, settings: GroupSettings): Promise<Outcome> {
+  const { group, ...body } = settings;
+  const answer = await postJson(target, `/consumer-groups/${group}`, body, 'PUT');
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 201 && answer.status !== 200) return refused(answer);
+  const { checkpoint, head } = answer.body as { checkpoint: number; head: number };
+  return { type: 'ok', value: { checkpoint, head } };
+}
+
+export async function claimEvents(target: Target, claim: { group: string; consumer: string; max: number }): Promise<Outcome> {
+  const answer = await postJson(target, `/consumer-groups/${claim.group}/claims`, { consumer: claim.consumer, max: claim.max });
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 200) return refused(answer);
+  const claims = (answer.body as { claims: Record<string, unknown>[] }).claims;
+  return { type: 'ok', value: { claims: claims.map(({ lease, position, deliveries, event }) => ({ lease, position, deliveries, event })) } };
+}
+
+export async function ackLeases(target: Target, ack: { group: string; leases: readonly string[] }): Promise<Outcome> {
+  const answer = await postJson(target, `/consumer-groups/${ack.group}/acks`, { leases: ack.leases });
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 200) return refused(answer);
+  const { acked, stale } = answer.body as { acked: number; stale: string[] };
+  return { type: 'ok', value: { acked, stale } };
+}
+
+/** A group's state, with every parked position when `parked` (read page by page, a bounded number of pages). */
+export async function readGroup(target: Target, group: string, parked: boolean): Promise<Outcome> {
+  const answer = await send(target, `/consumer-groups/${group}`, {});
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 200) return refused(answer);
+  const { checkpoint, head, inFlight } = answer.body as { checkpoint: number; head: number; inFlight: number };
+  if (!parked) return { type: 'ok', value: { checkpoint, head, inFlight } };
+  const positions: number[] = [];
+  for (let pages = 0, after = 0; pages < 50; pages++) {
+    const page = await send(target, `/consumer-groups/${group}/parked?limit=100&after=${after}`, {});
+    if (isOutcome(page)) return page;
+    if (page.status !== 200) return refused(page);
+    const entries = page.body as { position: number }[];
+    positions.push(...entries.map((entry) => entry.position));
+    if (entries.length < 100) return { type: 'ok', value: { checkpoint, head, inFlight, parked: positions } };
+    after = entries.at(-1)!.position;
+  }
+  return { type: 'info', value: { error: 'more than 5000 parked events' } };
+}

@@ -5,6 +5,7 @@ import { checkHistory } from '../../tools/check-history/check.ts';
 import { NotAHistory } from '../../tools/check-history/history.ts';
 import type { Deployment } from './deployments.ts';
 import { HISTORY_KEY } from './deployments.ts';
+import { createHistoryGroup, drainGroup, groupConsumer } from './group-consumers.ts';
 import { openHistoryFile } from './history-file.ts';
 import { scheduleNemeses } from './nemeses.ts';
 import type { Target } from './petstore-requests.ts';
@@ -32,13 +33,16 @@ export interface RecordOptions {
   readonly streamBases?: readonly string[];
   readonly withNemeses?: boolean;
   readonly clients?: number;
+  /** Consumers of the run's consumer group (3 by default). */
+  readonly groupConsumers?: number;
 }
 
 export const targetOf = (base: string): Target => ({ base, key: HISTORY_KEY, timeoutMs: CLIENT_TIMEOUT_MS });
 
 /**
- * Records a history of the workload on a deployment for `seconds`, with the nemeses on the schedule
- * it prints, reads the whole log at the end, and checks the file.
+ * Records a history of the workload and the consumer group's consumers on a deployment for `seconds`,
+ * with the nemeses on the schedule it prints; drains the group and reads the whole log at the end, and
+ * checks the file.
  */
 export async function recordAndCheck(deployment: Deployment, options: RecordOptions): Promise<HistoryLine> {
   const { random, say, seconds } = options;
@@ -49,12 +53,14 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
   say(`${deployment.backend}: ${deployment.instances.length} instance(s), ${seconds} s, nemeses at ${schedule.map(({ at, nemesis }) => `${at.toFixed(1)} s ${nemesis.name}`).join(', ') || 'none'}`);
   const targets = deployment.instances.map((instance) => targetOf(instance.base));
   let stopped = false;
+  await createHistoryGroup({ history, targets, random });
   const began = Date.now();
   const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, began + ms - Date.now())));
   const workload = runWorkload({
     history, targets, pageTargets: targets, streamTargets: (options.streamBases ?? deployment.instances.map((instance) => instance.base)).map(targetOf),
     clients: options.clients ?? 20, pageConsumers: 2, streamConsumers: 2, random, stopped: () => stopped,
   });
+  const groupConsumers = Array.from({ length: options.groupConsumers ?? 3 }, (_, at) => groupConsumer({ history, targets, random, stopped: () => stopped }, `group-${at}`));
   const applied: string[] = [];
   try {
     for (const { at, nemesis } of schedule) {
@@ -66,8 +72,9 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
     await until(seconds * 1000);
   } finally {
     stopped = true;
-    await workload;
+    await Promise.all([workload, ...groupConsumers]);
   }
+  await drainGroup({ history, targets, random });
   await readWholeLog(history, targets[0]!);
   history.close();
   const shown = relative(ROOT, file);

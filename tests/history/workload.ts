@@ -43,10 +43,11 @@ export async function runWorkload(options: WorkloadOptions): Promise<void> {
   await Promise.all(loops);
 }
 
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function record(history: HistoryFile, process: string, f: string, invoke: Record<string, unknown>, run: () => Promise<Outcome>): Promise<Outcome> {
+/** Records one operation: its invoke, the request, its completion. */
+export async function record(history: HistoryFile, process: string, f: string, invoke: Record<string, unknown>, run: () => Promise<Outcome>): Promise<Outcome> {
   const invocation = history.invoke(process, f, invoke);
   const outcome = await run();
   invocation.complete(outcome.type, outcome.value);

@@ -128,3 +128,88 @@ export function feedOp(op: Operation): FeedOp {
   const received = completion && completion.type !== 'fail' ? maybe(completion, 'events', isArray) : undefined;
   return { ...viewed(op), after: need(op.invoke, 'after', isInteger), events: received ?? [] };
 }
+
+const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+const isIntegerArray = (value: unknown): value is number[] => Array.isArray(value) && value.every(isInteger);
+const isStart = (value: unknown): value is 'beginning' | 'end' | number => value === 'beginning' || value === 'end' || isInteger(value);
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+
+export interface GroupCreateOp extends Viewed {
+  readonly group: string;
+  readonly ackTimeoutMs: number;
+  readonly start: 'beginning' | 'end' | number;
+  /** The CloudEvents types it takes; undefined: all. */
+  readonly types: readonly string[] | undefined;
+  readonly ok?: { readonly checkpoint: number; readonly head: number };
+}
+
+export function groupCreateOp(op: Operation): GroupCreateOp {
+  const { invoke } = op;
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    group: need(invoke, 'group', isString),
+    ackTimeoutMs: need(invoke, 'ackTimeoutMs', isInteger),
+    start: need(invoke, 'start', isStart),
+    types: maybe(invoke, 'types', isStringArray),
+    ...(ok ? { ok: { checkpoint: need(ok, 'checkpoint', isInteger), head: need(ok, 'head', isInteger) } } : {}),
+  };
+}
+
+export interface Claim {
+  readonly lease: string;
+  readonly position: number;
+  readonly deliveries: number;
+  readonly event: Readonly<Record<string, unknown>>;
+}
+const isClaims = (value: unknown): value is Claim[] => Array.isArray(value) && value.every((claim) =>
+  typeof claim === 'object' && claim !== null && isString(claim.lease) && isInteger(claim.position) && isInteger(claim.deliveries) && typeof claim.event === 'object' && claim.event !== null);
+
+export interface ClaimOp extends Viewed {
+  readonly group: string;
+  readonly consumer: string;
+  readonly ok?: { readonly claims: readonly Claim[] };
+}
+
+export function claimOp(op: Operation): ClaimOp {
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    group: need(op.invoke, 'group', isString),
+    consumer: need(op.invoke, 'consumer', isString),
+    ...(ok ? { ok: { claims: need(ok, 'claims', isClaims) } } : {}),
+  };
+}
+
+export interface AckOp extends Viewed {
+  readonly group: string;
+  readonly leases: readonly string[];
+  readonly ok?: { readonly acked: number; readonly stale: readonly string[] };
+}
+
+export function ackOp(op: Operation): AckOp {
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    group: need(op.invoke, 'group', isString),
+    leases: need(op.invoke, 'leases', isStringArray),
+    ...(ok ? { ok: { acked: need(ok, 'acked', isInteger), stale: need(ok, 'stale', isStringArray) } } : {}),
+  };
+}
+
+export interface GroupReadOp extends Viewed {
+  readonly group: string;
+  /** The recorder's drain saw a claim hand out nothing while no lease it knew of could be live. */
+  readonly drained: boolean;
+  readonly ok?: { readonly checkpoint: number; readonly head: number; readonly parked: readonly number[] | undefined };
+}
+
+export function groupReadOp(op: Operation): GroupReadOp {
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    group: need(op.invoke, 'group', isString),
+    drained: maybe(op.invoke, 'drained', isBoolean) ?? false,
+    ...(ok ? { ok: { checkpoint: need(ok, 'checkpoint', isInteger), head: need(ok, 'head', isInteger), parked: maybe(ok, 'parked', isIntegerArray) } } : {}),
+  };
+}
