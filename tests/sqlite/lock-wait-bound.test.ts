@@ -2,33 +2,23 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable } from '../../application/index.ts';
 import { checkReadiness } from '../../adapters/store/store-health.ts';
-import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
-import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { temporaryDirectory } from '../support/temporary-store.ts';
-import type { TemporaryDirectory } from '../support/temporary-store.ts';
+import { openSqliteStoreBesideLockHolder } from '../support/temporary-store.ts';
 
 const LOCK_WAIT_MS = 1000;
 /** Room for the machine's own delays past the bound. */
 const SLACK_MS = 400;
 
 describe('a write waits for a held SQLite lock at most the bound from its arrival, whatever else waits on the writer', () => {
-  let directory: TemporaryDirectory;
   let store: SqlitePetStore;
   let other: SqliteConnection;
+  let close: () => Promise<void>;
 
   before(async () => {
-    directory = temporaryDirectory('lock-bound');
-    store = await openSqlitePetStore(directory.file('store.db'), { lockWaitMs: LOCK_WAIT_MS });
-    other = await openSqliteConnection(directory.file('store.db'));
+    ({ store, other, close } = await openSqliteStoreBesideLockHolder('lock-bound', { lockWaitMs: LOCK_WAIT_MS }));
   });
-  after(async () => {
-    if (other.inTransaction) other.exec('ROLLBACK');
-    other.close();
-    await store.close();
-    directory.remove();
-  });
+  after(() => close());
 
   it('answers a write queued behind writes beside the log (webhook state, lease rounds) with 503 within the bound, and readiness within a second', async () => {
     await addPet(store, { name: 'before', categoryId: 1 });

@@ -8,11 +8,9 @@ import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
-import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { sqliteSqlDialect } from '../../adapters/store/sqlite/sqlite-sql-dialect.ts';
-import { temporaryDirectory } from '../support/temporary-store.ts';
-import type { TemporaryDirectory } from '../support/temporary-store.ts';
+import { openSqliteStoreBesideLockHolder, temporaryDirectory } from '../support/temporary-store.ts';
 
 const driverError = (code: string) => Object.assign(new Error(code.toLowerCase()), { code });
 
@@ -49,21 +47,14 @@ describe('storage faults in the application\'s words', () => {
 });
 
 describe('SQLite writes while another connection holds the write lock', () => {
-  let directory: TemporaryDirectory;
   let store: SqlitePetStore;
   let other: SqliteConnection;
+  let close: () => Promise<void>;
 
   before(async () => {
-    directory = temporaryDirectory('held-lock');
-    store = await openSqlitePetStore(directory.file('store.db'), { lockWaitMs: 300 });
-    other = await openSqliteConnection(directory.file('store.db'));
+    ({ store, other, close } = await openSqliteStoreBesideLockHolder('held-lock', { lockWaitMs: 300 }));
   });
-  after(async () => {
-    if (other.inTransaction) other.exec('ROLLBACK');
-    other.close();
-    await store.close();
-    directory.remove();
-  });
+  after(() => close());
 
   it('lets reads answer while a write waits, and commits the write once the lock is released', async () => {
     await addPet(store, { name: 'first', categoryId: 1 });

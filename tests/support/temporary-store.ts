@@ -6,6 +6,8 @@ import type { InMemoryPetStore } from '../../adapters/store/memory/in-memory-pet
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
+import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connection.ts';
 
 /**
  * Every backend the pet store runs on. A test opens a fresh, empty, migrated store on one of them in
@@ -30,6 +32,30 @@ export function temporaryDirectory(purpose: string): TemporaryDirectory {
     path,
     file: (name) => join(path, name),
     remove: () => rmSync(path, { recursive: true, force: true }),
+  };
+}
+
+/** A SQLite store and a second connection to its file, which holds the write lock as another process would. */
+export interface SqliteStoreBesideLockHolder {
+  readonly store: SqlitePetStore;
+  readonly other: SqliteConnection;
+  /** Ends the other connection's transaction, closes both and removes the file's directory. */
+  close(): Promise<void>;
+}
+
+export async function openSqliteStoreBesideLockHolder(purpose: string, options: { lockWaitMs: number }): Promise<SqliteStoreBesideLockHolder> {
+  const directory = temporaryDirectory(purpose);
+  const store = await openSqlitePetStore(directory.file('store.db'), options);
+  const other = await openSqliteConnection(directory.file('store.db'));
+  return {
+    store,
+    other,
+    async close() {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await store.close();
+      directory.remove();
+    },
   };
 }
 
