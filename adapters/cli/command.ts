@@ -30,3 +30,9 @@ export interface Command {
 }
 
 export const CONFIGURATION_NOTE = 'Configuration comes from the environment, as for the service (PETSTORE_DATABASE, ...).';
+
+/** Rows as aligned columns, the first row the heading. */
+export function printTable(rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+}

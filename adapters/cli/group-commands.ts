@@ -1,8 +1,7 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { CONFIGURATION_NOTE, UsageError } from './command.ts';
+import { CONFIGURATION_NOTE, printTable, UsageError } from './command.ts';
 import type { Command, ParsedArguments } from './command.ts';
 import type { ConsumerGroupPorts } from '../../application/index.ts';
-import { printTable } from '../webhooks/webhook-commands.ts';
 
 /** Runs `work` on the configured database's consumer groups (loaded only when a command runs); refuses a missing database. */
 async function withGroups<T>(environment: ParsedArguments['environment'], work: (ports: ConsumerGroupPorts) => Promise<T>): Promise<T> {

@@ -5,9 +5,9 @@ import { ConfigError } from '../config/config-error.ts';
 import { CONFIGURATION_NOTE as COMMON, UsageError } from './command.ts';
 import { nearestName } from './nearest-name.ts';
 import type { Command, ParsedArguments } from './command.ts';
-import { KEY_COMMANDS } from '../api-keys/key-commands.ts';
+import { KEY_COMMANDS } from './key-commands.ts';
 import { EVENTS_TAIL } from './events-tail-command.ts';
-import { WEBHOOK_COMMANDS } from '../webhooks/webhook-commands.ts';
+import { WEBHOOK_COMMANDS } from './webhook-commands.ts';
 import { GROUP_COMMANDS } from './group-commands.ts';
 
 // Each command loads what it needs when it runs, so --help and a wrong command line answer at once.

@@ -1,6 +1,6 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
-import type { Command, ParsedArguments } from '../cli/command.ts';
+import { CONFIGURATION_NOTE, printTable, UsageError } from './command.ts';
+import type { Command, ParsedArguments } from './command.ts';
 import { WEBHOOK_STATUSES } from '../../application/index.ts';
 import type { WebhookSubscriptions } from '../../application/index.ts';
 
@@ -11,7 +11,7 @@ const ENVIRONMENT_KEY_ID = /^env:[0-9a-f]{12}$/;
  * may make the database; every other command acts on subscriptions that exist, so it refuses a missing one.
  */
 async function withSubscriptions<T>(environment: ParsedArguments['environment'], work: (subscriptions: WebhookSubscriptions) => Promise<T>, creating = false): Promise<T> {
-  const { withConfiguredDatabase, withExistingDatabase } = await import('../cli/with-database.ts');
+  const { withConfiguredDatabase, withExistingDatabase } = await import('./with-database.ts');
   const onStore = (store: { webhookSubscriptions: WebhookSubscriptions }) => work(store.webhookSubscriptions);
   return creating ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
@@ -87,7 +87,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       if (petIdText !== undefined && parseDecimalInteger(petIdText, 1) === undefined) throw new UsageError(`--pet-id must be a pet id in plain digits, got ${JSON.stringify(petIdText)}`, help);
       const batchText = options['batch-size'] as string | undefined;
       const [{ CLOUD_EVENT_TYPES, eventTypeNamed }, { MAX_WEBHOOK_BATCH, MAX_WEBHOOK_RATE }, { loadConfig }, { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget }] = await Promise.all([
-        import('../../contract/event-feed.ts'), import('../../contract/webhooks.ts'), import('../config/config.ts'), import('./safe-target.ts'),
+        import('../../contract/event-feed.ts'), import('../../contract/webhooks.ts'), import('../config/config.ts'), import('../webhooks/safe-target.ts'),
       ]);
       if (batchText !== undefined && parseDecimalInteger(batchText, 1, MAX_WEBHOOK_BATCH) === undefined) {
         throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_WEBHOOK_BATCH}, got ${JSON.stringify(batchText)}`, help);
@@ -233,12 +233,6 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
     },
   },
 };
-
-/** Rows as aligned columns, the first row the heading. */
-export function printTable(rows: readonly (readonly string[])[]): void {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
-}
 
 /** Exit status 1, said as the CLI's other refusals are. */
 function noSuchWebhook(id: string): number {

@@ -1,7 +1,7 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import type { ApiKeyRows, ManagedApiKeys } from './key-table.ts';
-import { CONFIGURATION_NOTE, UsageError } from '../cli/command.ts';
-import type { Command, ParsedArguments } from '../cli/command.ts';
+import type { ApiKeyRows, ManagedApiKeys } from '../api-keys/key-table.ts';
+import { CONFIGURATION_NOTE, printTable, UsageError } from './command.ts';
+import type { Command, ParsedArguments } from './command.ts';
 
 const LABEL = /^[\x20-\x7e]{1,100}$/;
 
@@ -10,7 +10,7 @@ const LABEL = /^[\x20-\x7e]{1,100}$/;
  * makes a database that is not there yet; listing or revoking needs one that exists.
  */
 async function withKeyTable<T>(environment: ParsedArguments['environment'], use: 'create' | 'existing', work: (keys: ManagedApiKeys) => Promise<T>): Promise<T> {
-  const [{ withConfiguredDatabase, withExistingDatabase }, { createManagedApiKeys }] = await Promise.all([import('../cli/with-database.ts'), import('./key-table.ts')]);
+  const [{ withConfiguredDatabase, withExistingDatabase }, { createManagedApiKeys }] = await Promise.all([import('./with-database.ts'), import('../api-keys/key-table.ts')]);
   const onStore = (store: { apiKeyTable: ApiKeyRows }) => work(createManagedApiKeys(store.apiKeyTable));
   return use === 'create' ? withConfiguredDatabase(environment, true, onStore) : withExistingDatabase(environment, onStore);
 }
@@ -58,12 +58,10 @@ export const KEY_COMMANDS: Record<string, Command> = {
         process.stdout.write('no keys in the table\n');
         return 0;
       }
-      const rows = [
+      printTable([
         ['id', 'state', 'created', 'revoked', 'label'],
         ...keys.map((key) => [String(key.id), key.revokedAt ? 'revoked' : 'active', key.createdAt, key.revokedAt ?? '-', key.label || '-']),
-      ];
-      const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-      for (const row of rows) process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+      ]);
       return 0;
     },
   },
