@@ -3,7 +3,7 @@ import type { PetEvent } from '../../domain/index.ts';
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
 import { loadConfig, localBaseUrl } from '../config/config.ts';
-import { cloudEventJson } from '../http/cloud-events.ts';
+import { cloudEventJson } from '../../contract/cloud-events.ts';
 import { UsageError } from './command.ts';
 import type { ParsedArguments } from './command.ts';
 import { requireExistingDatabase, withDatabase } from './with-database.ts';

@@ -11,7 +11,7 @@ import {
   ReplayParkedCheck, ReplayParkedSchema,
 } from '../../contract/consumer-groups.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
-import { cloudEventJson } from './cloud-events.ts';
+import { cloudEventJson } from '../../contract/cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { jsonBodyOf, readJsonObject, requireJsonBody } from './json-body.ts';

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
 import type { Commits, EventLog } from '../../application/index.ts';
 import { clientAddressKey } from './client-address.ts';
-import { cloudEventsJson } from './cloud-events.ts';
+import { cloudEventsJson } from '../../contract/cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query.ts';
 import type { EventStreams } from './event-stream.ts';
 import { JSON_TYPE } from './listing-cache.ts';

@@ -5,7 +5,7 @@ import type { Commits, EventLog, LogQuery } from '../../application/index.ts';
 import { RECONNECT_MS } from '../../contract/event-feed.ts';
 import type { EventStreamLimits } from '../config/config.ts';
 import { holdsEventStream } from './client-limits.ts';
-import { cloudEventJson } from './cloud-events.ts';
+import { cloudEventJson } from '../../contract/cloud-events.ts';
 import { HttpProblem } from './errors.ts';
 
 /** Events read from the log at a time while a stream catches up: what one stream holds beside its socket's buffer. */

@@ -5,7 +5,7 @@ import type {
   Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookDeliveryState, WebhookSubscription,
 } from '../../application/index.ts';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../contract/webhooks.ts';
-import { cloudEventJson, cloudEventsJson } from '../http/cloud-events.ts';
+import { cloudEventJson, cloudEventsJson } from '../../contract/cloud-events.ts';
 import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
 import { createBackgroundWork } from '../background/fair-share.ts';
 import type { BackgroundWork } from '../background/fair-share.ts';

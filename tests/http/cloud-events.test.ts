@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { StoredEvent } from '../../application/index.ts';
-import { cloudEventJson, cloudEventsJson } from '../../adapters/http/cloud-events.ts';
+import { cloudEventJson, cloudEventsJson } from '../../contract/cloud-events.ts';
 import { CLOUD_EVENT_TYPES } from '../../contract/event-feed.ts';
 import { PET_STATUSES } from '../../domain/index.ts';
 

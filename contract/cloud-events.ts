@@ -1,6 +1,6 @@
-import type { PetEvent } from '../../domain/index.ts';
-import type { StoredEvent } from '../../application/index.ts';
-import { CLOUD_EVENT_TYPES } from '../../contract/event-feed.ts';
+import type { PetEvent } from '../domain/index.ts';
+import type { StoredEvent } from '../application/index.ts';
+import { CLOUD_EVENT_TYPES } from './event-feed.ts';
 
 /** The text between an event's `source` and its pet id, one per event type: `type` and the start of `subject`. */
 const TYPE_AND_SUBJECT = Object.fromEntries(
