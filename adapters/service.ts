@@ -1,4 +1,4 @@
-import { GROUP_LIMITS } from '../application/index.ts';
+import { GROUP_LIMITS, PET_USE_CASES } from '../application/index.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -21,7 +21,6 @@ import type { IdempotencyExpiry } from './store/idempotency-expiry.ts';
 import { createManagedApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
-import { PET_USE_CASES } from './http/pet-use-cases.ts';
 import { createEventStreams } from './http/event-stream.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';

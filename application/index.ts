@@ -2,6 +2,7 @@ export * from './add-pet.ts';
 export * from './list-pets.ts';
 export * from './get-pet.ts';
 export * from './change-pet-status.ts';
+export * from './pet-use-cases.ts';
 export * from './command-handler.ts';
 export * from './errors.ts';
 export * from './ports.ts';

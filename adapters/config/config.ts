@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ConfigError } from './config-error.ts';
-import { readTracingConfig } from '../observability/tracing-config.ts';
-import type { TracingConfig } from '../observability/tracing-config.ts';
+import { readTracingConfig } from './tracing-config.ts';
+import type { TracingConfig } from './tracing-config.ts';
 import { IDEMPOTENCY_WINDOW_MS } from '../../application/index.ts';
 import type { RetryPolicy } from '../../application/index.ts';
 

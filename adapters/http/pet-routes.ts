@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { PetNotFound } from '../../application/index.ts';
-import type { PetPage, PetStorePorts, RequestContext } from '../../application/index.ts';
+import { PET_USE_CASES, PetNotFound } from '../../application/index.ts';
+import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../application/index.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
@@ -18,11 +18,10 @@ import type { Guard, GuardedRoute } from './guards.ts';
 import { problemAnswer } from './errors.ts';
 import type { ProblemOf } from './errors.ts';
 import { sendAnswer } from './request-pipeline.ts';
-import type { AnswerBranch, Answered } from './request-pipeline.ts';
-import { PET_USE_CASES } from './pet-use-cases.ts';
+import type { AnswerBranch } from './request-pipeline.ts';
+import type { Answered } from '../observability/request-log.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
-import type { PetUseCases } from './pet-use-cases.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;

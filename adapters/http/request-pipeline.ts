@@ -1,17 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { millisecondsSince } from '../observability/request-log.ts';
-import type { RequestFields } from '../observability/request-log.ts';
+import type { Answered, RequestFields } from '../observability/request-log.ts';
+import type { AroundAnswer } from '../observability/traced-http.ts';
 import { beginRequest } from './request-state.ts';
 import type { RequestState } from './request-state.ts';
-
-/** How a request was answered, for its one record: the route template (null when none matched), the path, the status, the key's id. */
-export interface Answered {
-  readonly route: string | null;
-  readonly path: string;
-  readonly status: number;
-  readonly keyId: string | null;
-}
 
 /**
  * How a branch answers: status, headers and body written on Node's response in this one place, and
@@ -26,12 +19,6 @@ export function sendAnswer(
   response.end(body);
   return { ...record, status };
 }
-
-/** Answers a request on Node's response and says how. */
-export type AnswerRequest = (request: IncomingMessage, response: ServerResponse, state: RequestState) => Answered | Promise<Answered>;
-
-/** Wraps the whole answer (tracing: one server span a request, whichever branch answers). */
-export type AroundAnswer = (answer: AnswerRequest) => AnswerRequest;
 
 /**
  * A branch tried before the Koa app: answers what it can, or returns undefined and leaves the request

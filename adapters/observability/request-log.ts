@@ -5,6 +5,14 @@ import type { Logger } from 'pino';
 // A client's own request id is kept when it is short visible ASCII; anything else is replaced.
 const ACCEPTABLE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+/** How a request was answered, for its one record and its trace: the route template (null when none matched), the path, the status, the key's id. */
+export interface Answered {
+  readonly route: string | null;
+  readonly path: string;
+  readonly status: number;
+  readonly keyId: string | null;
+}
+
 export interface RequestFields {
   readonly requestId: string;
   readonly method: string;

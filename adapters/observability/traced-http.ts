@@ -1,12 +1,26 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
 import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
-import type { Answered, AroundAnswer } from '../http/request-pipeline.ts';
+import type { Answered } from './request-log.ts';
 import type { Spans } from './spans.ts';
+
+/** What a request's trace reads of its state, and where it leaves the trace's id for the events the request causes. */
+export interface TracedRequestState {
+  readonly requestId: string;
+  /** `performance.now()` when the request arrived: the span begins there. */
+  readonly started: number;
+  traceId: string | undefined;
+}
+
+/** Answers a request on Node's response and says how. */
+export type AnswerRequest<State extends TracedRequestState> = (request: IncomingMessage, response: ServerResponse, state: State) => Answered | Promise<Answered>;
+
+/** Wraps the whole answer, whichever branch gives it: the request pipeline's one place for its trace. */
+export type AroundAnswer = <State extends TracedRequestState>(answer: AnswerRequest<State>) => AnswerRequest<State>;
 
 /** The request id the service answered with (X-Request-Id): what its log line and the events it caused carry. */
 export const ATTR_REQUEST_ID = 'petstore.request.id';

@@ -1,9 +1,8 @@
 import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Span, SpanOptions } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
-import type { EventStore, ExpectedVersion, IdempotencyKeys, NewStream, PetCatalog, PetStorePorts } from '../../application/index.ts';
+import type { EventStore, ExpectedVersion, IdempotencyKeys, NewStream, PetCatalog, PetStorePorts, PetUseCases } from '../../application/index.ts';
 import type { PetEvent } from '../../domain/index.ts';
-import type { PetUseCases } from '../http/pet-use-cases.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
 import type { Spans } from './spans.ts';
 

@@ -6,15 +6,14 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { PetStorePorts } from '../../application/index.ts';
-import type { AroundAnswer } from '../http/request-pipeline.ts';
-import type { PetUseCases } from '../http/pet-use-cases.ts';
+import type { PetStorePorts, PetUseCases } from '../../application/index.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
 import { createSpans } from './spans.ts';
 import { traceAnswers } from './traced-http.ts';
+import type { AroundAnswer } from './traced-http.ts';
 import { observeWrites, tracePorts, traceUseCases } from './traced-ports.ts';
 import type { DatabaseSystem } from './traced-ports.ts';
-import type { TraceSampling, TracingConfig } from './tracing-config.ts';
+import type { TraceSampling, TracingConfig } from '../config/tracing-config.ts';
 
 /** What the composition root attaches: each piece decorates a port or hooks into the HTTP layer. */
 export interface Tracing {

@@ -15,7 +15,7 @@ import type { ListingCache } from '../../adapters/http/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/rate-limit.ts';
 import { beginRequest } from '../../adapters/http/request-state.ts';
 import { startHttpServer } from '../../adapters/http/server.ts';
-import { PET_USE_CASES } from '../../adapters/http/pet-use-cases.ts';
+import { PET_USE_CASES } from '../../application/index.ts';
 import type { Commits, PetStorePorts } from '../../application/index.ts';
 import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
 import type { ServerLimits } from '../../adapters/config/config.ts';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../adapters/config/config.ts';
-import { readTracingConfig } from '../../adapters/observability/tracing-config.ts';
+import { readTracingConfig } from '../../adapters/config/tracing-config.ts';
 
 /** Tracing's configuration, read from OpenTelemetry's standard variables. */
 

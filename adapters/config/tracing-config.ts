@@ -1,5 +1,5 @@
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { ConfigError } from '../config/config-error.ts';
+import { ConfigError } from './config-error.ts';
 
 /** How spans are sampled: OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG. */
 export interface TraceSampling {
