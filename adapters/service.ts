@@ -9,11 +9,11 @@ import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
 import { createHttpApp } from './http/app.ts';
-import type { Guard } from './http/guards.ts';
+import type { Guard } from './http/pipeline/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
-import { createListingCache } from './http/listing-cache.ts';
-import { startHttpServer } from './http/server.ts';
+import { createListingCache } from './http/pipeline/listing-cache.ts';
+import { startHttpServer } from './http/server/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { openPetStore } from './store/open-store.ts';
 import { EXPIRY_SWEEP_MS } from './store/idempotency-expiry.ts';
@@ -21,10 +21,10 @@ import type { IdempotencyExpiry } from './store/idempotency-expiry.ts';
 import { createManagedApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
-import { createEventStreams } from './http/event-stream.ts';
+import { createEventStreams } from './http/routes/event-stream.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
-import { createReadPositions } from './http/read-positions.ts';
+import { createReadPositions } from './http/pipeline/read-positions.ts';
 
 export interface RunningService {
   readonly port: number;
@@ -49,7 +49,7 @@ export interface StartOptions {
   readonly worker?: number | undefined;
   /** A worker's way to every worker's metrics, asked of the primary (see `createServiceMetrics`). */
   readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
-  /** Checks run before any route after the service's own, by every way of answering (`http/service-guards.ts`). */
+  /** Checks run before any route after the service's own, by every way of answering (`http/pipeline/service-guards.ts`). */
   readonly extraGuards?: readonly Guard[] | undefined;
 }
 

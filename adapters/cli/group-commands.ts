@@ -57,7 +57,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const shown = await withGroups(environment, async ({ consumerGroups, eventLog, clock }) => {
         const status = await consumerGroups.status(keyId, name!, clock.now());
         if (!status) return undefined;
-        const { groupView } = await import('../http/consumer-group-routes.ts');
+        const { groupView } = await import('../http/routes/consumer-group-routes.ts');
         return groupView(status, await eventLog.end());
       });
       if (!shown) {

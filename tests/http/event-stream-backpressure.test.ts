@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import type { EventLog, LogQuery } from '../../application/index.ts';
 import { createInMemoryPetStore } from '../../adapters/store/memory/in-memory-pet-store.ts';
-import { createEventStreams } from '../../adapters/http/event-stream.ts';
+import { createEventStreams } from '../../adapters/http/routes/event-stream.ts';
 
 const EVENTS = 50_000;
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { PET_STATUSES } from '../../domain/index.ts';
-import { ERROR_STATUS } from '../../adapters/http/errors.ts';
+import { ERROR_STATUS } from '../../adapters/http/pipeline/errors.ts';
 import { buildOpenApiDocument, openApiServers } from '../../contract/openapi-document.ts';
 import { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../../contract/schemas.ts';
 import { checkNewPet } from '../../domain/index.ts';

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createReadPositions } from '../../adapters/http/read-positions.ts';
+import { createReadPositions } from '../../adapters/http/pipeline/read-positions.ts';
 import type { LogQuery, StoredEvent } from '../../application/index.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';

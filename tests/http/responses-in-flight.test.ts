@@ -5,8 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { DEFAULT_LIMITS } from '../../adapters/config/config.ts';
 import type { ServerLimits } from '../../adapters/config/config.ts';
-import { ResponsesInFlight } from '../../adapters/http/responses-in-flight.ts';
-import { startHttpServer } from '../../adapters/http/server.ts';
+import { ResponsesInFlight } from '../../adapters/http/server/responses-in-flight.ts';
+import { startHttpServer } from '../../adapters/http/server/server.ts';
 
 const responses = (count: number) => Array.from({ length: count }, (_, index) => ({ index }) as unknown as ServerResponse);
 

@@ -2,21 +2,21 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import type { PetEvent } from '../../domain/index.ts';
-import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../application/index.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
   ReplayParkedCheck, ReplayParkedSchema,
-} from '../../contract/consumer-groups.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
-import { cloudEventJson } from '../../contract/cloud-events.ts';
-import { HttpProblem } from './errors.ts';
-import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
-import { jsonBodyOf, readJsonObject, requireJsonBody } from './json-body.ts';
-import { plainInteger, readQuery, single } from './list-query.ts';
-import { keyIdOf } from './request-state.ts';
+} from '../../../contract/consumer-groups.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
+import { cloudEventJson } from '../../../contract/cloud-events.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
+import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.ts';
+import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
+import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
+import { keyIdOf } from '../pipeline/request-state.ts';
 
 /** What the consumer group routes work with. */
 export interface ConsumerGroupResource extends ConsumerGroupPorts {

@@ -1,4 +1,4 @@
-import type { Commits, PageScope } from '../../application/index.ts';
+import type { Commits, PageScope } from '../../../application/index.ts';
 import { createScopeIndex } from './scope-index.ts';
 import type { ScopeIndex } from './scope-index.ts';
 

@@ -1,5 +1,5 @@
-import type { KeyCheckOf } from '../api-keys/require-api-key.ts';
-import { requireApiKey } from '../api-keys/require-api-key.ts';
+import type { KeyCheckOf } from './require-api-key.ts';
+import { requireApiKey } from './require-api-key.ts';
 import { allowCrossOrigin } from './cors.ts';
 import { markRoute } from './deprecation.ts';
 import type { Guard } from './guards.ts';

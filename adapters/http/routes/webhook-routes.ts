@@ -1,17 +1,17 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { PetEvent } from '../../domain/index.ts';
-import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../application/index.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
-import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../contract/webhooks.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../application/index.ts';
-import { keyIdOf } from './request-state.ts';
-import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../webhooks/safe-target.ts';
-import type { TargetPolicy } from '../webhooks/safe-target.ts';
-import { HttpProblem } from './errors.ts';
-import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
-import { jsonBodyOf, requireJsonBody, readJsonObject } from './json-body.ts';
-import { plainInteger, readQuery, single } from './list-query.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../../contract/webhooks.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
+import { keyIdOf } from '../pipeline/request-state.ts';
+import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../webhooks/safe-target.ts';
+import type { TargetPolicy } from '../../webhooks/safe-target.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
+import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.ts';
+import { jsonBodyOf, requireJsonBody, readJsonObject } from '../parsing/json-body.ts';
+import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 
 /** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
 export interface WebhookResource {

@@ -1,5 +1,5 @@
-import { isDecimalDigits, parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { HttpProblem } from './errors.ts';
+import { isDecimalDigits, parseDecimalInteger } from '../../../contract/decimal-integer.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 /**
  * A path's petId: anything but decimal digits is a malformed path (400). Digits that cannot name a pet

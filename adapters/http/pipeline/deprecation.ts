@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../contract/deprecations.ts';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../../contract/deprecations.ts';
 import type { Guard } from './guards.ts';
 
 type AnswerHeaders = Readonly<Record<string, string>>;

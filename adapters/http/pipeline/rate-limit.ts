@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Guard } from './guards.ts';
-import type { RateLimitPolicy } from '../config/config.ts';
+import type { RateLimitPolicy } from '../../config/config.ts';
 import { clientAddressKey } from './client-address.ts';
 import { HttpProblem } from './errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { HttpProblem } from './errors.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 export type ReadinessCheck = () => Promise<{ readonly ready: true } | { readonly ready: false; readonly reason: string }>;
 

@@ -5,7 +5,7 @@ import { JSON_TYPE } from './listing-cache.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { sendAnswer } from './request-pipeline.ts';
 import type { AnswerBranch } from './request-pipeline.ts';
-import type { Answered } from '../observability/request-log.ts';
+import type { Answered } from '../../observability/request-log.ts';
 import { MIN_POSITION_FIELD, minPositionOf } from './read-positions.ts';
 import type { ReadPositions } from './read-positions.ts';
 

@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { followLog } from '../../application/index.ts';
-import type { Commits, EventLog, LogQuery } from '../../application/index.ts';
-import { RECONNECT_MS } from '../../contract/event-feed.ts';
-import type { EventStreamLimits } from '../config/config.ts';
-import { holdsEventStream } from './client-limits.ts';
-import { cloudEventJson } from '../../contract/cloud-events.ts';
-import { HttpProblem } from './errors.ts';
+import { followLog } from '../../../application/index.ts';
+import type { Commits, EventLog, LogQuery } from '../../../application/index.ts';
+import { RECONNECT_MS } from '../../../contract/event-feed.ts';
+import type { EventStreamLimits } from '../../config/config.ts';
+import { holdsEventStream } from '../server/client-limits.ts';
+import { cloudEventJson } from '../../../contract/cloud-events.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 /** Events read from the log at a time while a stream catches up: what one stream holds beside its socket's buffer. */
 const PAGE_EVENTS = 500;

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { OpenApiDocument } from '../../contract/openapi-document.ts';
+import type { OpenApiDocument } from '../../../contract/openapi-document.ts';
 import { REFERENCE_PAGE_HTML, referencePageAsset } from './reference-page.ts';
 
 /** The addresses a person tries first: each leads to the reference page. */

@@ -1,6 +1,6 @@
-import type { ListPetsInput } from '../../application/index.ts';
-import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { HttpProblem } from './errors.ts';
+import type { ListPetsInput } from '../../../application/index.ts';
+import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 /**
  * Turns `limit`, `status` and `after` from the raw query string into the listing's input, checking only

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import { requestIdFor } from '../observability/request-log.ts';
+import { requestIdFor } from '../../observability/request-log.ts';
 import { HttpProblem } from './errors.ts';
 
 /**
@@ -15,7 +15,7 @@ export interface RequestState {
   readonly hostProblem: HttpProblem | undefined;
   /** How many Authorization fields the request carries. */
   readonly authorizations: number;
-  /** The key's verdict (`api-keys/require-api-key.ts`), decided at most once. */
+  /** The key's verdict (`require-api-key.ts`), decided at most once. */
   access: Access | Promise<Access> | undefined;
   /** The id of the live key the request carries, once the key guard let it through (or the log looked it up). */
   keyId: string | null;

@@ -1,27 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { PET_USE_CASES, PetNotFound } from '../../application/index.ts';
-import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../application/index.ts';
-import { JSON_TYPE } from './listing-cache.ts';
-import type { ListingAnswer, ListingCache } from './listing-cache.ts';
-import { etagFor, parseIdempotencyKey, parseIfMatch } from './conditional-headers.ts';
-import { markDeprecated } from './deprecation.ts';
-import { jsonBodyOf, readJsonBody, requireJsonBody } from './json-body.ts';
-import { parseListQuery } from './list-query.ts';
-import { readNewPet, readStatusPatch } from './pet-bodies.ts';
-import { parsePetId } from './pet-id.ts';
-import { keyIdOf, stateOf } from './request-state.ts';
-import type { RequestState } from './request-state.ts';
-import { admitted } from './guards.ts';
-import type { Guard, GuardedRoute } from './guards.ts';
-import { problemAnswer } from './errors.ts';
-import type { ProblemOf } from './errors.ts';
-import { sendAnswer } from './request-pipeline.ts';
-import type { AnswerBranch } from './request-pipeline.ts';
-import type { Answered } from '../observability/request-log.ts';
-import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from './read-positions.ts';
-import type { ReadPositions } from './read-positions.ts';
+import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
+import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
+import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
+import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
+import { markDeprecated } from '../pipeline/deprecation.ts';
+import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
+import { parseListQuery } from '../parsing/list-query.ts';
+import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
+import { parsePetId } from '../parsing/pet-id.ts';
+import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
+import type { RequestState } from '../pipeline/request-state.ts';
+import { admitted } from '../pipeline/guards.ts';
+import type { Guard, GuardedRoute } from '../pipeline/guards.ts';
+import { problemAnswer } from '../pipeline/errors.ts';
+import type { ProblemOf } from '../pipeline/errors.ts';
+import { sendAnswer } from '../pipeline/request-pipeline.ts';
+import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
+import type { Answered } from '../../observability/request-log.ts';
+import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
+import type { ReadPositions } from '../pipeline/read-positions.ts';
 
 export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
@@ -33,7 +33,7 @@ export interface PetRoutesOptions {
   readonly useCases?: PetUseCases | undefined;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
-  /** The checks before any route (`guards.ts`), the app's own list, for the creation branch. */
+  /** The checks before any route (`pipeline/guards.ts`), the app's own list, for the creation branch. */
   readonly guards: readonly Guard[];
   /** How the app answers a failure, for the creation branch. */
   readonly problemOf: ProblemOf;
@@ -101,7 +101,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
 
   /**
    * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
-   * through (`guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
+   * through (`pipeline/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
    * renders it. Anything else (another path, a refusal) is the app's.
    */
   const creationBranch: AnswerBranch = (request, response, state) => {

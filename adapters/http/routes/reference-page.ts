@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { HttpProblem } from './errors.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 /**
  * The API reference page: Swagger UI from the installed swagger-ui-dist package (the service may have

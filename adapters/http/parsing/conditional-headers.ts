@@ -1,6 +1,6 @@
-import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { ENTITY_TAG, IF_MATCH_PATTERN } from '../../contract/entity-tags.ts';
-import { HttpProblem } from './errors.ts';
+import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
+import { ENTITY_TAG, IF_MATCH_PATTERN } from '../../../contract/entity-tags.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 
 /** A strong entity tag for a pet at a stream version. Strong, because If-Match compares strongly (RFC 9110 §13.1.1). */
 export function etagFor(version: number): string {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import { millisecondsSince } from '../observability/request-log.ts';
-import type { Answered, RequestFields } from '../observability/request-log.ts';
-import type { AroundAnswer } from '../observability/traced-http.ts';
+import { millisecondsSince } from '../../observability/request-log.ts';
+import type { Answered, RequestFields } from '../../observability/request-log.ts';
+import type { AroundAnswer } from '../../observability/traced-http.ts';
 import { beginRequest } from './request-state.ts';
 import type { RequestState } from './request-state.ts';
 

@@ -1,13 +1,13 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
-import { CATEGORY_ID_MAX } from '../../domain/index.ts';
-import type { NewPet } from '../../application/index.ts';
-import type { PetStatus } from '../../domain/index.ts';
-import { HttpProblem } from './errors.ts';
+import { CATEGORY_ID_MAX } from '../../../domain/index.ts';
+import type { NewPet } from '../../../application/index.ts';
+import type { PetStatus } from '../../../domain/index.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { readJsonObject } from './json-body.ts';
 import type { JsonBody } from './json-body.ts';
-import { NewPetSchema, StatusPatchCheck, StatusPatchSchema } from '../../contract/schemas.ts';
+import { NewPetSchema, StatusPatchCheck, StatusPatchSchema } from '../../../contract/schemas.ts';
 
 /**
  * POST /pets: the NewPet's fields as sent, with a 400 that names the field for anything unknown or

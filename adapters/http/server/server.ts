@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, METHODS } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { ServerLimits } from '../config/config.ts';
+import type { ServerLimits } from '../../config/config.ts';
 import { limitClients } from './client-limits.ts';
-import { errorBody } from './errors.ts';
-import type { ErrorCode } from '../../contract/error-codes.ts';
+import { errorBody } from '../pipeline/errors.ts';
+import type { ErrorCode } from '../../../contract/error-codes.ts';
 import { ResponsesInFlight } from './responses-in-flight.ts';
-import type { RecordAnswer } from './request-pipeline.ts';
+import type { RecordAnswer } from '../pipeline/request-pipeline.ts';
 
 export interface HttpServerOptions {
   readonly host: string;

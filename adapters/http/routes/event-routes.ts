@@ -1,14 +1,14 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../application/index.ts';
-import type { Commits, EventLog } from '../../application/index.ts';
-import { clientAddressKey } from './client-address.ts';
-import { cloudEventsJson } from '../../contract/cloud-events.ts';
-import { nextEventQuery, parseEventQuery, parseLastEventId } from './event-query.ts';
+import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../../application/index.ts';
+import type { Commits, EventLog } from '../../../application/index.ts';
+import { clientAddressKey } from '../pipeline/client-address.ts';
+import { cloudEventsJson } from '../../../contract/cloud-events.ts';
+import { nextEventQuery, parseEventQuery, parseLastEventId } from '../parsing/event-query.ts';
 import type { EventStreams } from './event-stream.ts';
-import { JSON_TYPE } from './listing-cache.ts';
-import { parsePetId } from './pet-id.ts';
-import { keyIdOf } from './request-state.ts';
+import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { parsePetId } from '../parsing/pet-id.ts';
+import { keyIdOf } from '../pipeline/request-state.ts';
 
 /** What the event routes read: the log, its commits, and the open streams. */
 export interface EventFeed {

@@ -1,5 +1,5 @@
-import type { EventLog } from '../../application/index.ts';
-import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
+import type { EventLog } from '../../../application/index.ts';
+import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
 import { HttpProblem } from './errors.ts';
 
 /** On every write's answer: the log position of its commit. */

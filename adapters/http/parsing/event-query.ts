@@ -1,8 +1,8 @@
-import type { PetEvent } from '../../domain/index.ts';
-import { DEFAULT_EVENT_LIMIT } from '../../application/index.ts';
-import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
-import { HttpProblem } from './errors.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import { DEFAULT_EVENT_LIMIT } from '../../../application/index.ts';
+import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
+import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 import { plainInteger, readQuery, single } from './list-query.ts';
 
 export interface EventFeedQuery {

@@ -1,4 +1,4 @@
-import type { RateLimitPolicy } from '../config/config.ts';
+import type { RateLimitPolicy } from '../../config/config.ts';
 
 export interface TakeResult {
   readonly allowed: boolean;

@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import inflate from 'inflation';
 import { parse as parseContentType } from 'content-type';
-import { HttpProblem } from './errors.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 import { decodeUtf8Strictly } from './strict-utf8.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;

@@ -1,18 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import { IllegalStatusTransition, PetRuleViolation } from '../../domain/index.ts';
+import { IllegalStatusTransition, PetRuleViolation } from '../../../domain/index.ts';
 import {
   GroupLimitReached, IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch, WebhookLimitReached,
-} from '../../application/index.ts';
-import { ERROR_STATUS } from '../../contract/error-codes.ts';
-import type { ErrorCode } from '../../contract/error-codes.ts';
-import { createRepeatedFaultLog } from '../observability/repeated-fault-log.ts';
+} from '../../../application/index.ts';
+import { ERROR_STATUS } from '../../../contract/error-codes.ts';
+import type { ErrorCode } from '../../../contract/error-codes.ts';
+import { createRepeatedFaultLog } from '../../observability/repeated-fault-log.ts';
 import { JSON_TYPE } from './listing-cache.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
-export { ERROR_STATUS } from '../../contract/error-codes.ts';
-export type { ErrorCode } from '../../contract/error-codes.ts';
+export { ERROR_STATUS } from '../../../contract/error-codes.ts';
+export type { ErrorCode } from '../../../contract/error-codes.ts';
 
 export interface ErrorBody {
   readonly code: ErrorCode;
