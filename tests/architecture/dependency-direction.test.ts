@@ -48,28 +48,57 @@ function runtimeGraph(entry: string): { files: string[]; offences: string[] } {
   return { files: [...files].map((file) => relative(root, file)).sort(), offences };
 }
 
+/** Each cycle of `next` reached from `starts`, as the nodes on it, in the order they are met. */
+function cyclesFrom<Node>(starts: Iterable<Node>, next: (node: Node) => Iterable<Node>): Node[][] {
+  const cycles: Node[][] = [];
+  const done = new Set<Node>();
+  const path: Node[] = [];
+  const visit = (node: Node) => {
+    const onPath = path.indexOf(node);
+    if (onPath >= 0) {
+      cycles.push(path.slice(onPath));
+      return;
+    }
+    if (done.has(node)) return;
+    path.push(node);
+    for (const each of next(node)) visit(each);
+    path.pop();
+    done.add(node);
+  };
+  for (const node of starts) visit(node);
+  return cycles;
+}
+
+/** The files a file imports through relative specifiers, type-only imports included. */
+function relativeImportsOf(file: string): string[] {
+  return importsOf(file).filter((specifier) => specifier.startsWith('.')).map((specifier) => resolve(dirname(file), specifier));
+}
+
 /**
  * Each import cycle among the relative imports reached from `files`, type-only imports included (a
  * cycle of types is still two files that cannot be read one before the other), as the files on it.
  */
 function importCycles(files: readonly string[]): string[][] {
-  const cycles: string[][] = [];
-  const done = new Set<string>();
-  const path: string[] = [];
-  const visit = (file: string) => {
-    const onPath = path.indexOf(file);
-    if (onPath >= 0) {
-      cycles.push(path.slice(onPath).map((each) => relative(root, each)));
-      return;
+  return cyclesFrom(files, relativeImportsOf).map((cycle) => cycle.map((file) => relative(root, file)));
+}
+
+/**
+ * Each cycle among the rooms of `folder`: its files and sub-folders, a sub-folder standing for every
+ * file under it, one room importing another when any file of the one imports any file of the other.
+ * Rooms in a cycle cannot stand one above the other: some import runs back up.
+ */
+function roomCycles(folder: string): string[][] {
+  const roomOf = (file: string) => relative(join(root, folder), file).split(/[\\/]/)[0]!;
+  const imports = new Map<string, Set<string>>();
+  for (const file of sourceFiles(folder)) {
+    const room = roomOf(file);
+    const targets = imports.get(room) ?? imports.set(room, new Set()).get(room)!;
+    for (const target of relativeImportsOf(file)) {
+      if (!target.startsWith(join(root, folder) + sep)) continue;
+      if (roomOf(target) !== room) targets.add(roomOf(target));
     }
-    if (done.has(file)) return;
-    path.push(file);
-    for (const specifier of importsOf(file)) if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier));
-    path.pop();
-    done.add(file);
-  };
-  for (const file of files) visit(file);
-  return cycles;
+  }
+  return cyclesFrom([...imports.keys()].sort(), (room) => imports.get(room) ?? []);
 }
 
 function topFolder(file: string, specifier: string): string {
@@ -154,26 +183,16 @@ describe('dependency direction', () => {
 
   it('modules of the command line never import each other in a circle', () => {
     const files = new Set(sourceFiles(join('adapters', 'cli')));
-    const cycles: string[] = [];
-    const visiting: string[] = [];
-    const done = new Set<string>();
-    const visit = (file: string) => {
-      if (done.has(file)) return;
-      const seen = visiting.indexOf(file);
-      if (seen >= 0) {
-        cycles.push([...visiting.slice(seen), file].map((each) => relative(root, each)).join(' -> '));
-        return;
-      }
-      visiting.push(file);
-      for (const specifier of importsOf(file).filter((each) => each.startsWith('.'))) {
-        const target = resolve(dirname(file), specifier);
-        if (files.has(target)) visit(target);
-      }
-      visiting.pop();
-      done.add(file);
-    };
-    for (const file of files) visit(file);
-    assert.deepEqual(cycles, []);
+    assert.deepEqual(cyclesFrom(files, (file) => relativeImportsOf(file).filter((target) => files.has(target))), []);
+  });
+
+  it('the folders of adapters/, and those of http/, stand on one another: no two import each other, even through others', () => {
+    assert.deepEqual(roomCycles('adapters'), []);
+    assert.deepEqual(roomCycles(join('adapters', 'http')), []);
+  });
+
+  it('the room cycle finder finds rooms that import each other (guards against a walk that sees none)', () => {
+    assert.deepEqual(roomCycles(join('tests', 'architecture', 'fixtures')), [['cycle-a.ts', 'cycle-b.ts']]);
   });
 
   it('the checker sees imports at all (guards against a regex that matches nothing)', () => {
