@@ -53,7 +53,7 @@ export function createCachedListingBranch(options: CachedListingOptions): Answer
         state.listingNotCached = true;
         return undefined;
       }
-      const headers = answer.link === undefined ? LISTING_HEADERS : { ...LISTING_HEADERS, Link: answer.link };
+      const headers = answer.link === undefined ? LISTING_HEADERS : { 'Content-Type': JSON_TYPE, Link: answer.link };
       return sendAnswer(response, 200, headers, answer.body, { route: LISTING_PATH, path: LISTING_PATH, keyId: state.keyId });
     }
   };

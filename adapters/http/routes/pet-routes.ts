@@ -89,7 +89,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
     const newPet = readNewPet(await readJsonBody(request, NEW_PET_TYPES));
     const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
-    return { headers: { ...positionHeader(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
+    return { headers: { [POSITION_HEADER]: observedPosition(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
   router.post('createPet', CREATE_PATH, async (ctx) => {
@@ -147,16 +147,16 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
         ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
         requestContext(ctx),
       );
-      ctx.set(positionHeader(changed.position));
+      ctx.set(POSITION_HEADER, observedPosition(changed.position));
       ctx.set('ETag', etagFor(changed.version));
       sendJson(ctx, changed.pet);
     },
   );
 
-  /** The header that gives a write's position on its answer; this instance now knows its reads include it. */
-  function positionHeader(position: number): Record<string, string> {
+  /** A write's position as its answer's header gives it; this instance now knows its reads include it. */
+  function observedPosition(position: number): string {
     readPositions.observe(position);
-    return { [POSITION_HEADER]: String(position) };
+    return String(position);
   }
 
   return { router, creationBranch };
