@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './support/processes.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
+import type { Guard } from '../adapters/http/pipeline/guards.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -21,7 +22,13 @@ describe('docs/consumer-groups.md: the example worker', () => {
     const file = join(folder, 'consumer-group-worker-example.ts');
     writeFileSync(file, example);
 
-    const api = await startTestService();
+    // A worker asks for the group only once it listens for SIGTERM: both asking means both will stop cleanly.
+    let groupRequests = 0;
+    const countGroupRequests: Guard = (request) => {
+      if (request.method === 'POST' && request.url === '/v1/consumer-groups') groupRequests++;
+      return undefined;
+    };
+    const api = await startTestService({}, { extraGuards: [countGroupRequests] });
     const workers = [0, 1].map(() => {
       const worker = spawn(process.execPath, [...NODE_TS_ARGS, file], { cwd: root, env: { ...process.env, PETSTORE_URL: api.baseUrl, PETSTORE_KEY: TEST_API_KEY } });
       const output = { stdout: '', stderr: '', exited: new Promise<number | null>((resolve) => worker.once('exit', resolve)) };
@@ -42,6 +49,7 @@ describe('docs/consumer-groups.md: the example worker', () => {
         workers.map(({ output }) => output.stderr).join('\n'),
       );
       assert.ok(lines().every((line) => line.split(' ')[1] === 'com.petstore.pet.added.v1'));
+      for (let tries = 0; tries < 600 && groupRequests < workers.length; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
       // By pid: Deno's child_process reports a child it signalled itself as killed, even when it exited 0.
       for (const { worker } of workers) process.kill(worker.pid!, 'SIGTERM');
       assert.deepEqual(await Promise.all(workers.map(({ output }) => output.exited)), [0, 0], 'each stops cleanly on SIGTERM');
