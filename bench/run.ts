@@ -1,4 +1,4 @@
-// The benchmark: `npm run bench` (a few minutes), `npm run bench:quick` (under a minute), or
+// The benchmark: `npm run bench` (about 15 minutes), `npm run bench:quick` (under a minute), or
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
 // (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, and webhook
 // delivery: bench/webhooks.ts)
