@@ -1,10 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './support/processes.ts';
+import { docExample } from './support/doc-example.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 import type { Guard } from '../adapters/http/pipeline/guards.ts';
 
@@ -12,15 +11,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('docs/consumer-groups.md: the example worker', () => {
   it('runs as written: two workers share the pets added, each printed once, and stop on SIGTERM', { timeout: 60_000 }, async () => {
-    const page = readFileSync(join(root, 'docs', 'consumer-groups.md'), 'utf8');
-    const section = page.slice(page.indexOf('\n## A worker\n'));
-    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(example, 'docs/consumer-groups.md has a ts block in its section "A worker"');
+    const { example, file } = docExample('consumer-groups.md', 'A worker', 'consumer-group-worker-example.ts');
     assert.ok(example.trim().split('\n').length <= 16, 'about 15 lines');
-    const folder = join(root, 'tests', 'artifacts');
-    mkdirSync(folder, { recursive: true });
-    const file = join(folder, 'consumer-group-worker-example.ts');
-    writeFileSync(file, example);
 
     // A worker asks for the group only once it listens for SIGTERM: both asking means both will stop cleanly.
     let groupRequests = 0;

@@ -1,10 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './support/processes.ts';
+import { docExample } from './support/doc-example.ts';
 import { startTestService } from './support/test-service.ts';
 import { fastRetries, freePort } from './support/webhook-load.ts';
 
@@ -12,14 +11,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 describe('docs/webhooks.md: the example receiver', () => {
   it('runs as written, verifies the signatures and prints each event once', { timeout: 60_000 }, async () => {
-    const page = readFileSync(join(root, 'docs', 'webhooks.md'), 'utf8');
-    const section = page.slice(page.indexOf('\n## A receiver\n'));
-    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(example, 'docs/webhooks.md has a ts block in its section "A receiver"');
-    const folder = join(root, 'tests', 'artifacts');
-    mkdirSync(folder, { recursive: true });
-    const file = join(folder, 'webhook-receiver-example.ts');
-    writeFileSync(file, example);
+    const { file } = docExample('webhooks.md', 'A receiver', 'webhook-receiver-example.ts');
 
     const api = await startTestService({ PETSTORE_WEBHOOKS_ALLOW_PRIVATE: 'true', PETSTORE_WEBHOOK_RETRY_SCHEDULE: fastRetries(50, 200) });
     const port = await freePort();
