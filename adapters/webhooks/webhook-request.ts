@@ -20,22 +20,30 @@ export function signedHeaders(secrets: readonly string[], webhookId: string, tim
 
 /** The connections of one subscription's deliveries: its own, so that another's stuck receiver never holds them. */
 export interface WebhookConnections {
-  readonly http: HttpAgent;
-  readonly https: HttpsAgent;
+  agentFor(secure: boolean): HttpAgent;
+  /**
+   * Drops the kept-alive connection after an attempt that got no answer: the next attempt connects anew.
+   * An agent left to clean up after a destroyed request is not relied on (Deno's may keep the dead socket's slot).
+   */
+  discard(): void;
   close(): void;
 }
 
 /** One kept-alive connection for one subscription (it sends one request at a time). */
 export function createWebhookConnections(): WebhookConnections {
-  const http = new HttpAgent({ keepAlive: true, maxSockets: 1 });
-  const https = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
+  const open = () => ({ http: new HttpAgent({ keepAlive: true, maxSockets: 1 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 1 }) });
+  let agents = open();
+  const close = () => {
+    agents.http.destroy();
+    agents.https.destroy();
+  };
   return {
-    http,
-    https,
-    close() {
-      http.destroy();
-      https.destroy();
+    agentFor: (secure) => (secure ? agents.https : agents.http),
+    discard() {
+      close();
+      agents = open();
     },
+    close,
   };
 }
 
@@ -103,7 +111,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     };
     const request = (secure ? httpsRequest : httpRequest)(target, {
       method: 'POST',
-      agent: secure ? options.connections.https : options.connections.http,
+      agent: options.connections.agentFor(secure),
       lookup: pinned,
       ...(options.signal ? { signal: options.signal } : {}),
       headers: {
@@ -115,6 +123,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     const timer = setTimeout(() => {
       settle({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
+      options.connections.discard();
     }, options.timeoutMs);
     request.on('close', () => clearTimeout(timer));
     request.on('error', (error) => settle({ ok: false, status: null, error: `request failed: ${error.message}` }));

@@ -18,6 +18,8 @@ describe('one webhook attempt', () => {
         // A 200 whose body is started and never finished.
         if (request.url === '/unfinished-200') response.writeHead(200, { 'content-type': 'text/plain' }).write('working on it');
         else if (request.url === '/busy') response.writeHead(429, { 'retry-after': '30' }).end();
+        // No answer: the connection is left open, as a receiver that hangs leaves it.
+        else if (request.url === '/silent') return;
         else if (request.url === '/overloaded') response.writeHead(503, { 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' }).end();
         else response.writeHead(500, { 'content-type': 'text/plain', 'retry-after': '30' }).end('broken');
       });
@@ -70,6 +72,24 @@ describe('one webhook attempt', () => {
     assert.equal(retryAfterTime('1.5', now), undefined);
     assert.equal(retryAfterTime('Fri, 01 Jan 2100 00:00:00 GMT', now)?.getTime(), now.getTime() + 7 * 24 * 3_600_000);
     assert.equal(retryAfterTime('Thu, 01 Jan 2026 00:01:00 GMT', now)?.getTime(), now.getTime() + 60_000);
+  });
+
+  it('sends each attempt after one that got no answer on a fresh connection, so that it reaches the receiver', async () => {
+    const connections = createWebhookConnections();
+    const send = (path: string, timeoutMs: number) => sendWebhook(`${base}${path}`, {}, '{}', { ...SEND, connections, timeoutMs });
+    try {
+      // Silent, answered, silent: the order in which a kept-alive connection's slot was once lost for good.
+      for (const path of ['/silent', '/other', '/silent']) {
+        const outcome = await send(path, 200);
+        assert.equal(outcome.status, path === '/silent' ? null : 500, `${path}: ${JSON.stringify(outcome)}`);
+      }
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const outcome = await send('/other', 1_000);
+        assert.equal(outcome.status, 500, `attempt ${attempt} after the silent ones: ${JSON.stringify(outcome)}`);
+      }
+    } finally {
+      connections.close();
+    }
   });
 
   it('says when the target policy refused the address', async () => {
