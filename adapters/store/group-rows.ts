@@ -88,14 +88,14 @@ export interface GroupOutcome {
  * append plan in the group's transaction, so that a refused append (a version conflict, an idempotency
  * key taken) is rejected alone, having written nothing. A fault of the machine is thrown, to fail the group.
  */
-export async function appendAll(group: GroupTransaction, batch: readonly PendingAppend[], now: Date): Promise<GroupOutcome> {
+export function appendAll(group: GroupTransaction, batch: readonly PendingAppend[], now: Date): GroupOutcome {
   const answers: (() => void)[] = [];
   const changes: PetChange[] = [];
   let last = 0;
   for (const write of batch) {
     let appended: Appended;
     try {
-      appended = await executeAppend(group.rows, write.request, now);
+      appended = executeAppend(group.rows, write.request, now);
     } catch (error) {
       if (group.failsGroup(error)) throw error;
       answers.push(() => write.reject(error));

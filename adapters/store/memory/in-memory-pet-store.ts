@@ -28,7 +28,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   const remembered = new Map<string, IdempotencyRecord>();
   let lastId = 0;
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
-  // Appends run one after another: the plan awaits between its reads and writes.
+  // Appends run one after another, each answered in a later turn, as a database store answers.
   let appending: Promise<unknown> = Promise.resolve();
   const listeners = createCommitListeners();
 
@@ -93,7 +93,7 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   function appendInTurn(request: () => AppendRequest): Promise<AppendResult> {
     const appended = appending.then(async () => {
       const { appendRows, commit } = transaction();
-      const { version, position, change } = await executeAppend(appendRows, request(), clock.now());
+      const { version, position, change } = executeAppend(appendRows, request(), clock.now());
       commit();
       listeners.tell({ last: position, changes: change ? [change] : [] });
       return { version, position };

@@ -141,7 +141,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
         const parameters = [needed.streams, needed.petIds, needed.scopes, needed.keys, now.toISOString()];
         group.load((await trx.executeQuery<GroupReads>(CompiledQuery.raw(READ_GROUP, parameters))).rows[0]!);
       }
-      const outcome = await appendAll({ rows: group, failsGroup: isUnavailability }, built.appends, now);
+      const outcome = appendAll({ rows: group, failsGroup: isUnavailability }, built.appends, now);
       // The notification is delivered when (and only if) the group commits.
       if (outcome.last > 0) {
         const writes = group.writes();
