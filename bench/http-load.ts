@@ -119,6 +119,12 @@ export interface ScenarioFigures {
   /** For POST: the durable ceiling's figures, and the service's median over its median. */
   readonly durableCeiling?: TargetFigures | undefined;
   readonly durableRatio?: number | undefined;
+  /**
+   * For POST: the durable ceiling writing a creation's rows into the service's database (`--creation-rows`),
+   * and its median over the durable ceiling's: the most the event-sourced rows let any service reach.
+   */
+  readonly creationRowsCeiling?: TargetFigures | undefined;
+  readonly creationRowsRatio?: number | undefined;
 }
 
 export interface HttpFigures {
@@ -181,9 +187,9 @@ export async function startService(database: string, directory: string, pin: boo
   }
 }
 
-/** The Koa ceiling; with `durableFile`, the durable ceiling committing its creations there. */
-async function startCeiling(bodiesFile: string, pin: boolean, durableFile?: string): Promise<Started> {
-  const durable = durableFile === undefined ? [] : ['--durable', durableFile];
+/** The Koa ceiling; with `durableFile`, the durable ceiling committing its creations there (with `creationRows`, a creation's rows of the service's database). */
+async function startCeiling(bodiesFile: string, pin: boolean, durableFile?: string, creationRows = false): Promise<Started> {
+  const durable = durableFile === undefined ? [] : ['--durable', durableFile, ...(creationRows ? ['--creation-rows'] : [])];
   const [command, args] = pinned(0, [...TS, join(root, 'bench', 'ceiling-server.ts'), bodiesFile, ...durable], pin);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
@@ -266,6 +272,8 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
     // On the same disk as the service's database.
     const durable = await startCeiling(bodiesFile, pin, join(directory, 'durable-ceiling.db'));
     started.push(durable);
+    const creationRows = await startCeiling(bodiesFile, pin, await seededCopy(options.pets, join(directory, 'creation-rows-ceiling.db')), true);
+    started.push(creationRows);
 
     const load = (target: Started, scenario: Scenario, seconds: number) => client.run({
       ...scenarioJob(scenario, options.pets, target.origin),
@@ -273,10 +281,10 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       connections: options.connections,
       seconds,
     });
-    const targets = { service, ceiling, durable } as const;
+    const targets = { service, ceiling, durable, creationRows } as const;
     const scenariosRun = SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
     // Listings from precomputed bodies are the same on both ceilings: the durable one is loaded only with the durable writes it judges.
-    const targetsOf = (scenario: Scenario) => (scenario.against === 'durable' ? (['ceiling', 'durable', 'service'] as const) : (['ceiling', 'service'] as const));
+    const targetsOf = (scenario: Scenario) => (scenario.against === 'durable' ? (['ceiling', 'durable', 'creationRows', 'service'] as const) : (['ceiling', 'service'] as const));
     for (const scenario of scenariosRun) {
       for (const name of targetsOf(scenario)) await load(targets[name], scenario, options.warmupSeconds);
     }
@@ -313,10 +321,12 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       const serviceFigures = figures(`${scenario.name}/service`);
       const ceilingFigures = figures(`${scenario.name}/ceiling`);
       const durableFigures = results.has(`${scenario.name}/durable`) ? figures(`${scenario.name}/durable`) : undefined;
+      const rowsFigures = results.has(`${scenario.name}/creationRows`) ? figures(`${scenario.name}/creationRows`) : undefined;
       return {
         name: scenario.name, label: scenario.label, goal: scenario.goal, against: scenario.against, p99GoalMs: scenario.p99GoalMs, bodyBytes: meanBodyBytes(scenario, options.pets, bodies),
         service: serviceFigures, ceiling: ceilingFigures, ratio: serviceFigures.median / ceilingFigures.median,
         ...(durableFigures ? { durableCeiling: durableFigures, durableRatio: serviceFigures.median / durableFigures.median } : {}),
+        ...(durableFigures && rowsFigures ? { creationRowsCeiling: rowsFigures, creationRowsRatio: rowsFigures.median / durableFigures.median } : {}),
       };
     });
     for (const each of started.splice(0)) await stop(each);

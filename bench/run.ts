@@ -138,6 +138,10 @@ async function runOnly(settings: Settings, only: readonly string[], profileDirec
     if (durable) {
       log(`${scenario.label}: durable ceiling ${Math.round(durable.median)} req/s, ratio ${scenario.durableRatio!.toFixed(2)}${scenario.against === 'durable' ? ` (goal ${scenario.goal})` : ''}; CPU a request ${durable.cpuPerRequestUs.toFixed(1)} µs (${durable.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
     }
+    const rows = scenario.creationRowsCeiling;
+    if (rows) {
+      log(`${scenario.label}: the durable ceiling writing a creation's rows ${Math.round(rows.median)} req/s, ${scenario.creationRowsRatio!.toFixed(2)}x the durable ceiling; CPU a request ${rows.cpuPerRequestUs.toFixed(1)} µs (${rows.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
+    }
   }
 }
 
