@@ -4,7 +4,7 @@ import type { SqlDialect } from './sql-dialect.ts';
 import { logPages, logPagesAhead, replay, ReplayedPets } from './pet-replay.ts';
 import type { ReplayedPet } from './pet-replay.ts';
 import { countEvents, streamsWrittenAfter } from './sql-event-log.ts';
-import { columnsOf, createDeclaredTable, PETS, rowValues } from './schema.ts';
+import { columnsOf, createDeclaredTable, PETS } from './schema.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
 /** The database and its dialect: what the maintenance needs of an open store. */
@@ -36,7 +36,7 @@ const ROWS_PER_TRANSACTION = 4 * ROWS_PER_INSERT;
 async function insertPets(db: Kysely<PetStoreDatabase>, dialect: SqlDialect, into: string, pets: readonly ReplayedPet[], inTransactions: boolean): Promise<void> {
   const insert = async (executor: Kysely<PetStoreDatabase>, from: number, to: number) => {
     for (let start = from; start < to; start += ROWS_PER_INSERT) {
-      await dialect.insertPetRows(executor, into, rowValues(PETS, pets.slice(start, Math.min(to, start + ROWS_PER_INSERT))));
+      await dialect.insertPetRows(executor, into, pets.slice(start, Math.min(to, start + ROWS_PER_INSERT)));
     }
   };
   if (!inTransactions) return insert(db, 0, pets.length);

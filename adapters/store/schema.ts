@@ -209,16 +209,16 @@ export function postgresType(type: ColumnType): string {
 }
 
 /**
- * PostgreSQL: `unnest($n::type[], …)`, one array parameter a column (only `columns`' when given),
- * numbered from `first`: rows go in as one array a column, however many rows.
+ * PostgreSQL: the rows of the JSON parameter `$n` (`postgresRowsJson`: an array of objects keyed by
+ * column) as `table`'s row type, its `columns` (all when not given) selected in that order.
  */
-export function postgresUnnest(table: TableDeclaration, first: number, columns: readonly string[] = columnsOf(table)): string {
-  return `unnest(${columns.map((column, index) => `$${first + index}::${postgresType(table.columns[column]!.type)}[]`).join(', ')})`;
+export function postgresJsonRows(table: TableDeclaration, parameter: number, columns: readonly string[] = columnsOf(table)): string {
+  return `select ${columns.join(', ')} from json_populate_recordset(null::${table.name}, $${parameter}::json)`;
 }
 
-/** The values of `rows` as one array a column (for `postgresUnnest`). */
-export function columnArrays<T extends TableDeclaration>(table: T, rows: readonly ReadRow<T>[], columns: readonly string[] = columnsOf(table)): unknown[][] {
-  return columns.map((column) => rows.map((row) => row[column as keyof ReadRow<T>]));
+/** `rows` as the one JSON parameter `postgresJsonRows` reads: one text however many rows, serialized natively. */
+export function postgresRowsJson(rows: readonly object[]): string {
+  return JSON.stringify(rows);
 }
 
 /** Creates an empty table shaped as `table` declares it, under `name` (a scratch copy; no indexes). */

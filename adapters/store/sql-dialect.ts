@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { PetStoreDatabase } from './schema.ts';
+import type { PetRow, PetStoreDatabase } from './schema.ts';
 
 /**
  * What the code shared by both SQL databases (the event store's reads, the catalogue, the key table,
@@ -34,10 +34,9 @@ export interface SqlDialect {
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
   /**
-   * Inserts rows into the table `into`, shaped as `pets` and holding none of their ids: `values` holds
-   * each row's values in `pets`' column order, row after row (`rowValues`). The dialect takes the array over (it may freeze it).
+   * Inserts `rows` into the table `into`, shaped as `pets` and holding none of their ids.
    */
-  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, values: unknown[]): Promise<void>;
+  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, rows: readonly PetRow[]): Promise<void>;
 }
 
 /** Which events a page keeps: only these types (none: no event), only this stream's; absent: all. */

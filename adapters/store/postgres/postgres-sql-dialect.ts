@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, PETS, postgresUnnest } from '../schema.ts';
+import { columnsOf, PETS, postgresJsonRows, postgresRowsJson } from '../schema.ts';
 import { StatementUnanswered } from './postgres-pool.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readPostgresLogPage } from '../sql-event-log.ts';
@@ -84,14 +84,8 @@ export const postgresSqlDialect: SqlDialect = {
 
   readLogPage: readPostgresLogPage,
 
-  async insertPetRows(executor, into, values) {
-    // One array a column: a parameter a column, however many rows.
-    const columns = columnsOf(PETS);
-    const arrays = columns.map((_, column) => {
-      const array: unknown[] = [];
-      for (let at = column; at < values.length; at += columns.length) array.push(values[at]);
-      return array;
-    });
-    await executor.executeQuery(CompiledQuery.raw(`insert into ${into} (${columns.join(', ')}) select * from ${postgresUnnest(PETS, 1)}`, arrays));
+  async insertPetRows(executor, into, rows) {
+    // One JSON parameter, however many rows.
+    await executor.executeQuery(CompiledQuery.raw(`insert into ${into} (${columnsOf(PETS).join(', ')}) ${postgresJsonRows(PETS, 1)}`, [postgresRowsJson(rows)]));
   },
 };

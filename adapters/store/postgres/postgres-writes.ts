@@ -7,7 +7,7 @@ import { GroupRows, appendAll, creationsIn, withIds } from '../group-rows.ts';
 import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend, PendingWrite } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
-import { columnArrays, columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresUnnest } from '../schema.ts';
+import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresJsonRows, postgresRowsJson } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import { POSTGRES_STREAM_VERSION, postgresStreamVersions } from '../sql-event-log.ts';
@@ -240,47 +240,33 @@ const READ_GROUP = prepared(`select
 const CHANGED_PET_COLUMNS = columnsOf(PETS).filter((column) => column !== 'id');
 
 /**
- * The group's writes in one statement, one array a column (`postgresUnnest`): new rows of `pets`,
+ * The group's writes in one statement, each table's rows one JSON parameter (`postgresJsonRows`): new rows of `pets`,
  * changed ones, the events at the positions drawn, the idempotency records (replacing expired ones),
  * and the notification. Answers how many records it stored: fewer than the group's if a live one was in the way.
  */
 const WRITE_GROUP = prepared(writeGroupSql());
 
 function writeGroupSql(): string {
-  let parameter = 1;
-  /** The next `count` parameters' numbers, from where the last call left off. */
-  const next = (count: number) => (parameter += count) - count;
   const list = (columns: readonly string[]) => columns.join(', ');
-  const newPets = postgresUnnest(PETS, next(columnsOf(PETS).length));
-  const changedPets = postgresUnnest(PETS, next(CHANGED_PET_COLUMNS.length + 1), ['id', ...CHANGED_PET_COLUMNS]);
-  const events = postgresUnnest(EVENTS, next(columnsOf(EVENTS).length));
-  const records = postgresUnnest(IDEMPOTENCY_KEYS, next(columnsOf(IDEMPOTENCY_KEYS).length));
-  const [now, channel, payload] = [next(1), next(1), next(1)];
   return `with new_pets as (
-    insert into pets (${list(columnsOf(PETS))}) select * from ${newPets}
+    insert into pets (${list(columnsOf(PETS))}) ${postgresJsonRows(PETS, 1)}
   ), changed_pets as (
     update pets set ${CHANGED_PET_COLUMNS.map((column) => `${column} = changed.${column}`).join(', ')}
-    from ${changedPets} as changed (${list(['id', ...CHANGED_PET_COLUMNS])})
+    from (${postgresJsonRows(PETS, 2)}) as changed
     where pets.id = changed.id
   ), appended as (
-    insert into events (${list(columnsOf(EVENTS))}) overriding system value select * from ${events}
+    insert into events (${list(columnsOf(EVENTS))}) overriding system value ${postgresJsonRows(EVENTS, 3)}
   ), remembered as (
-    insert into idempotency_keys (${list(columnsOf(IDEMPOTENCY_KEYS))}) select * from ${records}
+    insert into idempotency_keys (${list(columnsOf(IDEMPOTENCY_KEYS))}) ${postgresJsonRows(IDEMPOTENCY_KEYS, 4)}
     on conflict (scope, idempotency_key) do update
       set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at
-      where idempotency_keys.expires_at <= $${now}
+      where idempotency_keys.expires_at <= $5
     returning 1
   )
-  select pg_notify($${channel}, $${payload}), (select count(*) from remembered)::integer as remembered`;
+  select pg_notify($6, $7), (select count(*) from remembered)::integer as remembered`;
 }
 
-/** The parameters of `WRITE_GROUP`, in the order `writeGroupSql` numbers them. */
+/** The parameters of `WRITE_GROUP`, in the order `writeGroupSql` numbers them: each table's rows as one JSON text. */
 function writeGroupParameters({ createdPets, changedPets, events, remembered }: GroupWrites, now: string, last: string): unknown[] {
-  return [
-    ...columnArrays(PETS, createdPets),
-    ...columnArrays(PETS, changedPets, ['id', ...CHANGED_PET_COLUMNS]),
-    ...columnArrays(EVENTS, events),
-    ...columnArrays(IDEMPOTENCY_KEYS, remembered),
-    now, LOG_CHANNEL, last,
-  ];
+  return [postgresRowsJson(createdPets), postgresRowsJson(changedPets), postgresRowsJson(events), postgresRowsJson(remembered), now, LOG_CHANNEL, last];
 }

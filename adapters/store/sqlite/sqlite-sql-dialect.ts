@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, EVENTS, PETS, sqliteInsert } from '../schema.ts';
+import { columnsOf, EVENTS, PETS, rowValues, sqliteInsert } from '../schema.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readLogEnd, readSqliteLogPage, SQLITE_LOG_PAGE } from '../sql-event-log.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
@@ -94,10 +94,9 @@ export const sqliteSqlDialect: SqlDialect = {
     return readLogOnThread({ file, pageSql: SQLITE_LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
   },
 
-  async insertPetRows(executor, into, values) {
+  async insertPetRows(executor, into, rows) {
     // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
-    const rows = values.length / columnsOf(PETS).length;
-    if (rows === 0) return;
-    await executor.executeQuery(CompiledQuery.raw(sqliteInsert(PETS, rows, into), values));
+    if (rows.length === 0) return;
+    await executor.executeQuery(CompiledQuery.raw(sqliteInsert(PETS, rows.length, into), rowValues(PETS, rows)));
   },
 };
