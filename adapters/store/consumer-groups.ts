@@ -5,7 +5,7 @@ import type { PetEvent } from '../../domain/index.ts';
 import { GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
 import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
-import { columnsOf, CONSUMER_GROUP_EVENTS, postgresJsonRows, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
+import { CONSUMER_GROUP_EVENTS, postgresInsert, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
 import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
 
@@ -307,7 +307,7 @@ export function createSqlConsumerGroups(
 async function insertEventRows(on: Db, postgres: boolean, rows: readonly ConsumerGroupEventsTable[]): Promise<void> {
   const table = CONSUMER_GROUP_EVENTS;
   const query = postgres
-    ? CompiledQuery.raw(`insert into ${table.name} (${columnsOf(table).join(', ')}) ${postgresJsonRows(table, 1)}`, [postgresRowsJson(rows)])
+    ? CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)])
     : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
   await on.executeQuery(query);
 }

@@ -210,10 +210,19 @@ export function postgresType(type: ColumnType): string {
 
 /**
  * PostgreSQL: the rows of the JSON parameter `$n` (`postgresRowsJson`: an array of objects keyed by
- * column) as `table`'s row type, its `columns` (all when not given) selected in that order.
+ * column) as `table`'s row type, its columns selected in their declared order.
  */
-export function postgresJsonRows(table: TableDeclaration, parameter: number, columns: readonly string[] = columnsOf(table)): string {
-  return `select ${columns.join(', ')} from json_populate_recordset(null::${table.name}, $${parameter}::json)`;
+export function postgresJsonRows(table: TableDeclaration, parameter: number): string {
+  return `select ${columnsOf(table).join(', ')} from json_populate_recordset(null::${table.name}, $${parameter}::json)`;
+}
+
+/**
+ * PostgreSQL: `insert into <into> (<columns>)` the rows of the JSON parameter `$n` (`postgresJsonRows`);
+ * a column generated always is written as the rows give it.
+ */
+export function postgresInsert(table: TableDeclaration, parameter: number, into: string = table.name): string {
+  const overriding = Object.values(table.columns).some((column) => column.generated === 'always') ? ' overriding system value' : '';
+  return `insert into ${into} (${columnsOf(table).join(', ')})${overriding} ${postgresJsonRows(table, parameter)}`;
 }
 
 /** `rows` as the one JSON parameter `postgresJsonRows` reads: one text however many rows, serialized natively. */

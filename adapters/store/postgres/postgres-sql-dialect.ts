@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, PETS, postgresJsonRows, postgresRowsJson } from '../schema.ts';
+import { columnsOf, PETS, postgresInsert, postgresRowsJson } from '../schema.ts';
 import { StatementUnanswered } from './postgres-pool.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readPostgresLogPage } from '../sql-event-log.ts';
@@ -86,6 +86,6 @@ export const postgresSqlDialect: SqlDialect = {
 
   async insertPetRows(executor, into, rows) {
     // One JSON parameter, however many rows.
-    await executor.executeQuery(CompiledQuery.raw(`insert into ${into} (${columnsOf(PETS).join(', ')}) ${postgresJsonRows(PETS, 1)}`, [postgresRowsJson(rows)]));
+    await executor.executeQuery(CompiledQuery.raw(postgresInsert(PETS, 1, into), [postgresRowsJson(rows)]));
   },
 };

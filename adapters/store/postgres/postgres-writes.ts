@@ -7,7 +7,7 @@ import { GroupRows, appendAll, creationsIn, withIds } from '../group-rows.ts';
 import type { GroupReads, GroupWrites, GroupOutcome, PendingAppend, PendingWrite } from '../group-rows.ts';
 import { createGroupCommitter } from '../group-committer.ts';
 import type { GroupWaiting } from '../group-committer.ts';
-import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresJsonRows, postgresRowsJson } from '../schema.ts';
+import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, postgresInsert, postgresJsonRows, postgresRowsJson } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
 import { POSTGRES_STREAM_VERSION, postgresStreamVersions } from '../sql-event-log.ts';
@@ -247,17 +247,16 @@ const CHANGED_PET_COLUMNS = columnsOf(PETS).filter((column) => column !== 'id');
 const WRITE_GROUP = prepared(writeGroupSql());
 
 function writeGroupSql(): string {
-  const list = (columns: readonly string[]) => columns.join(', ');
   return `with new_pets as (
-    insert into pets (${list(columnsOf(PETS))}) ${postgresJsonRows(PETS, 1)}
+    ${postgresInsert(PETS, 1)}
   ), changed_pets as (
     update pets set ${CHANGED_PET_COLUMNS.map((column) => `${column} = changed.${column}`).join(', ')}
     from (${postgresJsonRows(PETS, 2)}) as changed
     where pets.id = changed.id
   ), appended as (
-    insert into events (${list(columnsOf(EVENTS))}) overriding system value ${postgresJsonRows(EVENTS, 3)}
+    ${postgresInsert(EVENTS, 3)}
   ), remembered as (
-    insert into idempotency_keys (${list(columnsOf(IDEMPOTENCY_KEYS))}) ${postgresJsonRows(IDEMPOTENCY_KEYS, 4)}
+    ${postgresInsert(IDEMPOTENCY_KEYS, 4)}
     on conflict (scope, idempotency_key) do update
       set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= $5
