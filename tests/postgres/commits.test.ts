@@ -120,6 +120,28 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     assert.equal(reads.length - read, 1, 'a look reads the log after what was told');
   });
 
+
+  it("reads nothing for this instance's own group notified before its commit is told, and still reads another instance's", async () => {
+    const { changes, commits, reads, announce } = watched();
+    await changes.refresh();
+    const read = reads.length;
+    // Another instance's commit, notified while this instance's group is committing, is read.
+    const pet = await addPet(opened.store, { name: 'another instance', categoryId: 1, status: 'sold' });
+    const head = await readLogHead(opened.store.db);
+    changes.committing({ drawnFrom: head + 1, last: head + 2 });
+    announce(head);
+    await changes.refresh();
+    assert.equal(reads.length - read, 1, "another instance's commit: a read of the log");
+    assert.deepEqual(commits.at(-1), { last: head, changes: [{ id: pet.id, statuses: ['sold'] }] });
+    // This instance's group: its notification outruns the answer to its COMMIT.
+    announce(head + 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(reads.length - read, 1, 'its own group: no read of the log');
+    changes.committing(undefined);
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 9, statuses: ['pending'] }] });
+    assert.deepEqual(commits.at(-1), { last: head + 2, changes: [{ id: 9, statuses: ['pending'] }] });
+  });
+
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {
     const { changes, looks, reads, holdLooks } = watched();
     await changes.refresh();

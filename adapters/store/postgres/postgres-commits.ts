@@ -59,6 +59,11 @@ export interface PostgresCommits extends Commits {
   /** A group this instance committed: told at once when it directly follows what was told, else by a look. */
   committed(group: CommittedPositions): void;
   /**
+   * The positions this instance's group drew and is about to commit (undefined once it is over): a
+   * notification within them is that group's own, told by `committed` without a look.
+   */
+  committing(positions: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined): void;
+  /**
    * Any instance's commit, as `LOG_CHANNEL` notifies it (the listening connection calls this): its last
    * position, or `undefined` when rows changed without events (a projection rebuild, `CATALOG_REPLACED`).
    */
@@ -94,6 +99,12 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   let known = 0;
   /** A look is running, or about to: it will serve whoever asks meanwhile. */
   let looking = false;
+  /**
+   * Positions this instance's group drew under the append lock and is committing: no other instance's.
+   * Its notification may arrive before its COMMIT's answer; `committed` tells it then, or, should that
+   * answer be lost, the next poll of the head.
+   */
+  let committing: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined;
 
   let poll: ReturnType<typeof setInterval> | undefined;
   let client: pg.Client | undefined;
@@ -181,7 +192,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     if (position === undefined) {
       listeners.tell({});
       notifiedUpTo = Number.MAX_SAFE_INTEGER;
-    } else if (told !== undefined && position <= told) {
+    } else if ((told !== undefined && position <= told) || (committing !== undefined && position >= committing.drawnFrom && position <= committing.last)) {
       return;
     } else {
       notifiedUpTo = Math.max(notifiedUpTo, position);
@@ -270,6 +281,9 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
         // Past a gap, or before the first look: another instance's commit may lie between, so a look tells it.
         notified(last);
       }
+    },
+    committing(positions) {
+      committing = positions;
     },
     notified,
     close: stop,

@@ -47,7 +47,7 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
   if (options.migrate !== false) await migrateToLatest(db);
   const clock = options.clock ?? { now: () => new Date() };
   const commits = postgresCommits(db, { url: options.listenUrl, statementTimeoutMs: options.statementTimeoutMs, logger: options.logger });
-  const writes = createPostgresWrites(db, clock, { committed: commits.committed, waitBoundMs: options.statementTimeoutMs });
+  const writes = createPostgresWrites(db, clock, { committed: commits.committed, committing: commits.committing, waitBoundMs: options.statementTimeoutMs });
   const store = createSqlPetStore(db, postgresSqlDialect, {
     clock,
     writes,

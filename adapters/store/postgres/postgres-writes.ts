@@ -50,6 +50,8 @@ export interface PostgresWrites extends SqlWrites {
 export interface PostgresWritesOptions {
   /** Told of each group this instance committed. */
   readonly committed?: ((group: CommittedPositions) => void) | undefined;
+  /** Told of the positions a group drew before it commits them, and of `undefined` once the group is over (`PostgresCommits.committing`). */
+  readonly committing?: ((positions: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined) => void) | undefined;
   /** How long a write waits from its arrival, whatever is queued before it, before it fails with 503 (milliseconds, 0: no bound). */
   readonly waitBoundMs?: number | undefined;
 }
@@ -68,7 +70,7 @@ const WRITE_CHECK_EVERY_MS = 1000;
  * `position > n` never skips an event still in flight.
  */
 export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock, options: PostgresWritesOptions = {}): PostgresWrites {
-  const { committed, waitBoundMs = 0 } = options;
+  const { committed, committing, waitBoundMs = 0 } = options;
   const waitedTooLong = () => new StoreUnavailable(`the database did not take the write within ${waitBoundMs} ms; try again`);
   /** The fault the last group failed with, until a group or a write check commits. */
   let fault: StoreUnavailable | undefined;
@@ -144,13 +146,14 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       const outcome = appendAll({ rows: group, failsGroup: isUnavailability }, built.appends, now);
       // The notification is delivered when (and only if) the group commits.
       if (outcome.last > 0) {
+        committing?.({ drawnFrom: positions[0]!, last: outcome.last });
         const writes = group.writes();
         const { rows } = await trx.executeQuery<{ remembered: number }>(CompiledQuery.raw(WRITE_GROUP, writeGroupParameters(writes, now.toISOString(), String(outcome.last))));
         if (rows[0]!.remembered !== writes.remembered.length) throw new RecordKeptElsewhere();
       }
       if (waiting.overdue()) throw waitedTooLong();
       return { outcome, drawnFrom: positions[0] ?? 0 };
-    }));
+    })).finally(() => committing?.(undefined));
   }
 
   /** A unique key refused the append alone: another writer appended between the group's read and its write. */
