@@ -132,6 +132,23 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         }
       });
 
+      it('gives a creation of more than one event a position for each, none shared with the creations committed beside it', async () => {
+        const sold = (id: number): NewStream => ({
+          streamId: `pet-${id}`, events: [petAdded(id, 'sold at once', 'available'), { type: 'PetStatusChanged', data: { id, from: 'available', to: 'sold' } }], metadata,
+          options: { petAfter: { id, name: 'sold at once', categoryId: 1, status: 'sold' } },
+        });
+        const [first, longer, ...others] = await Promise.all([
+          ports.eventStore.create(creation('beside')), ports.eventStore.create(sold), ...Array.from({ length: 4 }, () => ports.eventStore.create(creation('beside'))),
+        ]);
+        const stream = await ports.eventStore.readStream(`pet-${longer!.id}`);
+        assert.deepEqual(stream.events.map((stored) => stored.streamVersion), [1, 2]);
+        assert.ok(stream.events[0]!.position < stream.events[1]!.position);
+        assert.equal(longer!.position, stream.events[1]!.position, 'answered with its last event\'s position');
+        const positions = [first!, ...others].map((each) => each.position).concat(stream.events.map((stored) => stored.position));
+        assert.equal(new Set(positions).size, positions.length, 'no position shared');
+        assert.deepEqual(await ports.catalog.get(longer!.id), { pet: { id: longer!.id, name: 'sold at once', categoryId: 1, status: 'sold' }, version: 2 });
+      });
+
       it('stores an idempotency record with the creation, and refuses a taken key, writing nothing and keeping the id taken', async () => {
         const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
         const kept = await ports.eventStore.create(creation('kept', { remember: record }));

@@ -126,16 +126,17 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       let events = creations;
       for (const write of batch) if ('request' in write) events += write.request.events.length;
       const idsWanted = built.ids.length === creations ? 0 : creations;
-      const { rows: drawn } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_THEN_DRAW_POSITIONS_AND_IDS, [events, idsWanted]));
-      const positions = drawn.flatMap((row) => (row.position === null ? [] : [row.position])).sort((a, b) => a - b);
-      if (idsWanted > 0) built.ids = drawn.flatMap((row) => (row.id === null ? [] : [row.id])).sort((a, b) => a - b);
+      const { rows: [drawn] } = await trx.executeQuery<{ position: number | null; id: number | null }>(CompiledQuery.raw(LOCK_THEN_DRAW_POSITIONS_AND_IDS, [events, idsWanted]));
+      const positions = block(drawn!.position, events);
+      if (idsWanted > 0) built.ids = block(drawn!.id, idsWanted);
       const fresh = new Set<string>();
       built.appends = withIds(batch, (index) => built.ids[index]!, fresh);
       let wanted = 0;
       for (const write of built.appends) wanted += write.request.events.length;
       if (wanted > positions.length) {
-        const { rows: more } = await trx.executeQuery<{ position: number }>(CompiledQuery.raw(DRAW_POSITIONS, [wanted - positions.length]));
-        positions.push(...more.map((row) => row.position).sort((a, b) => a - b));
+        const more = wanted - positions.length;
+        const { rows: [drawnMore] } = await trx.executeQuery<{ position: number | null }>(CompiledQuery.raw(DRAW_POSITIONS, [more]));
+        positions.push(...block(drawnMore!.position, more));
       }
       const group = new GroupRows((index) => positions[index]!);
       const needed = group.toRead(built.appends, fresh);
@@ -213,23 +214,35 @@ function isKeyRefusal(error: unknown): boolean {
     || postgresSqlDialect.isUniqueViolation(error, 'events_stream_version_unique') || postgresSqlDialect.isUniqueViolation(error, 'pets_pkey');
 }
 
+/** The `count` values of a block drawn at once (`drawnBlock`), from its first; none when it drew none (`first` null). */
+function block(first: number | null, count: number): number[] {
+  return first === null ? [] : Array.from({ length: count }, (_, index) => first + index);
+}
+
+/**
+ * A block of `count` values of `sequence` drawn in one expression, answering its first (null for a
+ * count of 0): nextval takes the first, setval moves the sequence past the last. Nothing may draw from
+ * the sequence between the two: only groups draw from these, one at a time under the append lock.
+ */
+function drawnBlock(sequence: string, count: string): string {
+  return `case when ${count} > 0 then setval('${sequence}', nextval('${sequence}') + ${count} - 1) - ${count} + 1 end`;
+}
+
 const TAKE_APPEND_LOCK = `select pg_advisory_xact_lock(${APPEND_LOCK})`;
 /** More positions, under the append lock the group holds. */
-const DRAW_POSITIONS = prepared("select nextval('events_position_seq') as position from generate_series(1, $1::integer)");
+const DRAW_POSITIONS = prepared(`select ${drawnBlock('events_position_seq', '$1::integer')} as position`);
 const STREAM_VERSION = prepared(POSTGRES_STREAM_VERSION);
 
 /**
- * Takes the append lock, then draws positions for every event of the group: a position is drawn only
- * once every smaller one is committed or rolled back. The lock is a one-time filter, evaluated before
- * the first position is drawn. `events_position_seq` is the sequence of the identity `events.position`
- * (named when migration 0001 created it); by name, it is looked up once, not for each position.
- * Positions of appends the plan refuses stay unused. Then one pet id for each creation of the group: as
- * on SQLite, a new pet's id is drawn by the group that appends it, for no statement of its own.
+ * Takes the append lock, then draws a block of positions for every event of the group: a position is
+ * drawn only once every smaller one is committed or rolled back. The lock is taken before anything is
+ * drawn (the draws read its one row). `events_position_seq` is the sequence of the identity
+ * `events.position` (named when migration 0001 created it). Positions of appends the plan refuses stay
+ * unused. Then a block of pet ids, one for each creation of the group: as on SQLite, a new pet's id is
+ * drawn by the group that appends it, for no statement of its own. One row answers both blocks' first values.
  */
 const LOCK_THEN_DRAW_POSITIONS_AND_IDS = prepared(`with locked as materialized (select pg_advisory_xact_lock(${APPEND_LOCK}))
-  select nextval('events_position_seq') as position, null::bigint as id from generate_series(1, $1::integer) where exists (select from locked)
-  union all
-  select null, nextval('pet_ids') from generate_series(1, $2::integer)`);
+  select ${drawnBlock('events_position_seq', '$1::integer')} as position, ${drawnBlock('pet_ids', '$2::integer')} as id from locked`);
 
 /** What the group's appends read (`GroupReads`), in one query after the lock. */
 const READ_GROUP = prepared(`select
