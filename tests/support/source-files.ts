@@ -4,8 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Written by other tests while these walks run (`npm pack` builds client/dist; a test installs tools' packages), and no source. */
-const NOT_SOURCE = new Set(['dist', 'node_modules']);
+/**
+ * No source, and written by other tests while these walks run: `npm pack` builds client/dist, the
+ * generated-clients test installs tools' packages and generates clients into its work folder.
+ */
+const NOT_SOURCE = new Set(['dist', 'node_modules', 'work']);
 
 /** The TypeScript files under `folder` (a path from the repository's root), as paths from the root, in order. */
 export function typeScriptFiles(folder: string): string[] {
