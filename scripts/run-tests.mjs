@@ -5,8 +5,12 @@
 // the heavier suites (tests/stress/*.stress.ts) run on their own, outside `npm test`.
 // When a PostgreSQL test is among them, they run with a throwaway
 // PostgreSQL cluster (see scripts/postgres-cluster.ts), removed afterwards whatever the outcome.
+// The files of tests/**/*.test.ts run side by side, as many at a time as the machine has cores (at least 2;
+// PETSTORE_TEST_CONCURRENCY overrides): most of a file's time is spent waiting on child processes, sockets
+// and timers. Any other file among them (a stress suite, the browser tests) makes them run one at a time.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative, sep } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -30,11 +34,16 @@ const inTests = (file) => relative(join(root, 'tests'), file).split(sep);
 const needsPostgres = (file) => inTests(file)[0] === 'postgres' || inTests(file).at(-1) === 'postgres.test.ts';
 const needsServer = (file) => inTests(file)[0] === 'postgres' && inTests(file)[1] === 'server';
 
+function concurrencyFor(selected) {
+  if (!selected.every((file) => file.endsWith('.test.ts') && inTests(file)[0] !== '..')) return 1;
+  return Number(process.env.PETSTORE_TEST_CONCURRENCY) || Math.max(2, availableParallelism());
+}
+
 function runTests(selected) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-reporter=spec', ...selected.map((file) => relative(process.cwd(), file))],
+      ['--import', 'tsx', '--test', `--test-concurrency=${concurrencyFor(selected)}`, '--test-reporter=spec', ...selected.map((file) => relative(process.cwd(), file))],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let output = '';

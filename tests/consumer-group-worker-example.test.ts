@@ -17,7 +17,7 @@ describe('docs/consumer-groups.md: the example worker', () => {
     // A worker asks for the group only once it listens for SIGTERM: both asking means both will stop cleanly.
     let groupRequests = 0;
     const countGroupRequests: Guard = (request) => {
-      if (request.method === 'POST' && request.url === '/v1/consumer-groups') groupRequests++;
+      if (request.method === 'PUT' && request.url === '/v1/consumer-groups/mailer') groupRequests++;
       return undefined;
     };
     const api = await startTestService({}, { extraGuards: [countGroupRequests] });
@@ -42,6 +42,7 @@ describe('docs/consumer-groups.md: the example worker', () => {
       );
       assert.ok(lines().every((line) => line.split(' ')[1] === 'com.petstore.pet.added.v1'));
       for (let tries = 0; tries < 600 && groupRequests < workers.length; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(groupRequests, workers.length, 'each worker asked for the group');
       // By pid: Deno's child_process reports a child it signalled itself as killed, even when it exited 0.
       for (const { worker } of workers) process.kill(worker.pid!, 'SIGTERM');
       assert.deepEqual(await Promise.all(workers.map(({ output }) => output.exited)), [0, 0], 'each stops cleanly on SIGTERM');

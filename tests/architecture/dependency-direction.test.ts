@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve, dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { typeScriptFiles } from '../support/source-files.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function sourceFiles(folder: string): string[] {
-  return readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
-    .map((file) => join(root, folder, file));
+  return typeScriptFiles(folder).map((file) => join(root, file));
 }
 
 /** Every module specifier a file imports or re-exports, static or dynamic. */

@@ -1,19 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { typeScriptFiles } from '../support/source-files.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PRODUCT_FOLDERS = ['adapters', 'application', 'domain', 'contract', 'client', 'tools'];
 
 /** Every TypeScript file of the product, as a path from the repository's root. */
 function productFiles(): string[] {
-  return PRODUCT_FOLDERS.flatMap((folder) =>
-    readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
-      .filter((file) => file.endsWith('.ts'))
-      .map((file) => join(folder, file)),
-  ).sort();
+  return PRODUCT_FOLDERS.flatMap(typeScriptFiles).sort();
 }
 
 function filesMatching(pattern: RegExp): string[] {

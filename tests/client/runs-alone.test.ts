@@ -42,7 +42,8 @@ describe('the client on its own', () => {
   });
 
   it('runs from a copy of client/ alone: its type-only imports of the server\'s schemas are gone at run time', async () => {
-    cpSync(join(root, 'client'), folder.file('client'), { recursive: true });
+    // Its sources: client/dist is what `npm pack` builds, and removes again, in other tests running beside this one.
+    cpSync(join(root, 'client'), folder.file('client'), { recursive: true, filter: (path) => path !== join(root, 'client', 'dist') });
     // The project's compiler settings (verbatimModuleSyntax decides which imports survive).
     cpSync(join(root, 'tsconfig.json'), folder.file('tsconfig.json'));
     // An ES module package that depends on nothing.

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { typeScriptFiles } from '../support/source-files.ts';
 import { DECIMAL_INTEGER_PATTERN, isDecimalDigits, parseDecimalInteger, POSITIVE_INTEGER_PATTERN } from '../../contract/decimal-integer.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,7 +39,7 @@ describe('the one rule for a whole number written as text', () => {
   it('is written once: no other product file spells a decimal-digits pattern', () => {
     const folders = ['adapters/http', 'adapters/cli', 'adapters/api-keys', 'adapters/webhooks', 'contract'];
     const spelled = folders
-      .flatMap((folder) => readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts')).map((file) => join(root, folder, file)))
+      .flatMap((folder) => typeScriptFiles(folder).map((file) => join(root, file)))
       .filter((file) => !file.endsWith(join('contract', 'decimal-integer.ts')))
       .filter((file) => /\^\(0\|\[1-9\]|\^\[1-9\]\[0-9\]|\^\\d|\^\[0-9\][+{]/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));

@@ -10,12 +10,12 @@ import { capturedLog } from '../../support/captured-log.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import type { TestDatabase } from '../../support/postgres.ts';
 
-/** Ends the server processes of the connections named `application_name`, as a crash or restart would. */
+/** Ends the server processes of this database's connections named `application_name`, as a crash or restart would (other tests' databases share the server). */
 async function terminate(url: string, applicationName: string): Promise<number> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [applicationName]);
+    const { rows } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = current_database() and pid <> pg_backend_pid()', [applicationName]);
     return rows.length;
   } finally {
     await admin.end();
@@ -27,7 +27,7 @@ async function listener(url: string): Promise<{ state: string; query: string } |
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    const { rows } = await admin.query("select state, query from pg_stat_activity where application_name = 'petstore-log-listener'");
+    const { rows } = await admin.query("select state, query from pg_stat_activity where application_name = 'petstore-log-listener' and datname = current_database()");
     return rows[0];
   } finally {
     await admin.end();
