@@ -11,7 +11,7 @@ import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { connectionFault, prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
 import { LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
-import type { CommittedPositions } from './postgres-writes.ts';
+import type { CommittedPositions, GroupPositions } from './postgres-writes.ts';
 
 /** How often the log's head is read while anyone listens, for what a lost notification or connection would miss. */
 export const HEAD_POLL_MS = 1000;
@@ -62,7 +62,7 @@ export interface PostgresCommits extends Commits {
    * The positions this instance's group drew and is about to commit (undefined once it is over): a
    * notification within them is that group's own, told by `committed` without a look.
    */
-  committing(positions: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined): void;
+  committing(positions: GroupPositions | undefined): void;
   /**
    * Any instance's commit, as `LOG_CHANNEL` notifies it (the listening connection calls this): its last
    * position, or `undefined` when rows changed without events (a projection rebuild, `CATALOG_REPLACED`).
@@ -104,7 +104,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
    * Its notification may arrive before its COMMIT's answer; `committed` tells it then, or, should that
    * answer be lost, the next poll of the head.
    */
-  let committing: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined;
+  let committing: GroupPositions | undefined;
 
   let poll: ReturnType<typeof setInterval> | undefined;
   let client: pg.Client | undefined;

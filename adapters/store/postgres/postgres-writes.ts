@@ -35,6 +35,9 @@ export interface CommittedPositions {
   readonly changes: readonly PetChange[];
 }
 
+/** Where a group's events lie: from its first drawn position to its last event's. */
+export type GroupPositions = Pick<CommittedPositions, 'drawnFrom' | 'last'>;
+
 export interface PostgresWrites extends SqlWrites {
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
@@ -51,7 +54,7 @@ export interface PostgresWritesOptions {
   /** Told of each group this instance committed. */
   readonly committed?: ((group: CommittedPositions) => void) | undefined;
   /** Told of the positions a group drew before it commits them, and of `undefined` once the group is over (`PostgresCommits.committing`). */
-  readonly committing?: ((positions: Pick<CommittedPositions, 'drawnFrom' | 'last'> | undefined) => void) | undefined;
+  readonly committing?: ((positions: GroupPositions | undefined) => void) | undefined;
   /** How long a write waits from its arrival, whatever is queued before it, before it fails with 503 (milliseconds, 0: no bound). */
   readonly waitBoundMs?: number | undefined;
 }
