@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, EVENTS, PETS, rowValues, sqliteInsert } from '../schema.ts';
+import { EVENTS, PETS, rowValues, sqliteInsert } from '../schema.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readLogEnd, readSqliteLogPage, SQLITE_LOG_PAGE } from '../sql-event-log.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
