@@ -1,0 +1,59 @@
+// Which pages of the database a group of creations writes: `addPet` in groups of 64 on a copy of the
+// seed, then each frame the groups appended to the write-ahead log is traced to its table or index by
+// SQLite's `dbstat`. Every page a group writes is a 4 KiB frame (two writes) in its commit, and later
+// a page copied back by a checkpoint: what a creation's rows cost beyond their CPU.
+//   node --import tsx bench/wal-pages.ts [pets] [groups]
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { addPet } from '../application/index.ts';
+import type { PetStatus } from '../domain/index.ts';
+import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
+import { seededCopy } from './seed.ts';
+
+const GROUP = 64;
+const WAL_HEADER_BYTES = 32;
+const FRAME_HEADER_BYTES = 24;
+const STATUSES: readonly (PetStatus | undefined)[] = ['available', 'pending', 'sold', undefined];
+
+const pets = Number(process.argv[2] ?? 100_000);
+const groups = Number(process.argv[3] ?? 20);
+const directory = mkdtempSync(join(tmpdir(), 'petstore-wal-pages-'));
+try {
+  const file = await seededCopy(pets, join(directory, 'pets.db'));
+  const store = await openSqlitePetStore(file);
+  const group = (round: number) => Promise.all(Array.from({ length: GROUP }, (_, index) =>
+    addPet(store, { name: `wal ${round}-${index}`, categoryId: 1, ...statusOf(index) })));
+  await group(-1);
+  // A group of 64 stays far below the 1,000 pages that make SQLite check the log back: frames only grow.
+  const before = statSync(`${file}-wal`).size;
+  for (let round = 0; round < groups; round++) await group(round);
+  const wal = readFileSync(`${file}-wal`);
+  await store.close();
+
+  const database = new Database(file, { readonly: true });
+  const pageSize = database.pragma('page_size', { simple: true }) as number;
+  const owners = new Map<number, string>();
+  for (const row of database.prepare('select name, pageno, pagetype from dbstat').all() as { name: string; pageno: number; pagetype: string }[]) {
+    owners.set(row.pageno, `${row.name} (${row.pagetype})`);
+  }
+  database.close();
+
+  const written = new Map<string, number>();
+  let frames = 0;
+  for (let offset = Math.max(WAL_HEADER_BYTES, before); offset + FRAME_HEADER_BYTES <= wal.length; offset += FRAME_HEADER_BYTES + pageSize) {
+    const owner = owners.get(wal.readUInt32BE(offset)) ?? 'other';
+    written.set(owner, (written.get(owner) ?? 0) + 1);
+    frames += 1;
+  }
+  process.stdout.write(`${groups} groups of ${GROUP} creations on ${pets} pets: ${(frames / groups).toFixed(1)} pages a group\n`);
+  for (const [owner, count] of [...written].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${owner.padEnd(40)} ${(count / groups).toFixed(2)}\n`);
+} finally {
+  rmSync(directory, { recursive: true, force: true });
+}
+
+function statusOf(index: number): { status?: PetStatus } {
+  const status = STATUSES[index % STATUSES.length];
+  return status === undefined ? {} : { status };
+}
