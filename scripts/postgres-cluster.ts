@@ -3,10 +3,10 @@
 // PostgreSQL command runs as the `postgres` user (runuser), which then owns the temporary directory.
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
 
@@ -36,18 +36,6 @@ export function findPostgresBin(): string | undefined {
     .filter((version) => existsSync(join(SEARCHED, version, 'bin', 'initdb')) && existsSync(join(SEARCHED, version, 'bin', 'pg_ctl')))
     .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a));
   return versions[0] === undefined ? undefined : join(SEARCHED, versions[0], 'bin');
-}
-
-/** A port of 127.0.0.1 free a moment ago (another process may take it before it is bound). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** The uid and gid of `postgres` when we are root (initdb will not run as root), else undefined. */

@@ -6,7 +6,8 @@ import { startServiceProcess } from './support/service-process.ts';
 import type { ServiceProcess } from './support/service-process.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { distinctDeliveries, startWebhookReceiver } from './support/webhook-receiver.ts';
-import { assertDeliveredInOrder, checkTakeoverOnKill, failingAtRandom, FAST_WEBHOOKS, feedPositions, freePort, WEBHOOK_TEST_KEY as KEY, writeWhile } from './support/webhook-load.ts';
+import { freePort } from '../scripts/free-port.ts';
+import { assertDeliveredInOrder, checkTakeoverOnKill, failingAtRandom, FAST_WEBHOOKS, feedPositions, WEBHOOK_TEST_KEY as KEY, writeWhile } from './support/webhook-load.ts';
 import { openSqlPetStore } from '../adapters/store/open-store.ts';
 
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { NODE_TS_ARGS } from './support/processes.ts';
 import { docExample } from './support/doc-example.ts';
 import { startTestService } from './support/test-service.ts';
-import { fastRetries, freePort } from './support/webhook-load.ts';
+import { freePort } from '../scripts/free-port.ts';
+import { fastRetries } from './support/webhook-load.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

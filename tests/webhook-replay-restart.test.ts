@@ -4,7 +4,8 @@ import { startServiceProcess } from './support/service-process.ts';
 import type { ServiceProcess } from './support/service-process.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { distinctDeliveries, startWebhookReceiver } from './support/webhook-receiver.ts';
-import { FAST_WEBHOOKS, freePort, WEBHOOK_TEST_KEY as KEY } from './support/webhook-load.ts';
+import { freePort } from '../scripts/free-port.ts';
+import { FAST_WEBHOOKS, WEBHOOK_TEST_KEY as KEY } from './support/webhook-load.ts';
 
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
-import { findPostgresBin, freePort, startPostgresCluster } from '../../scripts/postgres-cluster.ts';
+import { freePort } from '../../scripts/free-port.ts';
+import { findPostgresBin, startPostgresCluster } from '../../scripts/postgres-cluster.ts';
 import type { PostgresCluster } from '../../scripts/postgres-cluster.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import type { ServiceProcess } from '../support/service-process.ts';

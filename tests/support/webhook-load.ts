@@ -1,6 +1,5 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
+import { freePort } from '../../scripts/free-port.ts';
 import { CLOUD_EVENT_TYPES } from '../../contract/event-feed.ts';
 import { seededRandom } from './seeded-random.ts';
 import { distinctDeliveries } from './webhook-receiver.ts';
@@ -53,15 +52,6 @@ export async function writeWhile(base: string | (() => string), keepGoing: () =>
     }
   }
   return written;
-}
-
-/** A port free now: a restarted service keeps its address, so each event's `source` (and so a re-delivered body) stays the same. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The positions of every event of `type` in the log, read from the feed. */
