@@ -1,4 +1,5 @@
-import { GROUP_LIMITS, PET_USE_CASES } from '../application/index.ts';
+import { GROUP_LIMITS, PET_USE_CASES, registerAggregate } from '../application/index.ts';
+import type { Aggregate } from '../application/index.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -51,11 +52,14 @@ export interface StartOptions {
   readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
   /** Checks run before any route after the service's own, by every way of answering (`http/pipeline/service-guards.ts`). */
   readonly extraGuards?: readonly Guard[] | undefined;
+  /** Aggregates beside the product's (`AGGREGATES`), registered before the store opens: their events are stored, rebuilt and fed as any other's. */
+  readonly aggregates?: readonly Aggregate<any, any>[] | undefined;
 }
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const { worker } = options;
+  for (const aggregate of options.aggregates ?? []) registerAggregate(aggregate);
   const baseLogger = options.logger ?? (await createLogger(config));
   const logger = worker === undefined ? baseLogger : baseLogger.child({ worker });
   // The OpenTelemetry SDK is loaded only when tracing is configured.

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { POSITIVE_INTEGER_DIGITS, POSITIVE_INTEGER_PATTERN } from './decimal-integer.ts';
 import { PET_STATUSES } from '../domain/index.ts';
-import type { PetEvent } from '../domain/index.ts';
-import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../application/index.ts';
+import { AGGREGATES, DEFAULT_EVENT_LIMIT, eventTypeOf, MAX_EVENT_LIMIT, eventTypeNamed as registeredTypeNamed } from '../application/index.ts';
+import type { Aggregate } from '../application/index.ts';
 
 /** What an event stream's `retry:` tells a client to wait before reconnecting, in milliseconds. */
 export const RECONNECT_MS = 2000;
@@ -11,14 +11,20 @@ export const RECONNECT_MS = 2000;
  * The CloudEvents `type` of each event type: stable names that consumers filter on and store. A change
  * of an event's shape that a consumer would notice gets a new name (`.v2`), never the old one.
  */
-export const CLOUD_EVENT_TYPES: Readonly<Record<PetEvent['type'], string>> = Object.freeze({
-  PetAdded: 'com.petstore.pet.added.v1',
-  PetStatusChanged: 'com.petstore.pet.status-changed.v1',
-});
+export const CLOUD_EVENT_TYPES = Object.freeze(Object.fromEntries(AGGREGATES.flatMap((aggregate) =>
+  Object.entries(aggregate.events).map(([type, shape]) => [type, shape.cloudEventType])))) as Readonly<Record<ProductEventType, string>>;
 
-/** The event type a CloudEvents `type` names, if any. */
-export function eventTypeNamed(cloudEventType: string): PetEvent['type'] | undefined {
-  return (Object.keys(CLOUD_EVENT_TYPES) as PetEvent['type'][]).find((type) => CLOUD_EVENT_TYPES[type] === cloudEventType);
+/** The event types of the product's aggregates. */
+export type ProductEventType = (typeof AGGREGATES)[number] extends Aggregate<any, infer Event> ? Event['type'] : never;
+
+/** The event type a CloudEvents `type` names, if any: of any aggregate registered. */
+export function eventTypeNamed(cloudEventType: string): string | undefined {
+  return registeredTypeNamed(cloudEventType);
+}
+
+/** The CloudEvents `type` of an event type registered (the type itself when none is). */
+export function cloudEventTypeOf(type: string): string {
+  return eventTypeOf(type)?.shape.cloudEventType ?? type;
 }
 
 const NullableStatus = Type.Union([...PET_STATUSES.map((status) => Type.Literal(status)), Type.Null()]);

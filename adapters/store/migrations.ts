@@ -195,6 +195,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('consumer_group_events_state').on('consumer_group_events').columns(['owner_key_id', 'group_name', 'state', 'position']).execute();
     },
   },
+  '0010_idempotency_answers': {
+    async up(db: Kysely<any>) {
+      // A record keeps the answer of any creation, not only a pet's.
+      await db.schema.alterTable('idempotency_keys').renameColumn('pet', 'answer').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

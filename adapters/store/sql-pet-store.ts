@@ -5,7 +5,8 @@ import type {
   Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
 } from '../../application/index.ts';
 import { createSqlEventLog, readStream } from './sql-event-log.ts';
-import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
+import { petFromRow } from '../../application/index.ts';
+import { PET_FIELD_COLUMNS } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
@@ -115,7 +116,7 @@ function createSqlIdempotencyKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDial
           .where('expires_at', '>', now.toISOString())
           .executeTakeFirst(),
       );
-      return row && { scope, key, fingerprint: row.fingerprint, pet: JSON.parse(row.pet) as Pet, expiresAt: row.expires_at };
+      return row && { scope, key, fingerprint: row.fingerprint, answer: JSON.parse(row.answer) as unknown, expiresAt: row.expires_at };
     },
   };
 }

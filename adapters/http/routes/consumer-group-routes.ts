@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { PetEvent } from '../../../domain/index.ts';
 import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
 import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../../application/index.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
   ReplayParkedCheck, ReplayParkedSchema,
@@ -51,7 +51,7 @@ export function groupView(status: GroupStatus, head: number) {
     ackTimeoutMs: group.ackTimeoutMs,
     maxDeliveries: group.maxDeliveries,
     start: group.start,
-    ...(group.types ? { types: group.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
+    ...(group.types ? { types: group.types.map(cloudEventTypeOf) } : {}),
     createdAt: group.createdAt,
   };
 }

@@ -5,12 +5,13 @@ import type { Clock, PetCatalog, PetQuery } from '../../../application/index.ts'
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase, PetRow } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
-import { PET_FIELD_COLUMNS, petFromRow } from '../schema.ts';
+import { petFromRow } from '../../../application/index.ts';
+import { PET_FIELD_COLUMNS } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createSqliteCommits, openCommitMark } from './sqlite-commits.ts';
 import { createSqliteWrites } from './sqlite-writes.ts';
-import { createGroupWriter } from './sqlite-writes.ts';
-import type { GroupWriterOptions, WriterConnection } from './sqlite-writes.ts';
+import { createBatchWriter } from './sqlite-writes.ts';
+import type { BatchWriterOptions, WriterConnection } from './sqlite-writes.ts';
 import { BUSY_TIMEOUT_MS, openConfigured, openSqlite } from './open-sqlite.ts';
 import type { SqliteDriverName } from './sqlite-connection.ts';
 import { withStatementCache } from './sqlite-kysely-dialect.ts';
@@ -31,8 +32,8 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** How long a group waits for the write lock another connection holds before its writes fail as busy (default BUSY_TIMEOUT_MS). */
   readonly lockWaitMs?: number;
-  /** For tests: see `GroupWriterOptions.beforeCommit` and `beforeAnswer`. */
-  readonly holdGroups?: Pick<GroupWriterOptions, 'beforeCommit' | 'beforeAnswer'>;
+  /** For tests: see `BatchWriterOptions.beforeCommit` and `beforeAnswer`. */
+  readonly holdGroups?: Pick<BatchWriterOptions, 'beforeCommit' | 'beforeAnswer'>;
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
   /**
@@ -57,7 +58,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   });
   const clock = options.clock ?? { now: () => new Date() };
   const commits = createSqliteCommits(database, path);
-  const writer = createGroupWriter({
+  const writer = createBatchWriter({
     // A connection of the writer's own; only a memory database, which no other connection can open, writes on the store's.
     connect: path === ':memory:' ? async () => ({ database, mark: openCommitMark(database, path), close() {} }) : () => writerConnection(path, driver),
     committed: commits.committed,

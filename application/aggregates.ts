@@ -1,0 +1,10 @@
+import { registerAggregate } from './aggregate-registry.ts';
+import { PET_AGGREGATE } from './pet-aggregate.ts';
+
+/**
+ * The one list of the product's aggregates: the store, the feed, the rebuild and the history checker
+ * know these and nothing else. Adding an aggregate adds its module and a line here.
+ */
+export const AGGREGATES = Object.freeze([PET_AGGREGATE]);
+
+for (const aggregate of AGGREGATES) registerAggregate(aggregate);
