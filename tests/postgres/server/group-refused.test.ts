@@ -38,7 +38,7 @@ describe('a group whose write meets a row it did not read', () => {
     });
     // Not yet visible to the group's read; its write waits for this row, then finds it live.
     await outsider.query('begin');
-    await outsider.query("insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values ('k', 'taken', 'outside', '{}', '2999-01-01T00:00:00.000Z')");
+    await outsider.query("insert into idempotency_keys (scope, idempotency_key, fingerprint, answer, expires_at) values ('k', 'taken', 'outside', '{}', '2999-01-01T00:00:00.000Z')");
     const refusedIds: number[] = [];
     const outcomes = Promise.allSettled([
       createPet(eventStore, creation('free')),
