@@ -108,6 +108,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      orders: {
+        eventStore: ports.eventStore, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+        orders: store.orders, inventory: store.inventory,
+      },
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: {
         subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke(),

@@ -10,6 +10,8 @@ export * from './aggregate.ts';
 export * from './aggregate-registry.ts';
 export * from './aggregates.ts';
 export * from './pet-aggregate.ts';
+export * from './order-aggregate.ts';
+export * from './orders.ts';
 export * from './event-schema.ts';
 export * from './canonical-json.ts';
 export * from './event-log.ts';

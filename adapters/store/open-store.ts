@@ -73,9 +73,9 @@ export function sqlStoreBeneath(store: PetStore): SqlPetStore | undefined {
 
 /** `store`'s capabilities over its database, which none of them hands out. */
 export function opened(store: SqlPetStore): OpenedStore {
-  const { eventStore, catalog, idempotencyKeys, clock, eventLog, commits } = store;
+  const { eventStore, catalog, orders, inventory, idempotencyKeys, clock, eventLog, commits } = store;
   const lent: OpenedStore = {
-    eventStore, catalog, idempotencyKeys, clock, eventLog, commits,
+    eventStore, catalog, orders, inventory, idempotencyKeys, clock, eventLog, commits,
     ready: () => store.ready(),
     ...(store.checkWrites ? { checkWrites: store.checkWrites } : {}),
     close: () => store.close(),

@@ -56,7 +56,16 @@ export const PETS = {
   indexes: { pets_status_id: ['status', 'id'] },
 } as const satisfies TableDeclaration;
 
-/** PostgreSQL takes pet ids from the sequence `pet_ids` instead. */
+/** The read model of store orders: one row an order. */
+export const ORDERS = {
+  name: 'orders',
+  columns: { id, pet_id: id, status: text, ship_date: nullableText, version: integer, created_at: text, updated_at: text },
+  primaryKey: ['id'],
+  // Serve the listing by status or by pet, in id order, without a sort.
+  indexes: { orders_status_id: ['status', 'id'], orders_pet_id_id: ['pet_id', 'id'] },
+} as const satisfies TableDeclaration;
+
+/** Ids drawn for each aggregate (`<aggregate>_id`), a row each; PostgreSQL takes them from the sequences `<aggregate>_ids` instead. */
 export const SEQUENCES = {
   name: 'sequences', columns: { name: text, value: integer }, primaryKey: ['name'], only: 'sqlite',
 } as const satisfies TableDeclaration;
@@ -144,7 +153,7 @@ export const CONSUMER_GROUP_EVENTS = {
 } as const satisfies TableDeclaration;
 
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS,
+  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS,
 ];
 
 /** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
@@ -166,6 +175,7 @@ export type ReadRow<T extends TableDeclaration> = { -readonly [K in keyof T['col
 
 export type EventsTable = TableRow<typeof EVENTS>;
 export type PetsTable = TableRow<typeof PETS>;
+export type OrdersTable = TableRow<typeof ORDERS>;
 export type SequencesTable = TableRow<typeof SEQUENCES>;
 export type ApiKeysTable = TableRow<typeof API_KEYS>;
 export type IdempotencyKeysTable = TableRow<typeof IDEMPOTENCY_KEYS>;
@@ -178,6 +188,7 @@ export type ConsumerGroupEventsTable = TableRow<typeof CONSUMER_GROUP_EVENTS>;
 export interface PetStoreDatabase {
   events: EventsTable;
   pets: PetsTable;
+  orders: OrdersTable;
   sequences: SequencesTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;

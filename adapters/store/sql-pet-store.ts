@@ -2,9 +2,11 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead,
+  VersionedPet,
 } from '../../application/index.ts';
 import { createSqlEventLog, readStream } from './sql-event-log.ts';
+import { createSqlInventory, createSqlOrderBook } from './sql-order-book.ts';
 import { petFromRow } from '../../application/index.ts';
 import { PET_FIELD_COLUMNS } from './schema.ts';
 import { translated } from './sql-dialect.ts';
@@ -13,6 +15,9 @@ import type { PetStoreDatabase } from './schema.ts';
 
 /** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
 export interface PetStore extends PetStorePorts {
+  /** The store's orders and the pets' inventory (`OrderPorts`). */
+  readonly orders: OrderBook;
+  readonly inventory: Inventory;
   /** The log by position, for its readers (the event feed). */
   readonly eventLog: EventLog;
   /** Tells what was committed, by this process or by any other on the same database. */
@@ -63,6 +68,8 @@ export function createSqlPetStore(
     dialect,
     eventStore: { ...createSqlEventReads(db, dialect), append: writes.append, create: writes.create },
     catalog: options.list ? { ...catalog, list: options.list } : catalog,
+    orders: createSqlOrderBook(db, dialect),
+    inventory: createSqlInventory(db, dialect),
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
     eventLog: createSqlEventLog(db, dialect),

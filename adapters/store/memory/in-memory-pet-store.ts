@@ -1,7 +1,7 @@
 import type { Pet } from '../../../domain/index.ts';
-import { PET_AGGREGATE, petFromRow } from '../../../application/index.ts';
+import { ORDER_AGGREGATE, PET_AGGREGATE, petFromRow } from '../../../application/index.ts';
 import type {
-  AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetRowValues, PetStorePorts, ReadModelRow,
+  AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetRowValues, PetStorePorts, ReadModelRow,
   StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
@@ -9,9 +9,12 @@ import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../schema.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 import { createInMemoryEventLog } from './in-memory-event-log.ts';
+import { createInMemoryInventory, createInMemoryOrderBook } from './in-memory-order-book.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
 export interface InMemoryPetStore extends PetStorePorts {
+  readonly orders: OrderBook;
+  readonly inventory: Inventory;
   /** Every event in log order. */
   readonly log: readonly StoredEvent[];
   readonly eventLog: EventLog;
@@ -126,7 +129,9 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
+  const orders = createInMemoryOrderBook(readModels.table(ORDER_AGGREGATE.readModel!.table));
+  const inventory = createInMemoryInventory(pets);
+  return { eventStore, catalog, orders, inventory, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
 }
 
 const PET_TABLE = PET_AGGREGATE.readModel!.table;
