@@ -44,4 +44,35 @@ describe('a claim that waits for events', () => {
       await opened.close();
     }
   });
+
+  it('a wall clock stepped back an hour does not stretch its wait: it ends after waitMs', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    const wallClock = Date.now;
+    try {
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 200, recheckMs: 60_000 });
+      await firstLook;
+      Date.now = () => wallClock() - 3_600_000;
+      assert.deepEqual(await waiting, { claims: [] });
+    } finally {
+      Date.now = wallClock;
+      await opened.close();
+    }
+  });
+
+  it('a wall clock stepped forward an hour does not end its wait: the next commit is still handed out', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    const wallClock = Date.now;
+    try {
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 30_000, recheckMs: 60_000 });
+      await firstLook;
+      Date.now = () => wallClock() + 3_600_000;
+      const pet = await addPet(opened.store, { name: 'Awaited', categoryId: 1 });
+      const outcome = await waiting;
+      assert.ok(outcome && 'claims' in outcome);
+      assert.deepEqual(outcome.claims.map((claim) => claim.event.streamId), [`pet-${pet.id}`]);
+    } finally {
+      Date.now = wallClock;
+      await opened.close();
+    }
+  });
 });
