@@ -80,6 +80,9 @@ export type ClaimOutcome =
   | { readonly claims: Claim[] }
   | { readonly full: 'group' | 'consumer'; readonly retryAfterMs: number };
 
+/** What a nack does with its events. */
+export type NackThen = { readonly notBefore: Date } | { readonly park: true } | { readonly release: true };
+
 /** Leases the caller named, split into those that were acted on and those no longer held. */
 export interface LeaseOutcome {
   readonly done: readonly { readonly lease: string; readonly leaseExpiresAt?: string }[];
@@ -119,8 +122,11 @@ export interface ConsumerGroups {
    */
   claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date): Promise<ClaimOutcome | undefined>;
   ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
-  /** Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent). */
-  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: { readonly notBefore: Date } | { readonly park: true }): Promise<LeaseOutcome>;
+  /**
+   * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
+   * `release` hands them back at once as if this delivery never happened (they were never tried).
+   */
+  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome>;
   extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
   totals(now: Date): Promise<GroupTotals>;
   /** Parked events after `after`, by position, at most `limit`. */

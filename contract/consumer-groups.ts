@@ -93,6 +93,9 @@ export const NackSchema = Type.Object(
     leases: Leases,
     retryAfterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRY_AFTER_MS, default: 0, description: 'Hand the events out again no sooner than this.' })),
     park: Type.Optional(Type.Boolean({ description: 'Park the events at once instead.' })),
+    release: Type.Optional(Type.Boolean({
+      description: 'Hand the events back untried, at once and without counting the delivery: for a worker that stops before it reached them. Not with `park` or `retryAfterMs`.',
+    })),
   },
   { $id: 'Nack', additionalProperties: false },
 );

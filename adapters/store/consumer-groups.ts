@@ -218,6 +218,14 @@ export function createSqlConsumerGroups(
       const done = await holding(ownerKeyId, name, async (on, group) => {
         const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'deliveries']).execute();
         const at = now.toISOString();
+        if ('release' in then) {
+          if (held.length > 0) {
+            await on.updateTable('consumer_group_events')
+              .set((set) => ({ state: 'ready', not_before: null, lease: null, consumer: null, lease_expires_at: null, deliveries: sql<number>`${set.ref('deliveries')} - 1` }))
+              .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+          }
+          return held.map((row) => ({ lease: row.lease! }));
+        }
         const park = held.filter((row) => 'park' in then || row.deliveries >= group.maxDeliveries);
         const retry = held.filter((row) => !park.includes(row));
         for (const row of park) {

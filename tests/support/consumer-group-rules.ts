@@ -106,6 +106,20 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.deepEqual(parked.map((event) => [event.position, event.reason]), [[1, 'nacked on delivery 2 of 2'], [2, 'parked by a nack on delivery 1']]);
   });
 
+  withPair('a nack with release hands the events back at once without counting the delivery, even at maxDeliveries 1', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 1 }, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'stopping', 10));
+    const released = await a.consumerGroups.nack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now(), { release: true });
+    assert.deepEqual(released.stale, []);
+    const again = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
+    assert.deepEqual(again.map((claim) => [claim.position, claim.deliveries]), claims.map((claim) => [claim.position, 1]));
+    assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.parked, 0);
+  });
+
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
     const clock = manualClock();
     const a = portsOn(first, clock);

@@ -4,7 +4,7 @@ import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import type { PetEvent } from '../../../domain/index.ts';
 import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
@@ -177,10 +177,11 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean }>(ctx, NackSchema, NackCheck, ['leases']);
+    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases']);
+    if (body.release && (body.park || body.retryAfterMs !== undefined)) throw new HttpProblem('invalid_body', 'release hands the events back at once: not with park or retryAfterMs');
     const group = await owned(ctx);
     const at = now();
-    const then = body.park ? { park: true as const } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
+    const then: NackThen = body.release ? { release: true } : body.park ? { park: true } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
     const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
     ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
   });
