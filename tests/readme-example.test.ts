@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../scripts/free-port.ts';
 import { NODE_TS_ARGS } from './support/processes.ts';
-import { installPackedClient, userEnvironment } from './support/packed-client.ts';
+import { installPackedClient, typeCheckProject, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -84,17 +83,7 @@ describe('README', () => {
     const project = await installPackedClient();
     try {
       writeFileSync(project.file('example.ts'), readmeBlock('## Calling the service from code: `@petstore/client`', 'js'));
-      // docs/client.md's tsconfig; @types/node comes from this checkout, as `npm install -D @types/node` would give it.
-      writeFileSync(project.file('tsconfig.json'), JSON.stringify({
-        compilerOptions: {
-          strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true,
-          types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
-        },
-      }));
-      const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
-      const node = process.versions.deno === undefined ? process.execPath : 'node';
-      const checked = await promisify(execFile)(node, [tsc, '-p', '.'], { cwd: project.path, env: userEnvironment() })
-        .then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout);
+      const checked = await typeCheckProject(project);
       assert.equal(checked, '');
     } finally {
       project.remove();
