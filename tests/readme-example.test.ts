@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../scripts/free-port.ts';
-import { NODE_TS_ARGS } from './support/processes.ts';
 import { installPackedClient, typeCheckProject, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 
@@ -30,21 +29,20 @@ function readmeBlock(heading: string, language: 'ts' | 'js'): string {
   return readmeBlocks(heading, language)[0]!;
 }
 
-/** Runs the first ts block of the README section with this heading, as written, inside this package; answers what it printed. */
-async function runReadmeBlock(heading: string, file: string, environment: Record<string, string> = {}): Promise<string> {
+/** Runs the first ts block of the README section with this heading, as written, inside this package, as the README says (`npx tsx FILE`); answers what it printed. */
+async function runReadmeBlock(heading: string, file: string): Promise<string> {
   // Inside the package, so that `petstore/...` resolves to this checkout.
   const folder = join(root, 'tests', 'artifacts');
   mkdirSync(folder, { recursive: true });
   const path = join(folder, file);
   writeFileSync(path, readmeBlock(heading, 'ts'));
-  const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, path], { cwd: root, env: { ...process.env, ...environment } });
+  const { stdout } = await promisify(execFile)('npx', ['tsx', path], { cwd: root, env: userEnvironment() });
   return stdout;
 }
 
 describe('README', () => {
   it('the headless example runs as written and prints what its comments say', async () => {
-    // The comments show Node's console; Deno's prints the same values with strings in double quotes.
-    const stdout = (await runReadmeBlock('## Using the use cases headless', 'readme-example.ts')).replaceAll('"', "'");
+    const stdout = await runReadmeBlock('## Using the use cases headless', 'headless.ts');
     const lines = stdout.trim().split('\n');
     assert.match(lines[0]!, /^\{ id: 1, name: 'Rex', categoryId: 1, status: 'pending' \}$/);
     const listing = stdout.slice(stdout.indexOf('\n') + 1, stdout.lastIndexOf('['));
