@@ -90,7 +90,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
   /** The fault the last group failed with, until a group commits. */
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
-  let lastReopen = 0;
+  let lastReopen = -Infinity;
   let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
@@ -115,8 +115,8 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     const waitingChecks = checks;
     checks = [];
     let taken: PendingWrite[] = [];
-    if (reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
-      lastReopen = Date.now();
+    if (reopenWanted && performance.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
+      lastReopen = performance.now();
       reopenWanted = false;
       writer.reopen();
     }
@@ -161,7 +161,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
       const stalled = committer.stalled();
       if (stalled) return Promise.resolve(stalled);
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
-      if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
+      if (lastCheck && performance.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
         committer.schedule();
@@ -171,7 +171,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
         if (performance.now() - lastFailure >= FAULT_QUIET_MS) fault = undefined;
         return fault;
       }, () => fault);
-      lastCheck = { at: Date.now(), outcome };
+      lastCheck = { at: performance.now(), outcome };
       return outcome;
     },
     writeOutsideLog: (work) => committer.alone(async () => {
