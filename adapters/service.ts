@@ -22,6 +22,7 @@ import { createManagedApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { createEventStreams } from './http/routes/event-stream.ts';
+import { createWaitingClaims } from './http/routes/waiting-claims.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createReadPositions } from './http/pipeline/read-positions.ts';
@@ -77,7 +78,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const { webhookSubscriptions, consumerGroups } = store;
-    const stopClaims = new AbortController();
+    const waitingClaims = createWaitingClaims({ perKey: GROUP_LIMITS.waitingClaimsPerKey, perClient: GROUP_LIMITS.waitingClaimsPerClient });
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
           petCounts: () => store.petCountsByStatus(), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
@@ -113,7 +114,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
       },
       consumerGroups: {
-        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, stopping: stopClaims.signal,
+        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, waitingClaims,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => store.eventLog.end(), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
@@ -137,9 +138,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
       background,
     });
-    // What a revoked key holds open ends with it (consumer groups join here).
+    // What a revoked key holds open ends with it.
     revocations.onRevoked((keyId) => {
       eventStreams.keyRevoked(keyId);
+      waitingClaims.keyRevoked(keyId);
       dispatcher?.keyRevoked(keyId);
     });
     return {
@@ -157,7 +159,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
-          stopClaims.abort();
+          waitingClaims.close();
           await Promise.all([closed, dispatcher?.close(), idempotencyExpiry?.close()]);
           await store.close();
           await tracing?.shutdown();

@@ -24,6 +24,13 @@ export const GROUP_LIMITS = {
   inFlightPerConsumer: 200,
   /** Events a claim hands out at most. */
   claimMax: 100,
+  /** The longest a claim waits for events. */
+  longestWaitMs: 30_000,
+  /** Consumers a group shows at once (seen within its window, see `consumersWindowMs`): a claim by one more is told to wait. */
+  consumersPerGroup: 1000,
+  /** Claims waiting for events at once, of one key and from one client address (429 past either). */
+  waitingClaimsPerKey: 100,
+  waitingClaimsPerClient: 100,
   /**
    * Unsettled events a group takes from the log ahead of its consumers: past it, the group reads no further
    * until some settle, so its rows stay bounded whatever the log holds.
@@ -53,8 +60,19 @@ export interface GroupStatus {
   readonly unsettled: number;
   readonly inFlight: number;
   readonly parked: number;
-  /** The consumers holding live leases, with when each last claimed or extended one. */
+  /**
+   * The consumers seen within the group's window (`consumersWindowMs`) or holding live leases, with their
+   * live leases and when each last claimed or extended one.
+   */
   readonly consumers: readonly { readonly consumer: string; readonly inFlight: number; readonly lastSeenAt: string }[];
+}
+
+/**
+ * How long a consumer shows in its group after its last claim: the ack timeout, and at least the longest a
+ * claim waits, so that a worker waiting for events does not vanish meanwhile.
+ */
+export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): number {
+  return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
 }
 
 /** An event handed to one consumer under a lease. */
@@ -78,7 +96,7 @@ export interface ParkedEvent {
 /** What a claim came to: the events handed out, or the cap that stopped it and when a lease frees up. */
 export type ClaimOutcome =
   | { readonly claims: Claim[] }
-  | { readonly full: 'group' | 'consumer'; readonly retryAfterMs: number };
+  | { readonly full: 'group' | 'consumer' | 'consumers'; readonly retryAfterMs: number };
 
 /** What a nack does with its events. */
 export type NackThen = { readonly notBefore: Date } | { readonly park: true } | { readonly release: true };
@@ -118,9 +136,10 @@ export interface ConsumerGroups {
   take(ownerKeyId: string, name: string, from: number, to: number, events: readonly StoredEvent[]): Promise<boolean>;
   /**
    * Hands `consumer` up to `max` events that can go now, oldest first, each the earliest unsettled of its pet;
-   * first parks those whose lease expired on their last delivery. Undefined when there is no such group.
+   * first parks those whose lease expired on their last delivery. With `seen`, records that `consumer`
+   * claimed now (a waiting claim's later looks do not). Undefined when there is no such group.
    */
-  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date): Promise<ClaimOutcome | undefined>;
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date, seen?: boolean): Promise<ClaimOutcome | undefined>;
   ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
@@ -129,10 +148,10 @@ export interface ConsumerGroups {
   nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome>;
   extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
   totals(now: Date): Promise<GroupTotals>;
-  /** Parked events after `after`, by position, at most `limit`. */
-  parked(ownerKeyId: string, name: string, after: number, limit: number): Promise<ParkedEvent[]>;
+  /** Parked events after `after`, by position, at most `limit`; an event whose last delivery's lease expired by `now` is one. */
+  parked(ownerKeyId: string, name: string, after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
   /** Hands parked events back (deliveries from 1 again): these positions, or up to `limit` of them after `after`; answers the positions handed back. */
-  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }): Promise<number[]>;
+  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }, now: Date): Promise<number[]>;
 }
 
 /** Every group together, for metrics whose series do not grow with the groups. */
@@ -165,61 +184,68 @@ export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGrou
   await ports.consumerGroups.take(group.ownerKeyId, group.name, group.takenTo, page.at(-1)!.position, wanted);
 }
 
-/** Claims events for `consumer`, taking what the log holds beyond the group first. Undefined when there is no such group. */
-export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number): Promise<ClaimOutcome | undefined> {
+/**
+ * Claims events for `consumer`, taking what the log holds beyond the group first; `seen` (default) records
+ * the consumer as seen now. Undefined when there is no such group.
+ */
+export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
   const status = await ports.consumerGroups.status(ownerKeyId, name, ports.clock.now());
   if (!status) return undefined;
   await takeFromLog(ports, status.group, status.unsettled);
-  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now());
+  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
 }
 
 /**
- * `claimEvents`, and while nothing can be handed out, again after each commit (or every `recheckMs`, for
- * retries falling due and other instances' acks) until `waitMs` have passed.
+ * `claimEvents`, and while nothing can be handed out, again after each commit that may carry new events
+ * (or every `recheckMs`, for retries falling due and other instances' acks) until `waitMs` have passed,
+ * counted on the monotonic clock: a wall clock stepped back or forward changes no wait.
  */
 export async function claimEventsWaiting(
   ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> },
   ownerKeyId: string, name: string, consumer: string, max: number,
   wait: { readonly waitMs: number; readonly recheckMs: number; readonly signal?: AbortSignal },
 ): Promise<ClaimOutcome | undefined> {
-  const deadline = Date.now() + wait.waitMs;
+  const deadline = performance.now() + wait.waitMs;
   let committed = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = ports.commits.onCommitted(() => {
+  const unsubscribe = ports.commits.onCommitted((commit) => {
+    // A commit that changed no pet appended no event (a group's own ack, nack or claim): nothing new to hand out.
+    if (commit.changes?.length === 0) return;
     committed = true;
     wake?.();
   });
+  const aborted = () => wake?.();
+  wait.signal?.addEventListener('abort', aborted, { once: true });
   try {
-    for (;;) {
+    for (let look = 0; ; look++) {
       committed = false;
-      const outcome = await claimEvents(ports, ownerKeyId, name, consumer, max);
-      const left = deadline - Date.now();
+      const outcome = await claimEvents(ports, ownerKeyId, name, consumer, max, look === 0);
+      const left = deadline - performance.now();
       if (!outcome || !('claims' in outcome) || outcome.claims.length > 0 || left <= 0 || wait.signal?.aborted) return outcome;
       if (committed) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, Math.min(left, wait.recheckMs));
         function done() {
           clearTimeout(timer);
-          wait.signal?.removeEventListener('abort', done);
           wake = undefined;
           resolve();
         }
         wake = done;
-        wait.signal?.addEventListener('abort', done);
       });
     }
   } finally {
     unsubscribe();
+    wait.signal?.removeEventListener('abort', aborted);
   }
 }
 
 /** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */
 export async function replayParked(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, positions?: readonly number[]): Promise<number> {
-  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions })).length;
+  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions }, ports.clock.now())).length;
   let count = 0;
   let after = 0;
   for (;;) {
-    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage });
+    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage }, ports.clock.now());
     count += page.length;
     if (page.length < GROUP_LIMITS.replayPage) return count;
     after = page.at(-1)!;

@@ -6,7 +6,7 @@ import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
 
 export const GROUP_NAME_PATTERN = '^[a-z0-9-]{1,64}$';
 export const MAX_LEASES_PER_REQUEST = 100;
-export const MAX_WAIT_MS = 30_000;
+export const MAX_WAIT_MS = GROUP_LIMITS.longestWaitMs;
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 export const MAX_REPLAY_POSITIONS = 1000;
 
@@ -45,10 +45,10 @@ export const ConsumerGroupSchema = Type.Object(
     parked: Count('Events parked.'),
     consumers: Type.Array(
       Type.Object(
-        { consumer: Type.String(), inFlight: Count('Its live leases.'), lastSeenAt: Type.String({ format: 'date-time', description: 'When it last claimed or extended one of them.' }) },
+        { consumer: Type.String(), inFlight: Count('Its live leases.'), lastSeenAt: Type.String({ format: 'date-time', description: 'When it last claimed, or extended a lease.' }) },
         { additionalProperties: false },
       ),
-      { description: 'The consumers holding live leases.' },
+      { description: 'The consumers that claimed within the last `ackTimeoutMs` (at least 30 s, the longest a claim waits), or hold live leases.' },
     ),
     ackTimeoutMs: AckTimeoutMs,
     maxDeliveries: MaxDeliveries,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
 import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
 import { CONSUMER_GROUP_EVENTS, postgresInsert, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
@@ -19,7 +19,7 @@ type Db = Kysely<PetStoreDatabase>;
  */
 export function createSqlConsumerGroups(
   store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>,
-  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number } = GROUP_LIMITS,
+  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number } = GROUP_LIMITS,
 ): ConsumerGroups {
   const { db, dialect } = store;
   const postgres = dialect.name === 'postgres';
@@ -40,6 +40,39 @@ export function createSqlConsumerGroups(
   /** The leases among `leases` live at `now` (state `leased`, not expired). */
   const liveLeases = (on: Db, ownerKeyId: string, name: string, leases: readonly string[], now: Date) =>
     events(on, ownerKeyId, name).where('state', '=', 'leased').where('lease', 'in', leases).where('lease_expires_at', '>=', now.toISOString());
+  /**
+   * Events whose lease expired on their last delivery: parked as of the expiry. Until a write parks them
+   * (`parkSpent`), reads show them parked all the same.
+   */
+  const spent = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_group_events'>, group: ConsumerGroup, at: string) =>
+    select.and([select('state', '=', 'leased'), select('lease_expires_at', '<', at), select('deliveries', '>=', group.maxDeliveries)]);
+  const spentReason = (deliveries: unknown) => `lease expired on delivery ${String(deliveries)}`;
+  const parkSpent = (on: Db, group: ConsumerGroup, at: string) =>
+    on
+      .updateTable('consumer_group_events')
+      .set((set) => ({
+        state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: set.ref('lease_expires_at'),
+        lease: null, consumer: null, lease_expires_at: null,
+      }))
+      .where('owner_key_id', '=', group.ownerKeyId).where('group_name', '=', group.name)
+      .where((where) => spent(where, group, at))
+      .execute();
+  /**
+   * Records that `consumer` claimed at `at`; a consumer new to the group is refused (false) while the group
+   * shows as many as it may, once those not seen within its window are pruned.
+   */
+  const markSeen = async (on: Db, group: ConsumerGroup, consumer: string, at: Date): Promise<boolean> => {
+    const seen = { owner_key_id: group.ownerKeyId, group_name: group.name, consumer, last_seen_at: at.toISOString() };
+    const updated = await on.updateTable('consumer_group_consumers').set({ last_seen_at: seen.last_seen_at })
+      .where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('consumer', '=', consumer).executeTakeFirst();
+    if (updated.numUpdatedRows > 0n) return true;
+    const since = new Date(at.getTime() - consumersWindowMs(group)).toISOString();
+    await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('last_seen_at', '<', since).execute();
+    const shown = await on.selectFrom('consumer_group_consumers').select(count).where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).executeTakeFirstOrThrow();
+    if (Number(shown.count) >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return false;
+    await on.insertInto('consumer_group_consumers').values(seen).execute();
+    return true;
+  };
   const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
@@ -83,30 +116,42 @@ export function createSqlConsumerGroups(
         const row = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
         if (!row) return undefined;
         const group = groupFromRow(row);
+        const at = now.toISOString();
         const states = await events(db, ownerKeyId, name)
-          .select((select) => ['state', count(select), select.fn.min('position').as('first')])
-          .groupBy('state')
+          .select((select) => [
+            sql<string>`case when ${spent(select, group, at)} then 'parked' else state end`.as('shown'), count(select), select.fn.min('position').as('first'),
+          ])
+          .groupBy('shown')
           .execute();
-        const consumers = await events(db, ownerKeyId, name)
+        const leased = await events(db, ownerKeyId, name)
           .select((select) => ['consumer', count(select), select.fn.max('lease_expires_at').as('latest')])
           .where('state', '=', 'leased')
-          .where('lease_expires_at', '>=', now.toISOString())
+          .where('lease_expires_at', '>=', at)
           .groupBy('consumer')
-          .orderBy('consumer')
           .execute();
-        const of = (state: string) => states.find((entry) => entry.state === state);
+        const since = new Date(now.getTime() - consumersWindowMs(group)).toISOString();
+        const seen = await db.selectFrom('consumer_group_consumers').select(['consumer', 'last_seen_at'])
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('last_seen_at', '>=', since)
+          .execute();
+        const of = (state: string) => states.find((entry) => entry.shown === state);
         const firstUnsettled = Math.min(...['ready', 'leased'].map((state) => Number(of(state)?.first ?? Infinity)));
-        const inFlight = consumers.reduce((sum, entry) => sum + Number(entry.count), 0);
+        const inFlight = leased.reduce((sum, entry) => sum + Number(entry.count), 0);
+        const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
+        for (const entry of seen) consumers.set(entry.consumer, { consumer: entry.consumer, inFlight: 0, lastSeenAt: entry.last_seen_at });
+        for (const entry of leased) {
+          // A live lease was claimed or extended one ack timeout before it expires.
+          const leasedAt = new Date(Date.parse(String(entry.latest)) - group.ackTimeoutMs).toISOString();
+          const known = consumers.get(entry.consumer!);
+          const lastSeenAt = known && known.lastSeenAt > leasedAt ? known.lastSeenAt : leasedAt;
+          consumers.set(entry.consumer!, { consumer: entry.consumer!, inFlight: Number(entry.count), lastSeenAt });
+        }
         return {
           group,
           checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
           unsettled: Number(of('ready')?.count ?? 0) + Number(of('leased')?.count ?? 0),
           inFlight,
           parked: Number(of('parked')?.count ?? 0),
-          // A live lease was claimed or extended one ack timeout before it expires.
-          consumers: consumers.map((entry) => ({
-            consumer: entry.consumer!, inFlight: Number(entry.count), lastSeenAt: new Date(Date.parse(String(entry.latest)) - group.ackTimeoutMs).toISOString(),
-          })),
+          consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
         };
       });
     },
@@ -121,6 +166,7 @@ export function createSqlConsumerGroups(
     async delete(ownerKeyId, name) {
       const result = await transaction(async (on) => {
         await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
+        await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
         return on.deleteFrom('consumer_groups').where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
       });
       return result.numDeletedRows > 0n;
@@ -136,19 +182,13 @@ export function createSqlConsumerGroups(
       return moved ?? false;
     },
 
-    async claim(ownerKeyId, name, consumer, max, now) {
+    async claim(ownerKeyId, name, consumer, max, now, seen = true) {
       const { inFlightPerGroup, inFlightPerConsumer } = limits;
       return holding(ownerKeyId, name, async (on, group) => {
         const at = now.toISOString();
+        if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
         // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
-        await on
-          .updateTable('consumer_group_events')
-          .set((set) => ({
-            state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: at, lease: null, consumer: null, lease_expires_at: null,
-          }))
-          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
-          .where('state', '=', 'leased').where('lease_expires_at', '<', at).where('deliveries', '>=', group.maxDeliveries)
-          .execute();
+        await parkSpent(on, group, at);
         const live = await events(on, ownerKeyId, name)
           .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
           .where('state', '=', 'leased').where('lease_expires_at', '>=', at)
@@ -284,17 +324,24 @@ export function createSqlConsumerGroups(
       });
     },
 
-    async parked(ownerKeyId, name, after, limit) {
-      const rows = await run(() =>
-        events(db, ownerKeyId, name).selectAll().where('state', '=', 'parked').where('position', '>', after).orderBy('position').limit(limit).execute(),
-      );
+    async parked(ownerKeyId, name, after, limit, now) {
+      const rows = await run(async () => {
+        const group = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
+        if (!group) return [];
+        const at = now.toISOString();
+        return events(db, ownerKeyId, name).selectAll()
+          .where((where) => where.or([where('state', '=', 'parked'), spent(where, groupFromRow(group), at)]))
+          .where('position', '>', after).orderBy('position').limit(limit).execute();
+      });
       return rows.map((row) => ({
-        position: Number(row.position), reason: row.reason ?? '', deliveries: row.deliveries, parkedAt: row.parked_at ?? '', event: JSON.parse(row.event) as StoredEvent,
+        position: Number(row.position), reason: row.state === 'parked' ? (row.reason ?? '') : spentReason(row.deliveries), deliveries: row.deliveries,
+        parkedAt: (row.state === 'parked' ? row.parked_at : row.lease_expires_at) ?? '', event: JSON.parse(row.event) as StoredEvent,
       }));
     },
 
-    async unpark(ownerKeyId, name, which) {
-      const positions = await holding(ownerKeyId, name, async (on) => {
+    async unpark(ownerKeyId, name, which, now) {
+      const positions = await holding(ownerKeyId, name, async (on, group) => {
+        await parkSpent(on, group, now.toISOString());
         let query = events(on, ownerKeyId, name).select('position').where('state', '=', 'parked');
         query = 'positions' in which ? query.where('position', 'in', which.positions.length > 0 ? [...which.positions] : [-1]) : query.where('position', '>', which.after).orderBy('position').limit(which.limit);
         const chosen = (await query.execute()).map((row) => Number(row.position));

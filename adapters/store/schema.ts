@@ -144,8 +144,15 @@ export const CONSUMER_GROUP_EVENTS = {
   },
 } as const satisfies TableDeclaration;
 
+/** When each consumer of a group last claimed (`last_seen_at`), so that idle workers show too; rows older than the group's window are pruned. */
+export const CONSUMER_GROUP_CONSUMERS = {
+  name: 'consumer_group_consumers',
+  columns: { owner_key_id: text, group_name: text, consumer: text, last_seen_at: text },
+  primaryKey: ['owner_key_id', 'group_name', 'consumer'],
+} as const satisfies TableDeclaration;
+
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS,
+  EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS, CONSUMER_GROUP_CONSUMERS,
 ];
 
 type ValueOf<C extends ColumnDeclaration> = (C['type'] extends 'text' ? string : number) | (C extends { nullable: true } ? null : never);
@@ -168,6 +175,7 @@ export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
 export type ConsumerGroupsTable = TableRow<typeof CONSUMER_GROUPS>;
 export type ConsumerGroupEventsTable = TableRow<typeof CONSUMER_GROUP_EVENTS>;
+export type ConsumerGroupConsumersTable = TableRow<typeof CONSUMER_GROUP_CONSUMERS>;
 
 export interface PetStoreDatabase {
   events: EventsTable;
@@ -180,6 +188,7 @@ export interface PetStoreDatabase {
   webhook_attempts: WebhookAttemptsTable;
   consumer_groups: ConsumerGroupsTable;
   consumer_group_events: ConsumerGroupEventsTable;
+  consumer_group_consumers: ConsumerGroupConsumersTable;
 }
 
 /** A table's column names, in their declared order. */

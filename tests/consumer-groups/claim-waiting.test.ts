@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { addPet, claimEventsWaiting } from '../../application/index.ts';
 import type { EventLog } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
+import { stepClocks } from '../support/stepped-clocks.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
 /** The store's ports for claims, with a promise of the claim's first look at the log. */
@@ -41,6 +42,37 @@ describe('a claim that waits for events', () => {
       stop.abort();
       assert.deepEqual(await waiting, { claims: [] });
     } finally {
+      await opened.close();
+    }
+  });
+
+  it('a wall clock stepped back an hour does not stretch its wait: it ends after waitMs', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    const clocks = stepClocks();
+    try {
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 200, recheckMs: 60_000 });
+      await firstLook;
+      clocks.stepWall(-3_600_000);
+      assert.deepEqual(await waiting, { claims: [] });
+    } finally {
+      clocks.restore();
+      await opened.close();
+    }
+  });
+
+  it('a wall clock stepped forward an hour does not end its wait: the next commit is still handed out', { timeout: 20_000 }, async () => {
+    const { opened, ports, firstLook } = await openWatched();
+    const clocks = stepClocks();
+    try {
+      const waiting = claimEventsWaiting(ports, '1', 'g', 'c', 10, { waitMs: 30_000, recheckMs: 60_000 });
+      await firstLook;
+      clocks.stepWall(3_600_000);
+      const pet = await addPet(opened.store, { name: 'Awaited', categoryId: 1 });
+      const outcome = await waiting;
+      assert.ok(outcome && 'claims' in outcome);
+      assert.deepEqual(outcome.claims.map((claim) => claim.event.streamId), [`pet-${pet.id}`]);
+    } finally {
+      clocks.restore();
       await opened.close();
     }
   });

@@ -17,6 +17,9 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
+import { invalidKey } from '../pipeline/require-api-key.ts';
+import { clientAddressKey } from '../pipeline/client-address.ts';
+import type { WaitingClaims } from './waiting-claims.ts';
 
 /** What the consumer group routes work with. */
 export interface ConsumerGroupResource extends ConsumerGroupPorts {
@@ -25,8 +28,8 @@ export interface ConsumerGroupResource extends ConsumerGroupPorts {
   readonly maxPerKey: number;
   /** How often a waiting claim looks again without a commit (retries falling due, other instances' acks). */
   readonly recheckMs?: number;
-  /** Aborted when the service stops: waiting claims answer what they have (nothing) at once. */
-  readonly stopping?: AbortSignal;
+  /** The claims waiting for events: bounded, ended by a revocation or the service's stop. */
+  readonly waitingClaims: WaitingClaims;
 }
 
 export interface ConsumerGroupRoutesOptions {
@@ -142,21 +145,42 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
     const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer']);
-    const gone = new AbortController();
-    const abort = () => gone.abort();
-    ctx.req.once('close', abort);
-    resource.stopping?.addEventListener('abort', abort);
+    const waitMs = body.waitMs ?? 0;
+    const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
+    // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
+    // socket say when the client leaves. A client that closes its side has left too.
+    let clientLeft = false;
+    const stop = new AbortController();
+    const leave = () => {
+      clientLeft = true;
+      stop.abort();
+    };
+    const end = () => stop.abort();
+    const socket = ctx.req.socket;
+    ctx.res.once('close', leave);
+    socket.once('end', leave);
+    if (socket.readableEnded || socket.destroyed) leave();
+    waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, {
-        waitMs: body.waitMs ?? 0, recheckMs: resource.recheckMs ?? 1000, signal: gone.signal,
-      });
+      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, recheckMs: resource.recheckMs ?? 1000, signal: stop.signal });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
+        if (outcome.full === 'consumers') {
+          throw new HttpProblem('rate_limited', `the group has seen ${GROUP_LIMITS.consumersPerGroup} consumers lately, the most it shows: claim under one of their names`, {
+            'Retry-After': String(Math.ceil(outcome.retryAfterMs / 1000)),
+          });
+        }
         const cap = outcome.full === 'group' ? `the group's ${GROUP_LIMITS.inFlightPerGroup}` : `this consumer's ${GROUP_LIMITS.inFlightPerConsumer}`;
         throw new HttpProblem('too_many_in_flight', `${cap} events are in flight: ack, nack or let leases expire first`, {
           'Retry-After': String(Math.ceil(outcome.retryAfterMs / 1000)),
         });
       }
+      if (outcome.claims.length > 0 && (clientLeft || waiting?.revoked)) {
+        // Leased as the client left or its key was revoked: nobody will handle them, another consumer takes them at once.
+        await groups.nack(owner(ctx), name, outcome.claims.map((claim) => claim.lease), now(), { release: true });
+      }
+      if (waiting?.revoked) throw invalidKey();
+      if (clientLeft) return;
       ctx.set('Cache-Control', 'no-store');
       ctx.body = {
         claims: outcome.claims.map((claim) => ({
@@ -164,8 +188,10 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
         })),
       };
     } finally {
-      ctx.req.off('close', abort);
-      resource.stopping?.removeEventListener('abort', abort);
+      waiting?.done();
+      ctx.res.off('close', leave);
+      socket.off('end', leave);
+      waiting?.signal.removeEventListener('abort', end);
     }
   });
 
@@ -200,7 +226,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const after = plainInteger('after', single(params, 'after')) ?? 0;
     const group = await owned(ctx);
     // One more than asked says whether a next page exists.
-    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1);
+    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
     ctx.body = page.map((entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt, event: event(entry.event) }));
