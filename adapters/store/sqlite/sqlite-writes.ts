@@ -174,18 +174,35 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
       lastCheck = { at: performance.now(), outcome };
       return outcome;
     },
-    writeOutsideLog: (work) => committer.alone(async () => {
-      await beginWhenFree();
-      let result: Awaited<ReturnType<typeof work>>;
-      try {
-        current = await writer.connection();
-        result = await work(aside);
-      } catch (error) {
-        writer.rollback();
-        throw error;
-      }
-      await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
-      return result;
+    writeOutsideLog: (work) => new Promise((resolve, reject) => {
+      // Answered within `lockWaitMs` of its arrival, as an append is, whatever waits before it on the writer.
+      const deadline = performance.now() + lockWaitMs;
+      let started = false;
+      let refused = false;
+      const overdue = setTimeout(() => {
+        if (started) return;
+        refused = true;
+        reject(lockWaitedTooLong());
+      }, lockWaitMs);
+      overdue.unref();
+      committer.alone(async () => {
+        started = true;
+        clearTimeout(overdue);
+        const left = deadline - performance.now();
+        // Refused while it waited its turn: it must not write now.
+        if (refused || left <= 0) throw lockWaitedTooLong();
+        await whileBusy(() => writer.begin(), left);
+        let result: Awaited<ReturnType<typeof work>>;
+        try {
+          current = await writer.connection();
+          result = await work(aside);
+        } catch (error) {
+          writer.rollback();
+          throw error;
+        }
+        await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
+        return result;
+      }).then(resolve, reject);
     }),
     writerPragma: (pragma) => committer.alone(async () => {
       try {
