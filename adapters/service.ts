@@ -1,5 +1,5 @@
 import { GROUP_LIMITS, PET_USE_CASES } from '../application/index.ts';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
@@ -36,6 +36,8 @@ export interface RunningService {
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
+  /** Where the development key an earlier start created is saved, when this start uses the key table and that file is there. */
+  readonly savedDevelopmentKey: string | undefined;
   /**
    * Turns /readyz 503 at once, goes on serving for the shutdown delay, then stops accepting, finishes
    * requests in flight, closes the database.
@@ -70,6 +72,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     const apiKeys = createManagedApiKeys(store.apiKeyTable);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
+    const savedDevelopmentKey = createdDevelopmentKey === undefined ? savedDevelopmentKeyFile(config) : undefined;
     const revocations = watchKeyRevocations(apiKeys, { logger });
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: revocations });
     let baseUrl = config.publicBaseUrl ?? '';
@@ -147,6 +150,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       store,
       apiKeys,
       createdDevelopmentKey,
+      savedDevelopmentKey,
       close() {
         closing ??= (async () => {
           stopping = true;
@@ -182,9 +186,19 @@ async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{
     throw new ConfigError(`PETSTORE_API_KEYS is required in ${config.deployment} when the key table is empty`);
   }
   const { key } = await apiKeys.create('development key', new Date());
-  const directory = config.database.kind === 'sqlite' ? dirname(config.database.path) : join('.', 'data');
-  mkdirSync(directory, { recursive: true });
-  const file = join(directory, 'dev-api-key');
+  const file = developmentKeyFile(config);
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, file };
+}
+
+function developmentKeyFile(config: Config): string {
+  return join(config.database.kind === 'sqlite' ? dirname(config.database.path) : join('.', 'data'), 'dev-api-key');
+}
+
+/** In development without keys from the environment: the file an earlier start saved its key to, if it is there. */
+function savedDevelopmentKeyFile(config: Config): string | undefined {
+  if (config.deployment !== 'development' || config.apiKeys.length > 0) return undefined;
+  const file = developmentKeyFile(config);
+  return existsSync(file) ? file : undefined;
 }

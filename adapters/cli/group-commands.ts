@@ -127,7 +127,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       if (replayed === undefined) {
         return noSuchGroup(name!, keyId);
       }
-      process.stdout.write(`handed back ${replayed} parked events of ${name}\n`);
+      process.stdout.write(`handed back ${replayed} parked event${replayed === 1 ? '' : 's'} of ${name}\n`);
       return 0;
     },
   },

@@ -4,11 +4,18 @@ import { MAX_WEBHOOK_URL_LENGTH } from '../../contract/webhooks.ts';
 
 /** A target the service refuses to send to; the message says why, for the client. */
 export class UnsafeWebhookTarget extends Error {
-  constructor(message: string) {
+  /** The URL reaches a private address: a setting allows it, which the caller names as it applies to it. */
+  readonly privateAddress: boolean;
+
+  constructor(message: string, options: { privateAddress?: boolean } = {}) {
     super(message);
     this.name = 'UnsafeWebhookTarget';
+    this.privateAddress = options.privateAddress ?? false;
   }
 }
+
+/** What the service's own answer adds to a refused private address. */
+export const SERVICE_ALLOWS_PRIVATE = '(a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)';
 
 /** Where webhooks may go. `allowPrivate` (development, tests) lets them reach the service's own network. */
 export interface TargetPolicy {
@@ -53,8 +60,8 @@ export async function resolveSafeTarget(url: URL, policy: TargetPolicy): Promise
     const refused = addresses.find(({ address }) => !isPublicAddress(address));
     if (refused) {
       throw new UnsafeWebhookTarget(
-        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved ` +
-          '(a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)',
+        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved`,
+        { privateAddress: true },
       );
     }
   }
