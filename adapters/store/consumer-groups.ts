@@ -111,6 +111,25 @@ export function createSqlConsumerGroups(
       return row && groupFromRow(row);
     },
 
+    async due(ownerKeyId, name, now) {
+      const at = now.toISOString();
+      return run(async () => {
+        const row = await db.selectFrom('consumer_groups as g')
+          .select((select) => select.exists(
+            select.selectFrom('consumer_group_events as e')
+              .select('e.position')
+              .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name')
+              .where((where) => where.or([
+                where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
+                where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
+              ])),
+          ).as('due'))
+          .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
+          .executeTakeFirst();
+        return row === undefined ? undefined : Boolean(row.due);
+      });
+    },
+
     async status(ownerKeyId, name, now) {
       return run(async () => {
         const row = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
@@ -119,7 +138,11 @@ export function createSqlConsumerGroups(
         const at = now.toISOString();
         const states = await events(db, ownerKeyId, name)
           .select((select) => [
-            sql<string>`case when ${spent(select, group, at)} then 'parked' else state end`.as('shown'), count(select), select.fn.min('position').as('first'),
+            // `due`: can be handed out now (ready and not held back, or its lease expired), but for per-pet order.
+            sql<string>`case when ${spent(select, group, at)} then 'parked'
+              when (state = 'ready' and (not_before is null or not_before <= ${at})) or (state = 'leased' and lease_expires_at < ${at}) then 'due'
+              else state end`.as('shown'),
+            count(select), select.fn.min('position').as('first'),
           ])
           .groupBy('shown')
           .execute();
@@ -134,7 +157,8 @@ export function createSqlConsumerGroups(
           .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('last_seen_at', '>=', since)
           .execute();
         const of = (state: string) => states.find((entry) => entry.shown === state);
-        const firstUnsettled = Math.min(...['ready', 'leased'].map((state) => Number(of(state)?.first ?? Infinity)));
+        const unsettledStates = ['ready', 'due', 'leased'];
+        const firstUnsettled = Math.min(...unsettledStates.map((state) => Number(of(state)?.first ?? Infinity)));
         const inFlight = leased.reduce((sum, entry) => sum + Number(entry.count), 0);
         const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
         for (const entry of seen) consumers.set(entry.consumer, { consumer: entry.consumer, inFlight: 0, lastSeenAt: entry.last_seen_at });
@@ -148,7 +172,8 @@ export function createSqlConsumerGroups(
         return {
           group,
           checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
-          unsettled: Number(of('ready')?.count ?? 0) + Number(of('leased')?.count ?? 0),
+          unsettled: unsettledStates.reduce((sum, state) => sum + Number(of(state)?.count ?? 0), 0),
+          due: Number(of('due')?.count ?? 0),
           inFlight,
           parked: Number(of('parked')?.count ?? 0),
           consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),

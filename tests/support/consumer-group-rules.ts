@@ -168,6 +168,25 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     claimsOf(await claimEvents(a, OWNER, 'g', 'three', 10));
   });
 
+  withPair('due says, in one read, whether an event could go now: taken in and ready, a retry fallen due, a lease expired', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    assert.equal(await b.consumerGroups.due(OWNER, 'nope', clock.now()), undefined);
+    await addPets(first, 1);
+    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'in the log, not yet taken in');
+    const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'under a live lease');
+    await a.consumerGroups.nack(OWNER, 'g', [claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'not before its retry');
+    clock.advance(500);
+    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), true);
+    claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), true, 'its lease expired');
+  });
+
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
     const clock = manualClock();
     const a = portsOn(first, clock);

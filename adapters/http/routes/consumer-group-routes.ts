@@ -4,7 +4,7 @@ import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
-import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import { createClaimWaits, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
 import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
@@ -102,6 +102,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const now = () => resource.clock.now();
   const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
   const head = async () => await resource.eventLog.end();
+  const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
   const nameOf = (ctx: Context): string => {
     const name = ctx.params.group!;
@@ -178,7 +179,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     if (socket.readableEnded || socket.destroyed) leave();
     waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, recheckMs: resource.recheckMs ?? 1000, signal: stop.signal });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
         if (outcome.full === 'consumers') {
@@ -194,6 +195,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
       if (outcome.claims.length > 0 && (clientLeft || waiting?.revoked)) {
         // Leased as the client left or its key was revoked: nobody will handle them, another consumer takes them at once.
         await groups.nack(owner(ctx), name, outcome.claims.map((claim) => claim.lease), now(), { release: true });
+        claimWaits.changed(owner(ctx), name);
       }
       if (waiting?.revoked) throw invalidKey();
       if (clientLeft) return;
@@ -225,6 +227,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const at = now();
     const then: NackThen = body.release ? { release: true } : body.park ? { park: true } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
     const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
+    if (outcome.done.length > 0) claimWaits.changed(owner(ctx), group.name);
     ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
   });
 
@@ -252,6 +255,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const { positions } = checkedBody<{ positions?: number[] }>(ctx, ReplayParkedSchema, ReplayParkedCheck);
     const group = await owned(ctx);
     const replayed = await replayParked(resource, owner(ctx), group.name, positions);
+    if (replayed > 0) claimWaits.changed(owner(ctx), group.name);
     ctx.status = 202;
     ctx.body = { replayed };
   });
