@@ -2,12 +2,13 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
+import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
 import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
 import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
-  ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
+  ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
   ReplayParkedCheck, ReplayParkedSchema,
 } from '../../../contract/consumer-groups.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
@@ -59,8 +60,15 @@ export function groupView(status: GroupStatus, head: number) {
   };
 }
 
-/** A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1). */
-function checkedBody<T>(ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = []): T {
+/**
+ * A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1),
+ * and the names a client gives (`names`: a field, or a field of strings, and its most code points) by the
+ * rule a pet's name follows.
+ */
+function checkedBody<T>(
+  ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = [],
+  names: Readonly<Record<string, number>> = {},
+): T {
   const { body, raw } = readJsonObject(jsonBodyOf(ctx), `a ${schema.$id}`, Object.keys(schema.properties));
   for (const field of required) if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
   if (!check.Check(body)) {
@@ -71,6 +79,14 @@ function checkedBody<T>(ctx: Context, schema: TSchema & { properties: Record<str
     if (typeof value !== 'number') continue;
     const text = topLevelNumberText(raw, field);
     if (text === undefined || exactInteger(text) !== BigInt(value)) throw new HttpProblem('invalid_body', `${field} must be a whole number, got ${text ?? value}`);
+  }
+  for (const [field, maxCodePoints] of Object.entries(names)) {
+    const value = body[field];
+    const texts = typeof value === 'string' ? [[field, value]] : Array.isArray(value) ? value.map((text, index) => [`${field}/${index}`, String(text)]) : [];
+    for (const [name, text] of texts) {
+      const problem = nameProblem(name!, text!, maxCodePoints);
+      if (problem !== undefined) throw new HttpProblem('invalid_body', problem);
+    }
   }
   return body as T;
 }
@@ -144,7 +160,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer']);
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS });
     const waitMs = body.waitMs ?? 0;
     const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
     // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
@@ -196,14 +212,14 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
     const group = await owned(ctx);
     const outcome = await groups.ack(owner(ctx), group.name, leases, now());
     ctx.body = { acked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases']);
+    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
     if (body.release && (body.park || body.retryAfterMs !== undefined)) throw new HttpProblem('invalid_body', 'release hands the events back at once: not with park or retryAfterMs');
     const group = await owned(ctx);
     const at = now();
@@ -213,7 +229,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
     const group = await owned(ctx);
     const outcome = await groups.extend(owner(ctx), group.name, leases, now());
     ctx.body = { leases: outcome.done, stale: outcome.stale };
