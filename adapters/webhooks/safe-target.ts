@@ -14,8 +14,10 @@ export class UnsafeWebhookTarget extends Error {
   }
 }
 
-/** What the service's own answer adds to a refused private address. */
-export const SERVICE_ALLOWS_PRIVATE = '(a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)';
+/** The refusal as the service tells it (an answer, a delivery's error): a private address names the service's own setting. */
+export function serviceRefusal(error: UnsafeWebhookTarget): string {
+  return error.privateAddress ? `${error.message} (a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)` : error.message;
+}
 
 /** Where webhooks may go. `allowPrivate` (development, tests) lets them reach the service's own network. */
 export interface TargetPolicy {

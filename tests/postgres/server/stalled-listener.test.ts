@@ -6,6 +6,7 @@ import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-
 import type { SqlPetStore } from '../../../adapters/store/sql-pet-store.ts';
 import { openEventStream } from '../../support/event-stream-reader.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import type { TestDatabase } from '../../support/postgres.ts';
 import { startTestService, TEST_API_KEY } from '../../support/test-service.ts';
 import type { TestService } from '../../support/test-service.ts';
@@ -15,16 +16,6 @@ const TIMEOUT_MS = 1500;
 const LISTING_BOUND_MS = 2000;
 /** Bounds on a hang, not speed targets: the listener is given up past the timeout and opened again a second later. */
 const RECOVERY_BOUND_MS = TIMEOUT_MS + 8000;
-
-/** Asks until `check` holds, for at most `withinMs`; the last answer when it never did. */
-async function waitFor<T>(ask: () => Promise<T>, check: (answer: T) => boolean, withinMs: number): Promise<T> {
-  const until = performance.now() + withinMs;
-  for (;;) {
-    const answer = await ask();
-    if (check(answer) || performance.now() > until) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('a stalled log listener (its PostgreSQL backend stopped)', () => {
   let database: TestDatabase;
