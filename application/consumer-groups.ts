@@ -36,6 +36,8 @@ export const GROUP_LIMITS = {
    * until some settle, so its rows stay bounded whatever the log holds.
    */
   takenAhead: 2000,
+  /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
+  parkedPerGroup: 10_000,
   /** Events read from the log at a time into a group. */
   takePage: 500,
   /** Parked events one replay step hands back at a time. */
@@ -58,8 +60,6 @@ export interface GroupStatus {
   readonly checkpoint: number;
   /** Events taken in and not settled (waiting, or in flight). */
   readonly unsettled: number;
-  /** Of those, the ones that could be handed out now but for per-pet order (ready and not held back, or their lease expired). */
-  readonly due: number;
   readonly inFlight: number;
   readonly parked: number;
   /**
@@ -75,6 +75,13 @@ export interface GroupStatus {
  */
 export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): number {
   return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
+}
+
+/** See `ConsumerGroups.pending`. */
+export interface PendingEvents {
+  readonly group: ConsumerGroup;
+  readonly unsettled: number;
+  readonly due: boolean;
 }
 
 /** An event handed to one consumer under a lease. */
@@ -127,8 +134,12 @@ export interface ConsumerGroups {
   /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
   create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
   get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
-  /** Whether an event taken in could be handed out at `now` but for per-pet order; undefined when there is no such group. One read. */
-  due(ownerKeyId: string, name: string, now: Date): Promise<boolean | undefined>;
+  /**
+   * What a claim needs first, in one read of the group's unsettled rows (never its parked ones): the group,
+   * its unsettled events, and whether one could be handed out at `now` but for per-pet order. Undefined
+   * when there is no such group.
+   */
+  pending(ownerKeyId: string, name: string, now: Date): Promise<PendingEvents | undefined>;
   status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
   /** The key's groups by name; without a key, every key's (for the operator). */
   list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
@@ -195,11 +206,11 @@ export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGrou
  * the consumer as seen now. Undefined when there is no such group.
  */
 export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
-  const status = await ports.consumerGroups.status(ownerKeyId, name, ports.clock.now());
-  if (!status) return undefined;
-  const took = await takeFromLog(ports, status.group, status.unsettled);
+  const pending = await ports.consumerGroups.pending(ownerKeyId, name, ports.clock.now());
+  if (!pending) return undefined;
+  const took = await takeFromLog(ports, pending.group, pending.unsettled);
   // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
-  if (!took && status.due === 0 && !seen) return { claims: [] };
+  if (!took && !pending.due && !seen) return { claims: [] };
   return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
 }
 
@@ -261,7 +272,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           let outcome: ClaimOutcome | undefined;
           try {
             const logMoved = group.logReadAt !== commitsHeard;
-            if (!logMoved && !(await ports.consumerGroups.due(group.ownerKeyId, group.name, ports.clock.now()))) break;
+            if (!logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
             group.logReadAt = commitsHeard;
             outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
           } catch {

@@ -19,7 +19,9 @@ type Db = Kysely<PetStoreDatabase>;
  */
 export function createSqlConsumerGroups(
   store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>,
-  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number } = GROUP_LIMITS,
+  limits: {
+    readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number; readonly parkedPerGroup?: number;
+  } = GROUP_LIMITS,
 ): ConsumerGroups {
   const { db, dialect } = store;
   const postgres = dialect.name === 'postgres';
@@ -38,8 +40,18 @@ export function createSqlConsumerGroups(
     on.selectFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name);
   const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
   /** The leases among `leases` live at `now` (state `leased`, not expired). */
+  /**
+   * The leases among `leases` live at `now` (state `leased`, not expired), found by the positions they name
+   * (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
+   */
   const liveLeases = (on: Db, ownerKeyId: string, name: string, leases: readonly string[], now: Date) =>
-    events(on, ownerKeyId, name).where('state', '=', 'leased').where('lease', 'in', leases).where('lease_expires_at', '>=', now.toISOString());
+    events(on, ownerKeyId, name).where('position', 'in', leasePositions(leases)).where('state', '=', 'leased').where('lease', 'in', leases)
+      .where('lease_expires_at', '>=', now.toISOString());
+  /** The group's rows at `positions`, by primary key. */
+  const rowsAt = (on: Db, ownerKeyId: string, name: string, positions: readonly number[]) => ({
+    update: () => on.updateTable('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+    delete: () => on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+  });
   /**
    * Events whose lease expired on their last delivery: parked as of the expiry. Until a write parks them
    * (`parkSpent`), reads show them parked all the same.
@@ -111,23 +123,29 @@ export function createSqlConsumerGroups(
       return row && groupFromRow(row);
     },
 
-    async due(ownerKeyId, name, now) {
+    async pending(ownerKeyId, name, now) {
       const at = now.toISOString();
-      return run(async () => {
-        const row = await db.selectFrom('consumer_groups as g')
-          .select((select) => select.exists(
+      const row = await run(() => db.selectFrom('consumer_groups as g')
+        .selectAll('g')
+        .select((select) => [
+          // Each from the state's own index ranges: parked rows are never read.
+          select.selectFrom('consumer_group_events as e').select((inner) => count(inner))
+            .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name').where('e.state', 'in', ['ready', 'leased'])
+            .as('unsettled'),
+          select.exists(
             select.selectFrom('consumer_group_events as e')
               .select('e.position')
               .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name')
+              .where('e.state', 'in', ['ready', 'leased'])
               .where((where) => where.or([
                 where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
                 where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
               ])),
-          ).as('due'))
-          .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
-          .executeTakeFirst();
-        return row === undefined ? undefined : Boolean(row.due);
-      });
+          ).as('due'),
+        ])
+        .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
+        .executeTakeFirst());
+      return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0), due: Boolean(row.due) };
     },
 
     async status(ownerKeyId, name, now) {
@@ -173,7 +191,6 @@ export function createSqlConsumerGroups(
           group,
           checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
           unsettled: unsettledStates.reduce((sum, state) => sum + Number(of(state)?.count ?? 0), 0),
-          due: Number(of('due')?.count ?? 0),
           inFlight,
           parked: Number(of('parked')?.count ?? 0),
           consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
@@ -200,6 +217,13 @@ export function createSqlConsumerGroups(
     async take(ownerKeyId, name, from, to, taken) {
       const moved = await holding(ownerKeyId, name, async (on, group) => {
         if (group.takenTo !== from) return false;
+        // A group holding as many parked events as it may takes no more until some are replayed: counted up to the bound only.
+        const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
+        const parked = await on
+          .selectFrom((inner) => inner.selectFrom('consumer_group_events').select('position')
+            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('state', '=', 'parked').limit(bound).as('p'))
+          .select((select) => count(select)).executeTakeFirstOrThrow();
+        if (Number(parked.count) >= bound) return false;
         if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
         await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
         return true;
@@ -228,14 +252,15 @@ export function createSqlConsumerGroups(
         }
         if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
         const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
-        const due = await on
+        // Ready events, and those whose lease expired, each read along its state's own index in position order
+        // (parked rows are never read), then the earliest `room` of both.
+        const dueIn = (state: 'ready' | 'leased') => on
           .selectFrom('consumer_group_events as e')
           .select(['e.position', 'e.deliveries', 'e.event'])
-          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name)
-          .where((where) => where.or([
-            where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
-            where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
-          ]))
+          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name).where('e.state', '=', state)
+          .where((where) => (state === 'ready'
+            ? where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])
+            : where('e.lease_expires_at', '<', at)))
           // Per-pet order: only the earliest unsettled event of its pet.
           .where(({ not, exists, selectFrom }) => not(exists(
             selectFrom('consumer_group_events as p')
@@ -244,9 +269,10 @@ export function createSqlConsumerGroups(
               .whereRef('p.position', '<', 'e.position')
               .where('p.state', 'in', ['ready', 'leased']),
           )))
-          .orderBy('e.position')
+          .orderBy('e.state').orderBy('e.position')
           .limit(room)
           .execute();
+        const due = [...(await dueIn('ready')), ...(await dueIn('leased'))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
         if (due.length === 0) return { claims: [] };
         const token = randomBytes(12).toString('base64url');
         const expiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
@@ -270,10 +296,9 @@ export function createSqlConsumerGroups(
 
     async ack(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
-        await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
-          .where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).delete().execute();
         return held.map((row) => ({ lease: row.lease! }));
       });
       return outcome(leases, done ?? []);
@@ -281,27 +306,31 @@ export function createSqlConsumerGroups(
 
     async nack(ownerKeyId, name, leases, now, then) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'deliveries']).execute();
-        const at = now.toISOString();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position', 'deliveries']).execute();
+        const positions = (rows: typeof held) => rows.map((row) => Number(row.position));
+        const when = now.toISOString();
         if ('release' in then) {
           if (held.length > 0) {
-            await on.updateTable('consumer_group_events')
+            await rowsAt(on, ownerKeyId, name, positions(held)).update()
               .set((set) => ({ state: 'ready', not_before: null, lease: null, consumer: null, lease_expires_at: null, deliveries: sql<number>`${set.ref('deliveries')} - 1` }))
-              .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+              .execute();
           }
           return held.map((row) => ({ lease: row.lease! }));
         }
         const park = held.filter((row) => 'park' in then || row.deliveries >= group.maxDeliveries);
         const retry = held.filter((row) => !park.includes(row));
-        for (const row of park) {
-          const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.maxDeliveries}`;
-          await on.updateTable('consumer_group_events').set({ state: 'parked', reason, parked_at: at, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', '=', row.lease).execute();
+        if (park.length > 0) {
+          // One statement for every parked row, its reason from its own deliveries.
+          const reason = 'park' in then
+            ? sql<string>`'parked by a nack on delivery ' || cast(deliveries as text)`
+            : sql<string>`'nacked on delivery ' || cast(deliveries as text) || ${` of ${group.maxDeliveries}`}`;
+          await rowsAt(on, ownerKeyId, name, positions(park)).update()
+            .set({ state: 'parked', reason, parked_at: when, lease: null, consumer: null, lease_expires_at: null })
+            .execute();
         }
         if (retry.length > 0) {
-          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : at;
-          await on.updateTable('consumer_group_events').set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', retry.map((row) => row.lease!)).execute();
+          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : when;
+          await rowsAt(on, ownerKeyId, name, positions(retry)).update().set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null }).execute();
         }
         return held.map((row) => ({ lease: row.lease! }));
       });
@@ -310,11 +339,10 @@ export function createSqlConsumerGroups(
 
     async extend(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
         const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
-        await on.updateTable('consumer_group_events').set({ lease_expires_at: leaseExpiresAt })
-          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).update().set({ lease_expires_at: leaseExpiresAt }).execute();
         return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
       });
       return outcome(leases, done ?? []);
@@ -390,6 +418,12 @@ async function insertEventRows(on: Db, postgres: boolean, rows: readonly Consume
     ? CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)])
     : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
   await on.executeQuery(query);
+}
+
+/** The positions leases name (`<token>.<position>`); a lease not of that shape names none. */
+function leasePositions(leases: readonly string[]): number[] {
+  const positions = leases.map((lease) => Number(lease.slice(lease.lastIndexOf('.') + 1))).filter((position) => Number.isSafeInteger(position) && position > 0);
+  return positions.length > 0 ? positions : [-1];
 }
 
 function groupFromRow(row: Selectable<ConsumerGroupsTable>): ConsumerGroup {

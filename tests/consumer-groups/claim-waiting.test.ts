@@ -81,12 +81,12 @@ describe('a claim that waits for events', () => {
     const opened = await openTemporaryStore('sqlite');
     const { store } = opened;
     const groups = createSqlConsumerGroups(store);
-    const calls = { status: 0, claim: 0 };
+    const calls = { pending: 0, claim: 0 };
     let claimed!: () => void;
     const firstLooksDone = new Promise<void>((resolve) => (claimed = resolve));
     const counted = {
       ...groups,
-      status: (...args: Parameters<typeof groups.status>) => ((calls.status += 1), groups.status(...args)),
+      pending: (...args: Parameters<typeof groups.pending>) => ((calls.pending += 1), groups.pending(...args)),
       claim: async (...args: Parameters<typeof groups.claim>) => {
         calls.claim += 1;
         const outcome = await groups.claim(...args);
@@ -105,7 +105,7 @@ describe('a claim that waits for events', () => {
       // A commit the group does not want: every waiter could look, but one look answers for all of them.
       const pet = await addPet(store, { name: 'Not wanted', categoryId: 1 });
       for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual({ status: calls.status - before.status, claim: calls.claim - before.claim }, { status: 1, claim: 0 });
+      assert.deepEqual({ pending: calls.pending - before.pending, claim: calls.claim - before.claim }, { pending: 1, claim: 0 });
       // One it wants goes to the first waiter.
       await changePetStatus(store, { id: pet.id, status: 'sold' });
       const first = await waiting[0];

@@ -168,23 +168,37 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     claimsOf(await claimEvents(a, OWNER, 'g', 'three', 10));
   });
 
-  withPair('due says, in one read, whether an event could go now: taken in and ready, a retry fallen due, a lease expired', async ({ first, second }) => {
+  withPair('pending says, in one read, whether an event could go now: taken in and ready, a retry fallen due, a lease expired', async ({ first, second }) => {
     const clock = manualClock();
     const a = portsOn(first, clock);
     const b = portsOn(second, clock);
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
-    assert.equal(await b.consumerGroups.due(OWNER, 'nope', clock.now()), undefined);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'nope', clock.now()))?.due, undefined);
     await addPets(first, 1);
-    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'in the log, not yet taken in');
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'in the log, not yet taken in');
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
-    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'under a live lease');
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'under a live lease');
     await a.consumerGroups.nack(OWNER, 'g', [claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
-    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), false, 'not before its retry');
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'not before its retry');
     clock.advance(500);
-    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), true);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true);
     claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     clock.advance(SETTINGS.ackTimeoutMs + 1);
-    assert.equal(await b.consumerGroups.due(OWNER, 'g', clock.now()), true, 'its lease expired');
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true, 'its lease expired');
+  });
+
+  withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
+    const clock = manualClock();
+    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    await a.consumerGroups.nack(OWNER, 'g', poison.map((claim) => claim.lease), clock.now(), { park: true });
+    await addPets(first, 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'at its bound: nothing more taken in');
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2, 'its lag shows');
+    assert.equal(await replayParked(a, OWNER, 'g', [poison[0]!.position]), 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)).map((claim) => claim.position), [poison[0]!.position, 3]);
   });
 
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
