@@ -1,6 +1,6 @@
 import { GROUP_LIMITS, PET_USE_CASES, registerAggregate } from '../application/index.ts';
 import type { Aggregate } from '../application/index.ts';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './api-keys/key-verifier.ts';
@@ -23,6 +23,7 @@ import { createManagedApiKeys } from './api-keys/key-table.ts';
 import type { ManagedApiKeys } from './api-keys/key-table.ts';
 import type { PetStore } from './store/sql-pet-store.ts';
 import { createEventStreams } from './http/routes/event-stream.ts';
+import { createWaitingClaims } from './http/routes/waiting-claims.ts';
 import { startWebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher.ts';
 import { createReadPositions } from './http/pipeline/read-positions.ts';
@@ -36,6 +37,8 @@ export interface RunningService {
   readonly apiKeys: ManagedApiKeys;
   /** A development key created at this start, if one was. */
   readonly createdDevelopmentKey: { key: string; file: string } | undefined;
+  /** Where the development key an earlier start created is saved, when this start uses the key table and that file is there. */
+  readonly savedDevelopmentKey: string | undefined;
   /**
    * Turns /readyz 503 at once, goes on serving for the shutdown delay, then stops accepting, finishes
    * requests in flight, closes the database.
@@ -73,12 +76,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     const apiKeys = createManagedApiKeys(store.apiKeyTable);
     const createdDevelopmentKey = await ensureSomeKey(config, apiKeys);
+    const savedDevelopmentKey = createdDevelopmentKey === undefined ? savedDevelopmentKeyFile(config) : undefined;
     const revocations = watchKeyRevocations(apiKeys, { logger });
     const verifier = createApiKeyVerifier({ environmentKeys: config.apiKeys, table: revocations });
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const { webhookSubscriptions, consumerGroups } = store;
-    const stopClaims = new AbortController();
+    const waitingClaims = createWaitingClaims({ perKey: GROUP_LIMITS.waitingClaimsPerKey, perClient: GROUP_LIMITS.waitingClaimsPerClient });
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
           petCounts: () => store.petCountsByStatus(), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,
@@ -118,7 +122,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         replayed: (id) => dispatcher?.replayed(id), rotated: (id) => dispatcher?.rotated(id), secretOverlapMs: config.webhooks.secretOverlapMs,
       },
       consumerGroups: {
-        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, stopping: stopClaims.signal,
+        consumerGroups, eventLog: store.eventLog, commits: store.commits, clock: store.clock, maxPerKey: GROUP_LIMITS.groupsPerKey, waitingClaims,
       },
       // On PostgreSQL the cache's look is a query: each cached answer waits for one of its own anyway, and a failed one is that answer's to report.
       readPositions: createReadPositions({ log: store.eventLog, logEnd: () => store.eventLog.end(), refresh: () => void Promise.resolve(store.commits.refresh()).catch(() => {}) }),
@@ -142,9 +146,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       subscriptions: webhookSubscriptions, eventLog: store.eventLog, commits: store.commits, clock: store.clock, logger, source: () => baseUrl, delivery: config.webhooks,
       background,
     });
-    // What a revoked key holds open ends with it (consumer groups join here).
+    // What a revoked key holds open ends with it.
     revocations.onRevoked((keyId) => {
       eventStreams.keyRevoked(keyId);
+      waitingClaims.keyRevoked(keyId);
       dispatcher?.keyRevoked(keyId);
     });
     return {
@@ -153,6 +158,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       store,
       apiKeys,
       createdDevelopmentKey,
+      savedDevelopmentKey,
       close() {
         closing ??= (async () => {
           stopping = true;
@@ -161,7 +167,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           // Open event streams would hold the server's close until its grace ran out: end them once it stops accepting.
           const closed = http.close();
           eventStreams.close();
-          stopClaims.abort();
+          waitingClaims.close();
           await Promise.all([closed, dispatcher?.close(), idempotencyExpiry?.close()]);
           await store.close();
           await tracing?.shutdown();
@@ -188,9 +194,19 @@ async function ensureSomeKey(config: Config, apiKeys: ManagedApiKeys): Promise<{
     throw new ConfigError(`PETSTORE_API_KEYS is required in ${config.deployment} when the key table is empty`);
   }
   const { key } = await apiKeys.create('development key', new Date());
-  const directory = config.database.kind === 'sqlite' ? dirname(config.database.path) : join('.', 'data');
-  mkdirSync(directory, { recursive: true });
-  const file = join(directory, 'dev-api-key');
+  const file = developmentKeyFile(config);
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, file };
+}
+
+function developmentKeyFile(config: Config): string {
+  return join(config.database.kind === 'sqlite' ? dirname(config.database.path) : join('.', 'data'), 'dev-api-key');
+}
+
+/** In development without keys from the environment: the file an earlier start saved its key to, if it is there. */
+function savedDevelopmentKeyFile(config: Config): string | undefined {
+  if (config.deployment !== 'development' || config.apiKeys.length > 0) return undefined;
+  const file = developmentKeyFile(config);
+  return existsSync(file) ? file : undefined;
 }

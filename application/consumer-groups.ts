@@ -23,11 +23,20 @@ export const GROUP_LIMITS = {
   inFlightPerConsumer: 200,
   /** Events a claim hands out at most. */
   claimMax: 100,
+  /** The longest a claim waits for events. */
+  longestWaitMs: 30_000,
+  /** Consumers a group shows at once (seen within its window, see `consumersWindowMs`): a claim by one more is told to wait. */
+  consumersPerGroup: 1000,
+  /** Claims waiting for events at once, of one key and from one client address (429 past either). */
+  waitingClaimsPerKey: 100,
+  waitingClaimsPerClient: 100,
   /**
    * Unsettled events a group takes from the log ahead of its consumers: past it, the group reads no further
    * until some settle, so its rows stay bounded whatever the log holds.
    */
   takenAhead: 2000,
+  /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
+  parkedPerGroup: 10_000,
   /** Events read from the log at a time into a group. */
   takePage: 500,
   /** Parked events one replay step hands back at a time. */
@@ -52,8 +61,26 @@ export interface GroupStatus {
   readonly unsettled: number;
   readonly inFlight: number;
   readonly parked: number;
-  /** The consumers holding live leases, with when each last claimed or extended one. */
+  /**
+   * The consumers seen within the group's window (`consumersWindowMs`) or holding live leases, with their
+   * live leases and when each last claimed or extended one.
+   */
   readonly consumers: readonly { readonly consumer: string; readonly inFlight: number; readonly lastSeenAt: string }[];
+}
+
+/**
+ * How long a consumer shows in its group after its last claim: the ack timeout, and at least the longest a
+ * claim waits, so that a worker waiting for events does not vanish meanwhile.
+ */
+export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): number {
+  return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
+}
+
+/** See `ConsumerGroups.pending`. */
+export interface PendingEvents {
+  readonly group: ConsumerGroup;
+  readonly unsettled: number;
+  readonly due: boolean;
 }
 
 /** An event handed to one consumer under a lease. */
@@ -77,7 +104,10 @@ export interface ParkedEvent {
 /** What a claim came to: the events handed out, or the cap that stopped it and when a lease frees up. */
 export type ClaimOutcome =
   | { readonly claims: Claim[] }
-  | { readonly full: 'group' | 'consumer'; readonly retryAfterMs: number };
+  | { readonly full: 'group' | 'consumer' | 'consumers'; readonly retryAfterMs: number };
+
+/** What a nack does with its events. */
+export type NackThen = { readonly notBefore: Date } | { readonly park: true } | { readonly release: true };
 
 /** Leases the caller named, split into those that were acted on and those no longer held. */
 export interface LeaseOutcome {
@@ -103,6 +133,12 @@ export interface ConsumerGroups {
   /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
   create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
   get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
+  /**
+   * What a claim needs first, in one read of the group's unsettled rows (never its parked ones): the group,
+   * its unsettled events, and whether one could be handed out at `now` but for per-pet order. Undefined
+   * when there is no such group.
+   */
+  pending(ownerKeyId: string, name: string, now: Date): Promise<PendingEvents | undefined>;
   status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
   /** The key's groups by name; without a key, every key's (for the operator). */
   list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
@@ -114,18 +150,22 @@ export interface ConsumerGroups {
   take(ownerKeyId: string, name: string, from: number, to: number, events: readonly StoredEvent[]): Promise<boolean>;
   /**
    * Hands `consumer` up to `max` events that can go now, oldest first, each the earliest unsettled of its pet;
-   * first parks those whose lease expired on their last delivery. Undefined when there is no such group.
+   * first parks those whose lease expired on their last delivery. With `seen`, records that `consumer`
+   * claimed now (a waiting claim's later looks do not). Undefined when there is no such group.
    */
-  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date): Promise<ClaimOutcome | undefined>;
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date, seen?: boolean): Promise<ClaimOutcome | undefined>;
   ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
-  /** Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent). */
-  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: { readonly notBefore: Date } | { readonly park: true }): Promise<LeaseOutcome>;
+  /**
+   * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
+   * `release` hands them back at once as if this delivery never happened (they were never tried).
+   */
+  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome>;
   extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
   totals(now: Date): Promise<GroupTotals>;
-  /** Parked events after `after`, by position, at most `limit`. */
-  parked(ownerKeyId: string, name: string, after: number, limit: number): Promise<ParkedEvent[]>;
+  /** Parked events after `after`, by position, at most `limit`; an event whose last delivery's lease expired by `now` is one. */
+  parked(ownerKeyId: string, name: string, after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
   /** Hands parked events back (deliveries from 1 again): these positions, or up to `limit` of them after `after`; answers the positions handed back. */
-  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }): Promise<number[]>;
+  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }, now: Date): Promise<number[]>;
 }
 
 /** Every group together, for metrics whose series do not grow with the groups. */
@@ -150,69 +190,216 @@ export interface ConsumerGroupPorts {
  * ahead. The log is read through its one reader, committed events only in position order, so a position
  * taken in can never be overtaken by a later commit.
  */
-export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<void> {
-  if (unsettled >= GROUP_LIMITS.takenAhead) return;
+export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<boolean> {
+  if (unsettled >= GROUP_LIMITS.takenAhead) return false;
   const page = await ports.eventLog.readLog({ after: group.takenTo, limit: GROUP_LIMITS.takePage });
-  if (page.length === 0) return;
+  if (page.length === 0) return false;
   const wanted = group.types === undefined ? page : page.filter((stored) => group.types!.includes(stored.event.type));
+  // Another instance may have taken them first: they are in the group either way.
   await ports.consumerGroups.take(group.ownerKeyId, group.name, group.takenTo, page.at(-1)!.position, wanted);
-}
-
-/** Claims events for `consumer`, taking what the log holds beyond the group first. Undefined when there is no such group. */
-export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number): Promise<ClaimOutcome | undefined> {
-  const status = await ports.consumerGroups.status(ownerKeyId, name, ports.clock.now());
-  if (!status) return undefined;
-  await takeFromLog(ports, status.group, status.unsettled);
-  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now());
+  return wanted.length > 0;
 }
 
 /**
- * `claimEvents`, and while nothing can be handed out, again after each commit (or every `recheckMs`, for
- * retries falling due and other instances' acks) until `waitMs` have passed.
+ * Claims events for `consumer`, taking what the log holds beyond the group first; `seen` (default) records
+ * the consumer as seen now. Undefined when there is no such group.
  */
-export async function claimEventsWaiting(
+export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
+  const pending = await ports.consumerGroups.pending(ownerKeyId, name, ports.clock.now());
+  if (!pending) return undefined;
+  const took = await takeFromLog(ports, pending.group, pending.unsettled);
+  // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
+  if (!took && !pending.due && !seen) return { claims: [] };
+  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
+}
+
+/** Claims that wait for events, kept per group (see `createClaimWaits`). */
+export interface ClaimWaits {
+  /**
+   * `claimEvents`, and while nothing can be handed out, again when something may have become due, until
+   * `waitMs` have passed (counted on the monotonic clock: a wall clock stepped back or forward changes no
+   * wait) or `signal` aborts; then it answers what it has: nothing.
+   */
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: { readonly waitMs: number; readonly signal?: AbortSignal }): Promise<ClaimOutcome | undefined>;
+  /** Something in the group may have become due here (a nack, a release, a replay): its waiting claims look at once. */
+  changed(ownerKeyId: string, name: string): void;
+}
+
+interface Waiter {
+  readonly consumer: string;
+  readonly max: number;
+  readonly answer: (outcome: ClaimOutcome | undefined) => void;
+}
+
+interface WaitingGroup {
+  readonly ownerKeyId: string;
+  readonly name: string;
+  readonly waiters: Waiter[];
+  looking: boolean;
+  again: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The commits heard when the group last read the log (`commitsHeard`): fewer than now, the log may hold more for it. */
+  logReadAt: number;
+}
+
+/**
+ * Waiting claims, a queue per group: on a commit, a change made here, or every `recheckMs` (retries falling
+ * due, leases expiring, other instances' changes), the group is looked at once for its first waiter, then
+ * for the next while events keep coming. A look with no commit heard since the group last read the log
+ * is one read (`due`), and one that finds nothing due writes nothing, so an idle group costs one read a
+ * recheck however many claims wait on it. A commit that appended nothing (a group's own write) counts for
+ * nobody.
+ */
+export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> }, options: { readonly recheckMs: number }): ClaimWaits {
+  const groups = new Map<string, WaitingGroup>();
+  let unsubscribe: (() => void) | undefined;
+  /** Claims under way (first looks included): commits are heard while there are any. */
+  let active = 0;
+  let commitsHeard = 0;
+  const keyOf = (ownerKeyId: string, name: string) => `${ownerKeyId}\u0000${name}`;
+
+  function look(group: WaitingGroup): void {
+    if (group.looking) {
+      group.again = true;
+      return;
+    }
+    group.looking = true;
+    void (async () => {
+      try {
+        while (group.waiters.length > 0) {
+          const waiter = group.waiters[0]!;
+          let outcome: ClaimOutcome | undefined;
+          try {
+            const logMoved = group.logReadAt !== commitsHeard;
+            if (!logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
+            group.logReadAt = commitsHeard;
+            outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
+          } catch {
+            // A store fault: the next look tries again; the waiter's own deadline still holds.
+            break;
+          }
+          if (outcome && 'claims' in outcome && outcome.claims.length === 0) break;
+          // Taken out (if still there) and answered: the next waiter may find more.
+          leave(group, waiter, outcome);
+        }
+      } finally {
+        group.looking = false;
+        if (group.again) {
+          group.again = false;
+          look(group);
+        } else {
+          arm(group);
+        }
+      }
+    })();
+  }
+
+  function arm(group: WaitingGroup): void {
+    if (group.timer !== undefined || group.waiters.length === 0) return;
+    group.timer = setTimeout(() => {
+      group.timer = undefined;
+      look(group);
+    }, options.recheckMs);
+  }
+
+  function leave(group: WaitingGroup, waiter: Waiter, outcome: ClaimOutcome | undefined): void {
+    const at = group.waiters.indexOf(waiter);
+    if (at < 0) {
+      // It stopped waiting while a look leased events for it: nobody will handle them, so they go back at once.
+      if (outcome && 'claims' in outcome && outcome.claims.length > 0) {
+        const leases = outcome.claims.map((claim) => claim.lease);
+        void ports.consumerGroups.nack(group.ownerKeyId, group.name, leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
+      }
+      return;
+    }
+    group.waiters.splice(at, 1);
+    if (group.waiters.length === 0) {
+      clearTimeout(group.timer);
+      group.timer = undefined;
+      groups.delete(keyOf(group.ownerKeyId, group.name));
+    }
+    waiter.answer(outcome);
+  }
+
+  function begin(): void {
+    active += 1;
+    unsubscribe ??= ports.commits.onCommitted((commit) => {
+      // A commit that changed no pet appended no event (a group's own ack, nack or claim): nothing new to hand out.
+      if (commit.changes?.length === 0) return;
+      commitsHeard += 1;
+      for (const group of groups.values()) look(group);
+    });
+  }
+
+  function end(): void {
+    active -= 1;
+    if (active > 0) return;
+    unsubscribe?.();
+    unsubscribe = undefined;
+  }
+
+  return {
+    async claim(ownerKeyId, name, consumer, max, wait) {
+      const deadline = performance.now() + wait.waitMs;
+      begin();
+      try {
+        const heardBefore = commitsHeard;
+        const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
+        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return first;
+        const left = deadline - performance.now();
+        if (left <= 0) return first;
+        return await new Promise<ClaimOutcome | undefined>((resolve) => {
+          const key = keyOf(ownerKeyId, name);
+          let group = groups.get(key);
+          if (!group) {
+            group = { ownerKeyId, name, waiters: [], looking: false, again: false, timer: undefined, logReadAt: heardBefore };
+            groups.set(key, group);
+          }
+          // A commit heard during its first look may hold events for it: the group reads the log at its next look.
+          group.logReadAt = Math.min(group.logReadAt, heardBefore);
+          const waiting = group;
+          const stop = () => leave(waiting, waiter, { claims: [] });
+          const timer = setTimeout(stop, left);
+          const waiter: Waiter = {
+            consumer, max,
+            answer(outcome) {
+              clearTimeout(timer);
+              wait.signal?.removeEventListener('abort', stop);
+              resolve(outcome);
+            },
+          };
+          wait.signal?.addEventListener('abort', stop, { once: true });
+          waiting.waiters.push(waiter);
+          if (waiting.logReadAt !== commitsHeard) look(waiting);
+          else arm(waiting);
+        });
+      } finally {
+        end();
+      }
+    },
+    changed(ownerKeyId, name) {
+      const group = groups.get(keyOf(ownerKeyId, name));
+      if (group) look(group);
+    },
+  };
+}
+
+/** One waiting claim on `ports` (see `ClaimWaits.claim`): for callers that keep no `ClaimWaits` of their own. */
+export function claimEventsWaiting(
   ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> },
   ownerKeyId: string, name: string, consumer: string, max: number,
   wait: { readonly waitMs: number; readonly recheckMs: number; readonly signal?: AbortSignal },
 ): Promise<ClaimOutcome | undefined> {
-  const deadline = Date.now() + wait.waitMs;
-  let committed = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = ports.commits.onCommitted(() => {
-    committed = true;
-    wake?.();
-  });
-  try {
-    for (;;) {
-      committed = false;
-      const outcome = await claimEvents(ports, ownerKeyId, name, consumer, max);
-      const left = deadline - Date.now();
-      if (!outcome || !('claims' in outcome) || outcome.claims.length > 0 || left <= 0 || wait.signal?.aborted) return outcome;
-      if (committed) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(left, wait.recheckMs));
-        function done() {
-          clearTimeout(timer);
-          wait.signal?.removeEventListener('abort', done);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-        wait.signal?.addEventListener('abort', done);
-      });
-    }
-  } finally {
-    unsubscribe();
-  }
+  return createClaimWaits(ports, { recheckMs: wait.recheckMs }).claim(ownerKeyId, name, consumer, max, wait);
 }
 
 /** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */
 export async function replayParked(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, positions?: readonly number[]): Promise<number> {
-  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions })).length;
+  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions }, ports.clock.now())).length;
   let count = 0;
   let after = 0;
   for (;;) {
-    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage });
+    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage }, ports.clock.now());
     count += page.length;
     if (page.length < GROUP_LIMITS.replayPage) return count;
     after = page.at(-1)!;

@@ -74,6 +74,25 @@ describe('GET /v1/docs in a browser', () => {
     assert.ok(existsSync(file));
   });
 
+  it('retakes the README\'s picture, docs/reference-page.png, from / and whole: every tag of the document with every operation', async () => {
+    const landing = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      assert.equal((await landing.goto(`${api.origin}/`))?.status(), 200);
+      type Operation = { operationId?: string };
+      const document = await (await fetch(`${api.baseUrl}/openapi.json`)).json() as { tags: { name: string }[]; paths: Record<string, Record<string, Operation>>; webhooks?: Record<string, Record<string, Operation>> };
+      const operationIds = [...Object.values(document.paths), ...Object.values(document.webhooks ?? {})].flatMap((path) => Object.values(path))
+        .flatMap((operation) => (typeof operation.operationId === 'string' ? [operation.operationId] : []));
+      await landing.locator('.opblock').nth(operationIds.length - 1).waitFor({ timeout: 30_000 });
+      const sections = await landing.locator('.opblock-tag').allInnerTexts();
+      for (const { name } of document.tags) assert.ok(sections.some((section) => section.startsWith(name)), `a section ${name} in ${sections.join(' | ')}`);
+      const shown = await landing.locator('.opblock-summary-operation-id').allInnerTexts();
+      assert.deepEqual([...new Set(shown)].sort(), [...new Set(operationIds)].sort());
+      await landing.screenshot({ path: resolve(import.meta.dirname, '..', 'docs', 'reference-page.png'), fullPage: true });
+    } finally {
+      await landing.close();
+    }
+  });
+
   it('shows the `after` parameter and the experimental marking once listPets and changePetStatus are opened', async () => {
     await page.locator('#operations-Pets-listPets .opblock-summary').click();
     await page.locator('#operations-Pets-listPets tr[data-param-name="after"]').waitFor();

@@ -17,6 +17,8 @@ export interface NackOptions {
   readonly retryAfterMs?: number;
   /** Park them at once instead. */
   readonly park?: boolean;
+  /** Hand them back untried, at once, without counting the delivery (not with `park` or `retryAfterMs`). */
+  readonly release?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -29,7 +31,7 @@ export interface ConsumeOptions {
   readonly waitMs?: number;
   /** A failed event is handed out again after this long; default 1 000 ms. */
   readonly retryAfterMs?: number;
-  /** Stops the loop, between events. */
+  /** Stops the loop, between events: the events claimed and not yet handled are handed back at once, untried. */
   readonly signal?: AbortSignal;
 }
 
@@ -75,7 +77,10 @@ export function consumerGroupCalls(settings: ExchangeSettings, url: (path: strin
       return (await post(path(group, '/acks'), { leases }, options.signal)) as Acked;
     },
     async nack(group, leases, options = {}) {
-      const body = { leases, ...(options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs }), ...(options.park ? { park: true } : {}) };
+      const body = {
+        leases, ...(options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs }), ...(options.park ? { park: true } : {}),
+        ...(options.release ? { release: true } : {}),
+      };
       return (await post(path(group, '/nacks'), body, options.signal)) as Nacked;
     },
     async extend(group, leases, options = {}) {
@@ -97,7 +102,12 @@ export function consumerGroupCalls(settings: ExchangeSettings, url: (path: strin
           }
           throw error;
         }
-        for (const claim of claims) {
+        for (const [index, claim] of claims.entries()) {
+          if (signal?.aborted) {
+            // Another worker takes the rest at once, rather than after their leases expire.
+            await calls.nack(group, claims.slice(index).map((left) => left.lease), { release: true }).catch(() => undefined);
+            return;
+          }
           let handled: boolean;
           try {
             await handler(claim.event, claim);

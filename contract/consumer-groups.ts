@@ -3,18 +3,23 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups.ts';
 import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
+import { NAME_PATTERN } from './schemas.ts';
 
 export const GROUP_NAME_PATTERN = '^[a-z0-9-]{1,64}$';
 export const MAX_LEASES_PER_REQUEST = 100;
-export const MAX_WAIT_MS = 30_000;
+export const MAX_WAIT_MS = GROUP_LIMITS.longestWaitMs;
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 export const MAX_REPLAY_POSITIONS = 1000;
+/** A consumer's name and a lease, in Unicode code points: each follows the rule a pet's name follows (`nameProblem`). */
+export const CONSUMER_MAX_CODE_POINTS = 64;
+export const LEASE_MAX_CODE_POINTS = 200;
+const NAME_RULE = 'not only white space; no control characters U+0000 to U+001F';
 
 const Position = (description: string) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description });
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const Timestamp = Type.String({ format: 'date-time' });
 const CloudEventTypeName = Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name)));
-const Types = Type.Array(CloudEventTypeName, { uniqueItems: true, description: 'Only events of these CloudEvents types (the feed\'s `type` names); absent: every type.' });
+const Types = Type.Array(CloudEventTypeName, { minItems: 1, uniqueItems: true, description: 'Only events of these CloudEvents types (the feed\'s `type` names); absent: every type.' });
 const AckTimeoutMs = Type.Integer({
   minimum: 1000, maximum: 3_600_000, default: DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
   description: 'A lease not acked (or extended) within this many milliseconds expires: the event counts as delivered once more and is handed out again.',
@@ -27,8 +32,12 @@ const Start = Type.Union([Type.Literal('beginning'), Type.Literal('end'), Positi
   default: DEFAULT_GROUP_SETTINGS.start,
   description: 'Where the group begins: `beginning` (every event of the log), `end` (only events committed after its creation), or after a log position.',
 });
-const Lease = Type.String({ minLength: 1, maxLength: 200, description: 'Opaque: names one handing out of one event.' });
+const Lease = Type.String({
+  minLength: 1, maxLength: LEASE_MAX_CODE_POINTS, pattern: NAME_PATTERN, description: `Opaque: names one handing out of one event (code points; ${NAME_RULE}).`,
+});
 const Leases = Type.Array(Lease, { minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true });
+// What the compiled checks take for them: their length and characters are checked in code points (`nameProblem`), not in UTF-16 units.
+const LeasesChecked = Type.Array(Type.String(), { minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true });
 
 export const NewConsumerGroupSchema = Type.Object(
   { ackTimeoutMs: Type.Optional(AckTimeoutMs), maxDeliveries: Type.Optional(MaxDeliveries), start: Type.Optional(Start), types: Type.Optional(Types) },
@@ -45,10 +54,10 @@ export const ConsumerGroupSchema = Type.Object(
     parked: Count('Events parked.'),
     consumers: Type.Array(
       Type.Object(
-        { consumer: Type.String(), inFlight: Count('Its live leases.'), lastSeenAt: Type.String({ format: 'date-time', description: 'When it last claimed or extended one of them.' }) },
+        { consumer: Type.String(), inFlight: Count('Its live leases.'), lastSeenAt: Type.String({ format: 'date-time', description: 'When it last claimed, or extended a lease.' }) },
         { additionalProperties: false },
       ),
-      { description: 'The consumers holding live leases.' },
+      { description: 'The consumers that claimed within the last `ackTimeoutMs` (at least 30 s, the longest a claim waits), or hold live leases.' },
     ),
     ackTimeoutMs: AckTimeoutMs,
     maxDeliveries: MaxDeliveries,
@@ -63,7 +72,10 @@ export const ConsumerGroupsSchema = Type.Array(ConsumerGroupSchema, { $id: 'Cons
 
 export const ClaimRequestSchema = Type.Object(
   {
-    consumer: Type.String({ minLength: 1, maxLength: 64, description: 'Who claims: in-flight events are capped per consumer too.' }),
+    consumer: Type.String({
+      minLength: 1, maxLength: CONSUMER_MAX_CODE_POINTS, pattern: NAME_PATTERN,
+      description: `Who claims: in-flight events are capped per consumer too. 1 to ${CONSUMER_MAX_CODE_POINTS} code points; ${NAME_RULE}.`,
+    }),
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: GROUP_LIMITS.claimMax, default: 10, description: 'Events to hand out at most.' })),
     waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS, default: 0, description: 'When nothing can be handed out now, wait up to this long for new events.' })),
   },
@@ -93,6 +105,9 @@ export const NackSchema = Type.Object(
     leases: Leases,
     retryAfterMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRY_AFTER_MS, default: 0, description: 'Hand the events out again no sooner than this.' })),
     park: Type.Optional(Type.Boolean({ description: 'Park the events at once instead.' })),
+    release: Type.Optional(Type.Boolean({
+      description: 'Hand the events back untried, at once and without counting the delivery: for a worker that stops before it reached them. Not with `park` or `retryAfterMs`.',
+    })),
   },
   { $id: 'Nack', additionalProperties: false },
 );
@@ -142,7 +157,7 @@ export const CONSUMER_GROUP_COMPONENTS: Record<string, TSchema> = {
 };
 
 export const NewConsumerGroupCheck = TypeCompiler.Compile(NewConsumerGroupSchema);
-export const ClaimRequestCheck = TypeCompiler.Compile(ClaimRequestSchema);
-export const LeasesCheck = TypeCompiler.Compile(LeasesSchema);
-export const NackCheck = TypeCompiler.Compile(NackSchema);
+export const ClaimRequestCheck = TypeCompiler.Compile(Type.Object({ ...ClaimRequestSchema.properties, consumer: Type.String() }, { additionalProperties: false }));
+export const LeasesCheck = TypeCompiler.Compile(Type.Object({ leases: LeasesChecked }, { additionalProperties: false }));
+export const NackCheck = TypeCompiler.Compile(Type.Object({ ...NackSchema.properties, leases: LeasesChecked }, { additionalProperties: false }));
 export const ReplayParkedCheck = TypeCompiler.Compile(ReplayParkedSchema);

@@ -12,7 +12,7 @@ export const PetStatusSchema = Type.Union(PET_STATUSES.map((status) => Type.Lite
 // The domain's name rules as a pattern a validator can run: no control character anywhere, and at least
 // one character that is neither white space nor a control character. No look-ahead, so that generators
 // that turn patterns into validators (or test data) can use it.
-const NAME_PATTERN = '^[^\\u0000-\\u001F]*[^\\s\\u0000-\\u001F][^\\u0000-\\u001F]*$';
+export const NAME_PATTERN = '^[^\\u0000-\\u001F]*[^\\s\\u0000-\\u001F][^\\u0000-\\u001F]*$';
 
 export const NewPetSchema = Type.Object(
   {

@@ -10,15 +10,23 @@ export const CATEGORY_ID_MAX = Number.MAX_SAFE_INTEGER;
 const CONTROL_CHARACTER = /[\u0000-\u001f]/u;
 const ONLY_WHITE_SPACE = /^\s*$/u;
 
+/**
+ * Why `text` is not a name of 1 to `maxCodePoints` characters by the rule a pet's name follows (other names
+ * a client gives, such as a consumer's, follow it too), in words about `field`; undefined when it is one.
+ */
+export function nameProblem(field: string, text: string, maxCodePoints: number): string | undefined {
+  if (!text.isWellFormed()) return `${field} must be well-formed Unicode (no lone surrogates)`;
+  const codePoints = [...text].length;
+  if (codePoints < 1 || codePoints > maxCodePoints) return `${field} must be 1 to ${maxCodePoints} characters long, got ${codePoints}`;
+  if (ONLY_WHITE_SPACE.test(text)) return `${field} must not be only white space`;
+  if (CONTROL_CHARACTER.test(text)) return `${field} must not contain control characters (U+0000 to U+001F)`;
+  return undefined;
+}
+
 export function assertValidName(name: unknown): asserts name is string {
   if (typeof name !== 'string') throw new PetRuleViolation('name', 'name must be a string');
-  if (!name.isWellFormed()) throw new PetRuleViolation('name', 'name must be well-formed Unicode (no lone surrogates)');
-  const codePoints = [...name].length;
-  if (codePoints < 1 || codePoints > NAME_MAX_CODE_POINTS) {
-    throw new PetRuleViolation('name', `name must be 1 to ${NAME_MAX_CODE_POINTS} characters long, got ${codePoints}`);
-  }
-  if (ONLY_WHITE_SPACE.test(name)) throw new PetRuleViolation('name', 'name must not be only white space');
-  if (CONTROL_CHARACTER.test(name)) throw new PetRuleViolation('name', 'name must not contain control characters (U+0000 to U+001F)');
+  const problem = nameProblem('name', name, NAME_MAX_CODE_POINTS);
+  if (problem !== undefined) throw new PetRuleViolation('name', problem);
 }
 
 export function assertValidCategoryId(categoryId: unknown): asserts categoryId is number {

@@ -6,6 +6,7 @@ import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { createManagedApiKeys } from '../adapters/api-keys/key-table.ts';
 import { createSqlApiKeyTable } from '../adapters/store/sql-api-key-table.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
+import { stepClocks } from './support/stepped-clocks.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';
 import { startTestService } from './support/test-service.ts';
 import { checkRevokedKeyStops } from './support/key-revocation.ts';
@@ -42,6 +43,28 @@ describe('API key revocation', () => {
       clock = KEY_TABLE_REFRESH_MS;
       assert.equal((await verifier.verify(key)).ok, false, 'refused once a second has passed');
     } finally {
+      await service.db.destroy();
+      await cli.db.destroy();
+      directory.remove();
+    }
+  });
+
+  it('refuses a key revoked by another process a second later by the monotonic clock, with the wall clock stepped back an hour', async () => {
+    const directory = temporaryDirectory('keys');
+    const service = await openSqlite(directory.file('keys.db'));
+    const cli = await openSqlite(directory.file('keys.db'));
+    const clocks = stepClocks();
+    try {
+      const verifier = createApiKeyVerifier({ environmentKeys: [], table: createManagedApiKeys(createSqlApiKeyTable({ db: service.db, dialect: sqliteSqlDialect })) });
+      const elsewhere = createManagedApiKeys(createSqlApiKeyTable({ db: cli.db, dialect: sqliteSqlDialect }));
+      const { id, key } = await elsewhere.create('from the CLI', new Date());
+      assert.equal((await verifier.verify(key)).ok, true);
+      await elsewhere.revoke(id, new Date());
+      clocks.stepWall(-3_600_000);
+      clocks.pass(KEY_TABLE_REFRESH_MS);
+      assert.equal((await verifier.verify(key)).ok, false, 'refused once a second has passed');
+    } finally {
+      clocks.restore();
       await service.db.destroy();
       await cli.db.destroy();
       directory.remove();

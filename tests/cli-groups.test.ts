@@ -1,5 +1,6 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { addPet, claimEvents } from '../application/index.ts';
 import { openPetStore } from '../adapters/store/open-store.ts';
 import { runPetstore } from './support/cli.ts';
@@ -41,8 +42,11 @@ describe('petstore groups', () => {
     const shown = await petstore(['groups', 'show', '--key-id', '7', 'billing']);
     assert.equal(shown.code, 0, shown.stderr);
     assert.deepEqual((({ group, checkpoint, head, parked }) => ({ group, checkpoint, head, parked }))(JSON.parse(shown.stdout)), { group: 'billing', checkpoint: 1, head: 2, parked: 1 });
-    assert.match((await petstore(['groups', 'parked', '--key-id', '7', 'billing'])).stdout, /^1 +1 +\S+ +parked by a nack on delivery 1$/m);
-    assert.match((await petstore(['groups', 'replay', '--key-id', '7', 'billing'])).stdout, /handed back 1 parked events of billing/);
+    const parked = (await petstore(['groups', 'parked', '--key-id', '7', 'billing'])).stdout;
+    assert.match(parked, /^1 +1 +\S+ +parked by a nack on delivery 1$/m);
+    // The page tells the same reason the service gives.
+    assert.ok(readFileSync(new URL('../docs/consumer-groups.md', import.meta.url), 'utf8').replaceAll('\n  ', ' ').includes('`parked by a nack on delivery 1`'));
+    assert.equal((await petstore(['groups', 'replay', '--key-id', '7', 'billing'])).stdout, 'handed back 1 parked event of billing\n');
     assert.match((await petstore(['groups', 'parked', '--key-id', '7', 'billing'])).stdout, /no parked events/);
     const other = await petstore(['groups', 'show', '--key-id', '8', 'billing']);
     assert.equal(other.code, 1);

@@ -263,6 +263,24 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses a public base URL holding a user or password, naming the variable and never the password', () => {
+    const published: Array<Record<string, string>> = [
+      { PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'https://ops:secret@api.example.com/v1' },
+      { PETSTORE_PRODUCTION_URL: 'https://ops@api.example.com/v1' },
+      { PETSTORE_STAGING_URL: 'http://:secret@staging.example.com/v1' },
+      { PETSTORE_ENV: 'staging', PETSTORE_STAGING_URL: 'https://ops:secret@staging.example.com/v1' },
+    ];
+    for (const environment of published) {
+      const name = Object.keys(environment).find((variable) => variable.endsWith('_URL'))!;
+      assert.throws(() => loadConfig(environment), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, new RegExp(`^${name} is invalid: it holds a user or password`));
+        assert.doesNotMatch(error.message, /secret/);
+        return true;
+      });
+    }
+  });
+
   it('never repeats a PostgreSQL URL (it may hold a password) when refusing it', () => {
     assert.throws(() => loadConfig({ PETSTORE_DATABASE: 'postgres:user:hunter2@host/db' }), (error: unknown) => {
       assert.ok(error instanceof ConfigError);

@@ -1,18 +1,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { NODE_TS_ARGS } from './support/processes.ts';
+import { copyFileSync } from 'node:fs';
 import { docExample } from './support/doc-example.ts';
+import { installPackedClient, typeCheckProject, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 import type { Guard } from '../adapters/http/pipeline/guards.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-
 describe('docs/consumer-groups.md: the example worker', () => {
-  it('runs as written: two workers share the pets added, each printed once, and stop on SIGTERM', { timeout: 60_000 }, async () => {
-    const { example, file } = docExample('consumer-groups.md', 'A worker', 'consumer-group-worker-example.ts');
+  it('runs as written with `node worker.js` in a project with the packed client and the README\'s variables: two workers share the pets added, each printed once, and stop on SIGTERM', { timeout: 120_000 }, async () => {
+    const { example, file } = docExample('consumer-groups.md', 'A worker', 'consumer-group-worker-example.js', 'js');
     assert.ok(example.trim().split('\n').length <= 16, 'about 15 lines');
+    assert.doesNotMatch(example, /!\)|!,|!;/, 'no TypeScript non-null assertion');
+    const project = await installPackedClient();
+    copyFileSync(file, project.file('worker.js'));
 
     // A worker asks for the group only once it listens for SIGTERM: both asking means both will stop cleanly.
     let groupRequests = 0;
@@ -21,8 +22,10 @@ describe('docs/consumer-groups.md: the example worker', () => {
       return undefined;
     };
     const api = await startTestService({}, { extraGuards: [countGroupRequests] });
+    // The page's way: `node worker.js`, whichever runtime runs these tests.
+    const node = process.versions.deno === undefined ? process.execPath : 'node';
     const workers = [0, 1].map(() => {
-      const worker = spawn(process.execPath, [...NODE_TS_ARGS, file], { cwd: root, env: { ...process.env, PETSTORE_URL: api.baseUrl, PETSTORE_KEY: TEST_API_KEY } });
+      const worker = spawn(node, ['worker.js'], { cwd: project.path, env: userEnvironment({ PETSTORE_URL: api.baseUrl, PETSTORE_API_KEY: TEST_API_KEY }) });
       const output = { stdout: '', stderr: '', exited: new Promise<number | null>((resolve) => worker.once('exit', resolve)) };
       worker.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
       worker.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
@@ -49,6 +52,18 @@ describe('docs/consumer-groups.md: the example worker', () => {
     } finally {
       for (const { worker } of workers) worker.kill();
       await api.stop();
+      project.remove();
+    }
+  });
+
+  it('type-checks as written, saved as worker.ts, in a user\'s strict TypeScript project', { timeout: 120_000 }, async () => {
+    const { file } = docExample('consumer-groups.md', 'A worker', 'consumer-group-worker-example.js', 'js');
+    const project = await installPackedClient();
+    try {
+      copyFileSync(file, project.file('worker.ts'));
+      assert.equal(await typeCheckProject(project), '');
+    } finally {
+      project.remove();
     }
   });
 });

@@ -3,13 +3,11 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../scripts/free-port.ts';
-import { NODE_TS_ARGS } from './support/processes.ts';
-import { installPackedClient, userEnvironment } from './support/packed-client.ts';
+import { installPackedClient, typeCheckProject, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -31,21 +29,20 @@ function readmeBlock(heading: string, language: 'ts' | 'js'): string {
   return readmeBlocks(heading, language)[0]!;
 }
 
-/** Runs the first ts block of the README section with this heading, as written, inside this package; answers what it printed. */
-async function runReadmeBlock(heading: string, file: string, environment: Record<string, string> = {}): Promise<string> {
+/** Runs the first ts block of the README section with this heading, as written, inside this package, as the README says (`npx tsx FILE`); answers what it printed. */
+async function runReadmeBlock(heading: string, file: string): Promise<string> {
   // Inside the package, so that `petstore/...` resolves to this checkout.
   const folder = join(root, 'tests', 'artifacts');
   mkdirSync(folder, { recursive: true });
   const path = join(folder, file);
   writeFileSync(path, readmeBlock(heading, 'ts'));
-  const { stdout } = await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, path], { cwd: root, env: { ...process.env, ...environment } });
+  const { stdout } = await promisify(execFile)('npx', ['tsx', path], { cwd: root, env: userEnvironment() });
   return stdout;
 }
 
 describe('README', () => {
   it('the headless example runs as written and prints what its comments say', async () => {
-    // The comments show Node's console; Deno's prints the same values with strings in double quotes.
-    const stdout = (await runReadmeBlock('## Using the use cases headless', 'readme-example.ts')).replaceAll('"', "'");
+    const stdout = await runReadmeBlock('## Using the use cases headless', 'headless.ts');
     const lines = stdout.trim().split('\n');
     assert.match(lines[0]!, /^\{ id: 1, name: 'Rex', categoryId: 1, status: 'pending' \}$/);
     const listing = stdout.slice(stdout.indexOf('\n') + 1, stdout.lastIndexOf('['));
@@ -84,17 +81,7 @@ describe('README', () => {
     const project = await installPackedClient();
     try {
       writeFileSync(project.file('example.ts'), readmeBlock('## Calling the service from code: `@petstore/client`', 'js'));
-      // docs/client.md's tsconfig; @types/node comes from this checkout, as `npm install -D @types/node` would give it.
-      writeFileSync(project.file('tsconfig.json'), JSON.stringify({
-        compilerOptions: {
-          strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true,
-          types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
-        },
-      }));
-      const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
-      const node = process.versions.deno === undefined ? process.execPath : 'node';
-      const checked = await promisify(execFile)(node, [tsc, '-p', '.'], { cwd: project.path, env: userEnvironment() })
-        .then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout);
+      const checked = await typeCheckProject(project);
       assert.equal(checked, '');
     } finally {
       project.remove();

@@ -48,6 +48,28 @@ describe('npm start (the built service; on Deno, the sources as deno task start 
     }
   });
 
+  it('on a restart that reuses the saved development key, says where it is (never the key)', async () => {
+    const first = startServiceProcess({ PETSTORE_LOG_LEVEL: 'warn' });
+    const directory = first.cwd;
+    let second: ReturnType<typeof startServiceProcess> | undefined;
+    try {
+      await first.listening;
+      first.signal('SIGTERM');
+      await first.exited;
+      second = startServiceProcess({ PETSTORE_LOG_LEVEL: 'warn' }, { cwd: directory });
+      await second.listening;
+      const key = readFileSync(join(directory, 'data', 'dev-api-key'), 'utf8').trim();
+      const [notice] = second.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as { msg: string; file?: string });
+      assert.equal(notice!.msg, `the development API key saved at an earlier start is in ${join('data', 'dev-api-key')}`);
+      assert.equal(notice!.file, join('data', 'dev-api-key'));
+      assert.ok(!second.stdout().includes(key), 'the key is not printed');
+    } finally {
+      second?.signal('SIGTERM');
+      await second?.exited;
+      first.cleanup();
+    }
+  });
+
   it('prints the development key when its output is a terminal', async () => {
     const started = startServiceProcess({}, { terminal: true });
     try {

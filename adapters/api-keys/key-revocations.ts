@@ -5,7 +5,7 @@ import { KEY_TABLE_REFRESH_MS } from './key-verifier.ts';
 /**
  * The one place a running service learns that a key was revoked, here or by another process (the CLI,
  * another instance): what a key holds open (its event streams, the delivery loops of its webhook
- * subscriptions, and consumer groups when they come) subscribes with `onRevoked` and lets go of it.
+ * subscriptions, its consumer groups' waiting claims) subscribes with `onRevoked` and lets go of it.
  * What a revocation changes durably (its subscriptions disabled) is written with the revocation itself
  * (`ManagedApiKeys.revoke`). As a table it serves the key verifier: `onChange` tells of a change made
  * here at once and of a revocation seen in a read, so the verifier reads the table again then.

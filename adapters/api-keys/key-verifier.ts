@@ -48,7 +48,8 @@ const VERIFIED_KEYS_REMEMBERED = 1024;
  * hash map, which compares it with a real key only when their (seeded) string hashes collide.
  */
 export function createApiKeyVerifier(options: { environmentKeys: readonly string[]; table?: ApiKeyTable; now?: () => number }): ApiKeyVerifier {
-  const now = options.now ?? Date.now;
+  // Monotonic: a wall clock stepped back must not keep a revoked key accepted.
+  const now = options.now ?? (() => performance.now());
   const fromEnvironment = new Map<string, KeyCheck>();
   for (const key of options.environmentKeys) fromEnvironment.set(key, { ok: true, keyId: environmentKeyId(sha256Hex(key)) });
   let tableHashes: ReadonlyMap<string, number> = new Map();

@@ -88,7 +88,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const limit = options.limit === undefined ? 20 : parseDecimalInteger(options.limit as string, 1, 100);
       if (limit === undefined) throw new UsageError(`--limit must be a whole number from 1 to 100, got ${JSON.stringify(options.limit)}`, help);
       const parked = await withGroups(environment, async ({ consumerGroups }) =>
-        (await consumerGroups.get(keyId, name!)) ? consumerGroups.parked(keyId, name!, after, limit) : undefined);
+        (await consumerGroups.get(keyId, name!)) ? consumerGroups.parked(keyId, name!, after, limit, new Date()) : undefined);
       if (!parked) {
         return noSuchGroup(name!, keyId);
       }
@@ -127,7 +127,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       if (replayed === undefined) {
         return noSuchGroup(name!, keyId);
       }
-      process.stdout.write(`handed back ${replayed} parked events of ${name}\n`);
+      process.stdout.write(`handed back ${replayed} parked event${replayed === 1 ? '' : 's'} of ${name}\n`);
       return 0;
     },
   },

@@ -3,10 +3,10 @@
  * few seconds otherwise, so CI logs stay readable.
  */
 export function progressReporter(label: string, stream: NodeJS.WriteStream = process.stderr, unit = 'events'): (done: number, total: number) => void {
-  const started = Date.now();
-  let lastLine = 0;
+  const started = performance.now();
+  let lastLine = -Infinity;
   return (done: number, total: number) => {
-    const now = Date.now();
+    const now = performance.now();
     const seconds = Math.max((now - started) / 1000, 0.001);
     const rate = done / seconds;
     const left = rate > 0 ? Math.max(total - done, 0) / rate : 0;

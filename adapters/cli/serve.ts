@@ -49,6 +49,8 @@ export async function serve(environment: Record<string, string | undefined>, opt
     const { key, file } = service.createdDevelopmentKey;
     if (isTerminal) process.stdout.write(`\nCreated a development API key (also saved to ${file}):\n\n  ${key}\n\n`);
     else notices.info({ file }, `created a development API key, saved to ${file} (printed only to a terminal)`);
+  } else if (service.savedDevelopmentKey) {
+    notices.info({ file: service.savedDevelopmentKey }, `the development API key saved at an earlier start is in ${service.savedDevelopmentKey}`);
   }
   if (worker === undefined) {
     const local = localBaseUrl(config.host, service.port);

@@ -105,7 +105,11 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
       try {
         await resolveSafeTarget(parseWebhookUrl(url), webhooks);
       } catch (error) {
-        if (error instanceof UnsafeWebhookTarget) throw new UsageError(error.message, help);
+        if (error instanceof UnsafeWebhookTarget) {
+          // This command checks the URL itself, by its own environment; the service that delivers checks again by its own.
+          const hint = ' (PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true in this command\'s environment allows it, and the service delivering it needs the same setting, for development)';
+          throw new UsageError(`${error.message}${error.privateAddress ? hint : ''}`, help);
+        }
         throw error;
       }
       const { subscription, secret } = await withSubscriptions(environment, (table) =>

@@ -247,6 +247,8 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   const env = relevant as Static<typeof EnvironmentSchema>;
   const port = Number(env.PORT ?? '3000');
   if (port > 65535) throw new ConfigError(`PORT is invalid (${JSON.stringify(env.PORT)}): at most 65535`);
+  refuseCredentials('PETSTORE_PRODUCTION_URL', env.PETSTORE_PRODUCTION_URL);
+  refuseCredentials('PETSTORE_STAGING_URL', env.PETSTORE_STAGING_URL);
   const deployment = env.PETSTORE_ENV ?? 'development';
   const publicBaseUrl = deployment === 'production' ? env.PETSTORE_PRODUCTION_URL : deployment === 'staging' ? env.PETSTORE_STAGING_URL : undefined;
   if (deployment !== 'development' && publicBaseUrl === undefined) {
@@ -303,6 +305,20 @@ function readWebhookDelivery(env: Static<typeof EnvironmentSchema>): WebhookDeli
     secretOverlapMs: number(env.PETSTORE_WEBHOOK_SECRET_OVERLAP_MS, defaults.secretOverlapMs),
     maxConnections: number(env.PETSTORE_WEBHOOK_MAX_CONNECTIONS, defaults.maxConnections),
   });
+}
+
+/** A public base is published (`Location`, the document's `servers`, every CloudEvent's `source`): it may hold no user or password. */
+function refuseCredentials(name: string, value: string | undefined): void {
+  if (value === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is invalid: an http(s) URL ending in /v1`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(`${name} is invalid: it holds a user or password, which every Location, the OpenAPI document and every event's source would publish; give the address alone, e.g. https://api.example.com/v1`);
+  }
 }
 
 // Variables whose values may hold a secret: a key, or a password inside a URL.

@@ -11,7 +11,7 @@ const SUMMARY_EVERY_MS = 60_000;
  */
 export function createRepeatedFaultLog(
   logger: Logger,
-  now: () => number = Date.now,
+  now: () => number = () => performance.now(),
   consequence = 'answering 503 while it lasts',
 ): (fault: Error) => void {
   const seen = new Map<string, { firstSeen: number; lastLogged: number; repeats: number }>();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompiledQuery, sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
 import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
 import { CONSUMER_GROUP_EVENTS, postgresInsert, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
@@ -19,7 +19,9 @@ type Db = Kysely<PetStoreDatabase>;
  */
 export function createSqlConsumerGroups(
   store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>,
-  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number } = GROUP_LIMITS,
+  limits: {
+    readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number; readonly parkedPerGroup?: number;
+  } = GROUP_LIMITS,
 ): ConsumerGroups {
   const { db, dialect } = store;
   const postgres = dialect.name === 'postgres';
@@ -38,8 +40,51 @@ export function createSqlConsumerGroups(
     on.selectFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name);
   const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
   /** The leases among `leases` live at `now` (state `leased`, not expired). */
+  /**
+   * The leases among `leases` live at `now` (state `leased`, not expired), found by the positions they name
+   * (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
+   */
   const liveLeases = (on: Db, ownerKeyId: string, name: string, leases: readonly string[], now: Date) =>
-    events(on, ownerKeyId, name).where('state', '=', 'leased').where('lease', 'in', leases).where('lease_expires_at', '>=', now.toISOString());
+    events(on, ownerKeyId, name).where('position', 'in', leasePositions(leases)).where('state', '=', 'leased').where('lease', 'in', leases)
+      .where('lease_expires_at', '>=', now.toISOString());
+  /** The group's rows at `positions`, by primary key. */
+  const rowsAt = (on: Db, ownerKeyId: string, name: string, positions: readonly number[]) => ({
+    update: () => on.updateTable('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+    delete: () => on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+  });
+  /**
+   * Events whose lease expired on their last delivery: parked as of the expiry. Until a write parks them
+   * (`parkSpent`), reads show them parked all the same.
+   */
+  const spent = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_group_events'>, group: ConsumerGroup, at: string) =>
+    select.and([select('state', '=', 'leased'), select('lease_expires_at', '<', at), select('deliveries', '>=', group.maxDeliveries)]);
+  const spentReason = (deliveries: unknown) => `lease expired on delivery ${String(deliveries)}`;
+  const parkSpent = (on: Db, group: ConsumerGroup, at: string) =>
+    on
+      .updateTable('consumer_group_events')
+      .set((set) => ({
+        state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: set.ref('lease_expires_at'),
+        lease: null, consumer: null, lease_expires_at: null,
+      }))
+      .where('owner_key_id', '=', group.ownerKeyId).where('group_name', '=', group.name)
+      .where((where) => spent(where, group, at))
+      .execute();
+  /**
+   * Records that `consumer` claimed at `at`; a consumer new to the group is refused (false) while the group
+   * shows as many as it may, once those not seen within its window are pruned.
+   */
+  const markSeen = async (on: Db, group: ConsumerGroup, consumer: string, at: Date): Promise<boolean> => {
+    const seen = { owner_key_id: group.ownerKeyId, group_name: group.name, consumer, last_seen_at: at.toISOString() };
+    const updated = await on.updateTable('consumer_group_consumers').set({ last_seen_at: seen.last_seen_at })
+      .where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('consumer', '=', consumer).executeTakeFirst();
+    if (updated.numUpdatedRows > 0n) return true;
+    const since = new Date(at.getTime() - consumersWindowMs(group)).toISOString();
+    await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('last_seen_at', '<', since).execute();
+    const shown = await on.selectFrom('consumer_group_consumers').select(count).where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).executeTakeFirstOrThrow();
+    if (Number(shown.count) >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return false;
+    await on.insertInto('consumer_group_consumers').values(seen).execute();
+    return true;
+  };
   const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
@@ -78,35 +123,77 @@ export function createSqlConsumerGroups(
       return row && groupFromRow(row);
     },
 
+    async pending(ownerKeyId, name, now) {
+      const at = now.toISOString();
+      const row = await run(() => db.selectFrom('consumer_groups as g')
+        .selectAll('g')
+        .select((select) => [
+          // Each from the state's own index ranges: parked rows are never read.
+          select.selectFrom('consumer_group_events as e').select((inner) => count(inner))
+            .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name').where('e.state', 'in', ['ready', 'leased'])
+            .as('unsettled'),
+          select.exists(
+            select.selectFrom('consumer_group_events as e')
+              .select('e.position')
+              .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name')
+              .where('e.state', 'in', ['ready', 'leased'])
+              .where((where) => where.or([
+                where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
+                where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
+              ])),
+          ).as('due'),
+        ])
+        .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
+        .executeTakeFirst());
+      return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0), due: Boolean(row.due) };
+    },
+
     async status(ownerKeyId, name, now) {
       return run(async () => {
         const row = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
         if (!row) return undefined;
         const group = groupFromRow(row);
+        const at = now.toISOString();
         const states = await events(db, ownerKeyId, name)
-          .select((select) => ['state', count(select), select.fn.min('position').as('first')])
-          .groupBy('state')
+          .select((select) => [
+            // `due`: can be handed out now (ready and not held back, or its lease expired), but for per-pet order.
+            sql<string>`case when ${spent(select, group, at)} then 'parked'
+              when (state = 'ready' and (not_before is null or not_before <= ${at})) or (state = 'leased' and lease_expires_at < ${at}) then 'due'
+              else state end`.as('shown'),
+            count(select), select.fn.min('position').as('first'),
+          ])
+          .groupBy('shown')
           .execute();
-        const consumers = await events(db, ownerKeyId, name)
+        const leased = await events(db, ownerKeyId, name)
           .select((select) => ['consumer', count(select), select.fn.max('lease_expires_at').as('latest')])
           .where('state', '=', 'leased')
-          .where('lease_expires_at', '>=', now.toISOString())
+          .where('lease_expires_at', '>=', at)
           .groupBy('consumer')
-          .orderBy('consumer')
           .execute();
-        const of = (state: string) => states.find((entry) => entry.state === state);
-        const firstUnsettled = Math.min(...['ready', 'leased'].map((state) => Number(of(state)?.first ?? Infinity)));
-        const inFlight = consumers.reduce((sum, entry) => sum + Number(entry.count), 0);
+        const since = new Date(now.getTime() - consumersWindowMs(group)).toISOString();
+        const seen = await db.selectFrom('consumer_group_consumers').select(['consumer', 'last_seen_at'])
+          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('last_seen_at', '>=', since)
+          .execute();
+        const of = (state: string) => states.find((entry) => entry.shown === state);
+        const unsettledStates = ['ready', 'due', 'leased'];
+        const firstUnsettled = Math.min(...unsettledStates.map((state) => Number(of(state)?.first ?? Infinity)));
+        const inFlight = leased.reduce((sum, entry) => sum + Number(entry.count), 0);
+        const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
+        for (const entry of seen) consumers.set(entry.consumer, { consumer: entry.consumer, inFlight: 0, lastSeenAt: entry.last_seen_at });
+        for (const entry of leased) {
+          // A live lease was claimed or extended one ack timeout before it expires.
+          const leasedAt = new Date(Date.parse(String(entry.latest)) - group.ackTimeoutMs).toISOString();
+          const known = consumers.get(entry.consumer!);
+          const lastSeenAt = known && known.lastSeenAt > leasedAt ? known.lastSeenAt : leasedAt;
+          consumers.set(entry.consumer!, { consumer: entry.consumer!, inFlight: Number(entry.count), lastSeenAt });
+        }
         return {
           group,
           checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
-          unsettled: Number(of('ready')?.count ?? 0) + Number(of('leased')?.count ?? 0),
+          unsettled: unsettledStates.reduce((sum, state) => sum + Number(of(state)?.count ?? 0), 0),
           inFlight,
           parked: Number(of('parked')?.count ?? 0),
-          // A live lease was claimed or extended one ack timeout before it expires.
-          consumers: consumers.map((entry) => ({
-            consumer: entry.consumer!, inFlight: Number(entry.count), lastSeenAt: new Date(Date.parse(String(entry.latest)) - group.ackTimeoutMs).toISOString(),
-          })),
+          consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
         };
       });
     },
@@ -121,6 +208,7 @@ export function createSqlConsumerGroups(
     async delete(ownerKeyId, name) {
       const result = await transaction(async (on) => {
         await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
+        await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
         return on.deleteFrom('consumer_groups').where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
       });
       return result.numDeletedRows > 0n;
@@ -129,6 +217,13 @@ export function createSqlConsumerGroups(
     async take(ownerKeyId, name, from, to, taken) {
       const moved = await holding(ownerKeyId, name, async (on, group) => {
         if (group.takenTo !== from) return false;
+        // A group holding as many parked events as it may takes no more until some are replayed: counted up to the bound only.
+        const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
+        const parked = await on
+          .selectFrom((inner) => inner.selectFrom('consumer_group_events').select('position')
+            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('state', '=', 'parked').limit(bound).as('p'))
+          .select((select) => count(select)).executeTakeFirstOrThrow();
+        if (Number(parked.count) >= bound) return false;
         if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
         await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
         return true;
@@ -136,19 +231,13 @@ export function createSqlConsumerGroups(
       return moved ?? false;
     },
 
-    async claim(ownerKeyId, name, consumer, max, now) {
+    async claim(ownerKeyId, name, consumer, max, now, seen = true) {
       const { inFlightPerGroup, inFlightPerConsumer } = limits;
       return holding(ownerKeyId, name, async (on, group) => {
         const at = now.toISOString();
+        if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
         // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
-        await on
-          .updateTable('consumer_group_events')
-          .set((set) => ({
-            state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: at, lease: null, consumer: null, lease_expires_at: null,
-          }))
-          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
-          .where('state', '=', 'leased').where('lease_expires_at', '<', at).where('deliveries', '>=', group.maxDeliveries)
-          .execute();
+        await parkSpent(on, group, at);
         const live = await events(on, ownerKeyId, name)
           .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
           .where('state', '=', 'leased').where('lease_expires_at', '>=', at)
@@ -163,14 +252,15 @@ export function createSqlConsumerGroups(
         }
         if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
         const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
-        const due = await on
+        // Ready events, and those whose lease expired, each read along its state's own index in position order
+        // (parked rows are never read), then the earliest `room` of both.
+        const dueIn = (state: 'ready' | 'leased') => on
           .selectFrom('consumer_group_events as e')
           .select(['e.position', 'e.deliveries', 'e.event'])
-          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name)
-          .where((where) => where.or([
-            where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
-            where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
-          ]))
+          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name).where('e.state', '=', state)
+          .where((where) => (state === 'ready'
+            ? where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])
+            : where('e.lease_expires_at', '<', at)))
           // Per-pet order: only the earliest unsettled event of its pet.
           .where(({ not, exists, selectFrom }) => not(exists(
             selectFrom('consumer_group_events as p')
@@ -179,9 +269,10 @@ export function createSqlConsumerGroups(
               .whereRef('p.position', '<', 'e.position')
               .where('p.state', 'in', ['ready', 'leased']),
           )))
-          .orderBy('e.position')
+          .orderBy('e.state').orderBy('e.position')
           .limit(room)
           .execute();
+        const due = [...(await dueIn('ready')), ...(await dueIn('leased'))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
         if (due.length === 0) return { claims: [] };
         const token = randomBytes(12).toString('base64url');
         const expiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
@@ -205,10 +296,9 @@ export function createSqlConsumerGroups(
 
     async ack(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
-        await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
-          .where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).delete().execute();
         return held.map((row) => ({ lease: row.lease! }));
       });
       return outcome(leases, done ?? []);
@@ -216,19 +306,31 @@ export function createSqlConsumerGroups(
 
     async nack(ownerKeyId, name, leases, now, then) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'deliveries']).execute();
-        const at = now.toISOString();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position', 'deliveries']).execute();
+        const positions = (rows: typeof held) => rows.map((row) => Number(row.position));
+        const when = now.toISOString();
+        if ('release' in then) {
+          if (held.length > 0) {
+            await rowsAt(on, ownerKeyId, name, positions(held)).update()
+              .set((set) => ({ state: 'ready', not_before: null, lease: null, consumer: null, lease_expires_at: null, deliveries: sql<number>`${set.ref('deliveries')} - 1` }))
+              .execute();
+          }
+          return held.map((row) => ({ lease: row.lease! }));
+        }
         const park = held.filter((row) => 'park' in then || row.deliveries >= group.maxDeliveries);
         const retry = held.filter((row) => !park.includes(row));
-        for (const row of park) {
-          const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.maxDeliveries}`;
-          await on.updateTable('consumer_group_events').set({ state: 'parked', reason, parked_at: at, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', '=', row.lease).execute();
+        if (park.length > 0) {
+          // One statement for every parked row, its reason from its own deliveries.
+          const reason = 'park' in then
+            ? sql<string>`'parked by a nack on delivery ' || cast(deliveries as text)`
+            : sql<string>`'nacked on delivery ' || cast(deliveries as text) || ${` of ${group.maxDeliveries}`}`;
+          await rowsAt(on, ownerKeyId, name, positions(park)).update()
+            .set({ state: 'parked', reason, parked_at: when, lease: null, consumer: null, lease_expires_at: null })
+            .execute();
         }
         if (retry.length > 0) {
-          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : at;
-          await on.updateTable('consumer_group_events').set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', retry.map((row) => row.lease!)).execute();
+          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : when;
+          await rowsAt(on, ownerKeyId, name, positions(retry)).update().set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null }).execute();
         }
         return held.map((row) => ({ lease: row.lease! }));
       });
@@ -237,11 +339,10 @@ export function createSqlConsumerGroups(
 
     async extend(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
         const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
-        await on.updateTable('consumer_group_events').set({ lease_expires_at: leaseExpiresAt })
-          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).update().set({ lease_expires_at: leaseExpiresAt }).execute();
         return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
       });
       return outcome(leases, done ?? []);
@@ -276,17 +377,24 @@ export function createSqlConsumerGroups(
       });
     },
 
-    async parked(ownerKeyId, name, after, limit) {
-      const rows = await run(() =>
-        events(db, ownerKeyId, name).selectAll().where('state', '=', 'parked').where('position', '>', after).orderBy('position').limit(limit).execute(),
-      );
+    async parked(ownerKeyId, name, after, limit, now) {
+      const rows = await run(async () => {
+        const group = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
+        if (!group) return [];
+        const at = now.toISOString();
+        return events(db, ownerKeyId, name).selectAll()
+          .where((where) => where.or([where('state', '=', 'parked'), spent(where, groupFromRow(group), at)]))
+          .where('position', '>', after).orderBy('position').limit(limit).execute();
+      });
       return rows.map((row) => ({
-        position: Number(row.position), reason: row.reason ?? '', deliveries: row.deliveries, parkedAt: row.parked_at ?? '', event: JSON.parse(row.event) as StoredEvent,
+        position: Number(row.position), reason: row.state === 'parked' ? (row.reason ?? '') : spentReason(row.deliveries), deliveries: row.deliveries,
+        parkedAt: (row.state === 'parked' ? row.parked_at : row.lease_expires_at) ?? '', event: JSON.parse(row.event) as StoredEvent,
       }));
     },
 
-    async unpark(ownerKeyId, name, which) {
-      const positions = await holding(ownerKeyId, name, async (on) => {
+    async unpark(ownerKeyId, name, which, now) {
+      const positions = await holding(ownerKeyId, name, async (on, group) => {
+        await parkSpent(on, group, now.toISOString());
         let query = events(on, ownerKeyId, name).select('position').where('state', '=', 'parked');
         query = 'positions' in which ? query.where('position', 'in', which.positions.length > 0 ? [...which.positions] : [-1]) : query.where('position', '>', which.after).orderBy('position').limit(which.limit);
         const chosen = (await query.execute()).map((row) => Number(row.position));
@@ -310,6 +418,12 @@ async function insertEventRows(on: Db, postgres: boolean, rows: readonly Consume
     ? CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)])
     : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
   await on.executeQuery(query);
+}
+
+/** The positions leases name (`<token>.<position>`); a lease not of that shape names none. */
+function leasePositions(leases: readonly string[]): number[] {
+  const positions = leases.map((lease) => Number(lease.slice(lease.lastIndexOf('.') + 1))).filter((position) => Number.isSafeInteger(position) && position > 0);
+  return positions.length > 0 ? positions : [-1];
 }
 
 function groupFromRow(row: Selectable<ConsumerGroupsTable>): ConsumerGroup {

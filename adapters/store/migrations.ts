@@ -195,13 +195,26 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('consumer_group_events_state').on('consumer_group_events').columns(['owner_key_id', 'group_name', 'state', 'position']).execute();
     },
   },
-  '0010_idempotency_answers': {
+  '0010_consumer_group_consumers': {
+    async up(db: Kysely<any>) {
+      // Who claimed from each group and when, so that a worker holding no lease shows too.
+      await db.schema
+        .createTable('consumer_group_consumers')
+        .addColumn('owner_key_id', 'text', (column) => column.notNull())
+        .addColumn('group_name', 'text', (column) => column.notNull())
+        .addColumn('consumer', 'text', (column) => column.notNull())
+        .addColumn('last_seen_at', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('consumer_group_consumers_pkey', ['owner_key_id', 'group_name', 'consumer'])
+        .execute();
+    },
+  },
+  '0011_idempotency_answers': {
     async up(db: Kysely<any>) {
       // A record keeps the answer of any creation, not only a pet's.
       await db.schema.alterTable('idempotency_keys').renameColumn('pet', 'answer').execute();
     },
   },
-  '0011_orders': {
+  '0012_orders': {
     async up(db: Kysely<any>) {
       const postgres = onPostgres(db);
       const id = postgres ? 'bigint' : 'integer';

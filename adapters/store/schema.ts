@@ -152,8 +152,15 @@ export const CONSUMER_GROUP_EVENTS = {
   },
 } as const satisfies TableDeclaration;
 
+/** When each consumer of a group last claimed (`last_seen_at`), so that idle workers show too; rows older than the group's window are pruned. */
+export const CONSUMER_GROUP_CONSUMERS = {
+  name: 'consumer_group_consumers',
+  columns: { owner_key_id: text, group_name: text, consumer: text, last_seen_at: text },
+  primaryKey: ['owner_key_id', 'group_name', 'consumer'],
+} as const satisfies TableDeclaration;
+
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS,
+  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS, CONSUMER_GROUP_CONSUMERS,
 ];
 
 /** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
@@ -184,6 +191,7 @@ export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
 export type ConsumerGroupsTable = TableRow<typeof CONSUMER_GROUPS>;
 export type ConsumerGroupEventsTable = TableRow<typeof CONSUMER_GROUP_EVENTS>;
+export type ConsumerGroupConsumersTable = TableRow<typeof CONSUMER_GROUP_CONSUMERS>;
 
 export interface PetStoreDatabase {
   events: EventsTable;
@@ -197,6 +205,7 @@ export interface PetStoreDatabase {
   webhook_attempts: WebhookAttemptsTable;
   consumer_groups: ConsumerGroupsTable;
   consumer_group_events: ConsumerGroupEventsTable;
+  consumer_group_consumers: ConsumerGroupConsumersTable;
 }
 
 /** A table's column names, in their declared order. */

@@ -26,6 +26,8 @@ export interface PetStore extends PetStorePorts {
   ready(): Promise<boolean>;
   /** Where the backend can tell: the fault that stops writes from committing now, or undefined (see SqliteWrites). */
   checkWrites?(): Promise<Error | undefined>;
+  /** Where the backend can tell: why other instances' commits are not followed now (a stalled listener), or undefined. */
+  checkFollowing?(): Error | undefined;
   close(): Promise<void>;
 }
 
@@ -58,7 +60,7 @@ export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
   options: {
-    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; close: () => Promise<void>;
+    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; checkFollowing?: () => Error | undefined; close: () => Promise<void>;
   },
 ): SqlPetStore {
   const { clock, writes } = options;
@@ -83,6 +85,7 @@ export function createSqlPetStore(
       }
     },
     ...(options.checkWrites ? { checkWrites: options.checkWrites } : {}),
+    ...(options.checkFollowing ? { checkFollowing: options.checkFollowing } : {}),
     close: options.close,
   };
 }

@@ -14,7 +14,7 @@ export const READINESS_ANSWER_MS = 750;
  * Ready: the database answers, every migration this code knows has been applied, and (where the store
  * can tell) writes can commit. Answers within `READINESS_ANSWER_MS`, whatever the database does.
  */
-export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
+export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites' | 'checkFollowing'>): Promise<Readiness> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Readiness>((resolve) => {
     timer = setTimeout(() => resolve({ ready: false, reason: `the database did not answer within ${READINESS_ANSWER_MS} ms` }), READINESS_ANSWER_MS);
@@ -26,7 +26,7 @@ export async function checkReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrite
   }
 }
 
-async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Promise<Readiness> {
+async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites' | 'checkFollowing'>): Promise<Readiness> {
   let pending: string[];
   try {
     await throwUnlessReachable(store.db);
@@ -35,6 +35,8 @@ async function askReadiness(store: Pick<SqlPetStore, 'db' | 'checkWrites'>): Pro
     return { ready: false, reason: `the database does not answer: ${(error as Error).message}` };
   }
   if (pending.length > 0) return { ready: false, reason: `migrations not applied: ${pending.join(', ')}` };
+  const deaf = store.checkFollowing?.();
+  if (deaf) return { ready: false, reason: `other instances' commits are not followed: ${deaf.message}` };
   const fault = await store.checkWrites?.();
   if (fault) {
     const code = (fault.cause as { code?: unknown } | undefined)?.code;

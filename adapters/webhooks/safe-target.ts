@@ -4,10 +4,19 @@ import { MAX_WEBHOOK_URL_LENGTH } from '../../contract/webhooks.ts';
 
 /** A target the service refuses to send to; the message says why, for the client. */
 export class UnsafeWebhookTarget extends Error {
-  constructor(message: string) {
+  /** The URL reaches a private address: a setting allows it, which the caller names as it applies to it. */
+  readonly privateAddress: boolean;
+
+  constructor(message: string, options: { privateAddress?: boolean } = {}) {
     super(message);
     this.name = 'UnsafeWebhookTarget';
+    this.privateAddress = options.privateAddress ?? false;
   }
+}
+
+/** The refusal as the service tells it (an answer, a delivery's error): a private address names the service's own setting. */
+export function serviceRefusal(error: UnsafeWebhookTarget): string {
+  return error.privateAddress ? `${error.message} (a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)` : error.message;
 }
 
 /** Where webhooks may go. `allowPrivate` (development, tests) lets them reach the service's own network. */
@@ -53,8 +62,8 @@ export async function resolveSafeTarget(url: URL, policy: TargetPolicy): Promise
     const refused = addresses.find(({ address }) => !isPublicAddress(address));
     if (refused) {
       throw new UnsafeWebhookTarget(
-        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved ` +
-          '(a service started with PETSTORE_WEBHOOKS_ALLOW_PRIVATE=true allows it, for development)',
+        `url must reach a public address; ${host === refused.address ? host : `${host} (${refused.address})`} is loopback, private, link-local or reserved`,
+        { privateAddress: true },
       );
     }
   }

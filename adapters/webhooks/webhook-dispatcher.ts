@@ -81,7 +81,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
   const attemptSlots = slots(delivery.maxConnections);
   /** Subscriptions whose target the policy refused, told in the log once each (until delivery to it works). */
   const refusalsLogged = new Set<string>();
-  const logStorageFault = createRepeatedFaultLog(logger, Date.now, 'webhook delivery pauses while it lasts');
+  const logStorageFault = createRepeatedFaultLog(logger, () => performance.now(), 'webhook delivery pauses while it lasts');
   /** A storage fault is logged once, without a stack, then counted (as requests log it); anything else in full. */
   const logFault = (error: unknown, fields: Record<string, unknown>, message: string) => {
     if (error instanceof StoreUnavailable) logStorageFault(error);
@@ -232,7 +232,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
         const contentType = state.batchSize > 1 ? BATCH_TYPE : SINGLE_TYPE;
         for (;;) {
           if (state.nextTryAt !== null) await sleep(Date.parse(state.nextTryAt) - clock.now().getTime(), signal);
-          if (state.maxPerSecond !== undefined) await sleep(lastAttemptAt + 1000 / state.maxPerSecond - clock.now().getTime(), signal);
+          if (state.maxPerSecond !== undefined) await sleep(lastAttemptAt + 1000 / state.maxPerSecond - performance.now(), signal);
           if (signal.aborted) return;
           if (worker.secretsChanged) {
             worker.secretsChanged = false;
@@ -247,8 +247,8 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
           try {
             if (signal.aborted) return;
             sentAt = clock.now();
-            lastAttemptAt = sentAt.getTime();
             started = performance.now();
+            lastAttemptAt = started;
             // The request is made in the owner's turn, which lasts until its answer or SEND_TURN_MS: a quick
             // receiver's request counts whole in the share, a slow one holds nobody's turn for long.
             let sending!: Promise<SendOutcome>;

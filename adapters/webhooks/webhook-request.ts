@@ -3,7 +3,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isDecimalDigits } from '../../contract/decimal-integer.ts';
-import { resolveSafeTarget, UnsafeWebhookTarget } from './safe-target.ts';
+import { resolveSafeTarget, serviceRefusal, UnsafeWebhookTarget } from './safe-target.ts';
 import type { TargetPolicy } from './safe-target.ts';
 
 /**
@@ -94,7 +94,8 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
   try {
     addresses = await resolveSafeTarget(target, options);
   } catch (error) {
-    return { ok: false, status: null, error: (error as Error).message, ...(error instanceof UnsafeWebhookTarget ? { refusedTarget: true as const } : {}) };
+    if (error instanceof UnsafeWebhookTarget) return { ok: false, status: null, error: serviceRefusal(error), refusedTarget: true };
+    return { ok: false, status: null, error: (error as Error).message };
   }
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all) (callback as unknown as (error: null, all: Address[]) => void)(null, addresses);

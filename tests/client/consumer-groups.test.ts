@@ -47,4 +47,19 @@ describe('the client\'s consumer group calls', () => {
     const state = await client.consumerGroup('consumed');
     assert.deepEqual([state.checkpoint, state.inFlight], [state.head, 0]);
   });
+
+  it('consume stops between events when aborted: the rest of the batch goes back untried to another worker at once', async () => {
+    await client.createConsumerGroup('stopped', { start: 'end' });
+    for (let index = 0; index < 10; index++) await client.createPet({ name: `Stopped ${index}`, categoryId: 1 });
+    const stop = new AbortController();
+    let handled = 0;
+    await client.consume('stopped', () => {
+      handled += 1;
+      stop.abort();
+    }, { max: 10, waitMs: 1000, signal: stop.signal });
+    assert.equal(handled, 1, 'the handler ran once: the loop stopped after the event it was handling');
+    const rest = await client.claim('stopped', 'next');
+    assert.equal(rest.length, 9, 'the other nine are handed out at once');
+    assert.deepEqual(new Set(rest.map((claim) => claim.deliveries)), new Set([1]), 'untried: their delivery was not counted');
+  });
 });

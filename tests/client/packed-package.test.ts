@@ -90,6 +90,15 @@ describe('the client as a user installs it: npm pack, then npm install of the ta
     assert.equal(version('client/package.json'), version('package.json'));
   });
 
+  it('is the size the README and docs/client.md say, within a tenth', () => {
+    for (const page of ['README.md', 'docs/client.md']) {
+      const stated = /about\s+(\d+) kB packed/.exec(readFileSync(join(root, page), 'utf8'));
+      assert.ok(stated, `${page} says how large the packed client is`);
+      const ratio = (Number(stated[1]) * 1000) / project.tarballBytes;
+      assert.ok(ratio > 0.9 && ratio < 1.1, `${page} says about ${stated[1]} kB; npm pack made ${project.tarballBytes} bytes`);
+    }
+  });
+
   it('is small, depends on nothing, and holds only JavaScript modules and their types', () => {
     assert.ok(project.tarballBytes < 60_000, `${project.tarballBytes} bytes packed`);
     const installed = join(project.path, 'node_modules', '@petstore', 'client');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { checkHistory } from '../../tools/check-history/check.ts';
@@ -54,7 +54,7 @@ const lastEvents = (events: readonly Served[]): Partial<Step> => ({ value: { eve
 describe('the history checker on hand-made histories', () => {
   it('passes a clean history: retried keys, refusals, unknown outcomes that did and did not happen, a reconnecting consumer', () => {
     const result = checkHistory(historyText(cleanSteps()));
-    assert.deepEqual(result, { valid: true, ops: 16, anomalies: {} });
+    assert.deepEqual(result, { valid: true, ops: 16, anomalies: {}, unusable: [] });
   });
 
   it('names lost-write: a change acknowledged at a position the log does not hold', () => {
@@ -164,7 +164,7 @@ describe('the history checker on hand-made histories', () => {
   });
 
   it('passes a clean history with a consumer group: per-pet order, a dead consumer\'s events handed out again after its leases expired, its late ack stale, a drain to the head', () => {
-    assert.deepEqual(checkHistory(historyText(withGroup())), { valid: true, ops: 28, anomalies: {} });
+    assert.deepEqual(checkHistory(historyText(withGroup())), { valid: true, ops: 28, anomalies: {}, unusable: [] });
   });
 
   it('names group-skip: an event at or below the final checkpoint that no one acked and that is not parked', () => {
@@ -211,7 +211,7 @@ describe('the history checker on hand-made histories', () => {
     assert.deepEqual(early!.positions, [3, 4]);
   });
 
-  it('refuses what is not a history: not JSON, a completion never invoked, two operations outstanding in one process, no final log', () => {
+  it('refuses what is not a history: not JSON, a completion never invoked, two operations outstanding in one process, no final log, an operation it does not know', () => {
     const text = historyText(cleanSteps());
     const lines = text.trim().split('\n');
     const bad = [
@@ -219,8 +219,38 @@ describe('the history checker on hand-made histories', () => {
       lines.slice(1).join('\n'),
       [lines[0], lines[2], ...lines.slice(3)].join('\n'),
       lines.slice(0, -2).join('\n'),
+      [...lines.slice(0, 4), ...lines.slice(4, 6).map((line) => line.replace('"f":"set-status"', '"f":"set-statsu"')), ...lines.slice(6)].join('\n'),
+      text.replace('"value":{"name":"Rex","categoryId":1,"status":"available"}', '"value":null'),
     ];
     for (const history of bad) assert.throws(() => checkHistory(history), NotAHistory);
+    assert.throws(() => checkHistory(bad[4]!), /line 5: f "set-statsu" is not an operation of a history \(create, set-status, /);
+  });
+
+  it('checks the rest of a history holding an answer it could not read: that operation counts as unknown, and the record is named with why', () => {
+    const unreadCreation = { 1: { value: { position: 2 } } };
+    const lost = { process: 'd', f: 'set-status', invoke: { id: 3, status: 'pending' }, outcome: 'ok', value: { version: 2, position: 7 } } as const;
+    const result = checkHistory(historyText(planted(unreadCreation, [lost])));
+    assert.deepEqual(Object.keys(result.anomalies), ['lost-write']);
+    assert.equal(result.ops, 17);
+    assert.equal(result.unusable.length, 1);
+    assert.equal(result.unusable[0]!.record, completionOf(1));
+    assert.equal(result.unusable[0]!.f, 'create');
+    assert.match(result.unusable[0]!.why, /^create ok: id is missing; its outcome is counted as unknown \(info\)$/);
+    assert.deepEqual(checkHistory(historyText(planted(unreadCreation))).anomalies, {}, 'the unread creation may have written Kit');
+  });
+
+  it('leaves out an operation whose request it could not read, and names the record', () => {
+    const result = checkHistory(historyText(planted({ 3: { invoke: { status: 'pending', ifMatch: 1 } } })));
+    assert.deepEqual(result.anomalies, {});
+    assert.equal(result.ops, 15);
+    assert.deepEqual(result.unusable.map(({ record, f }) => [record, f]), [[2 * 3, 'set-status']]);
+    assert.match(result.unusable[0]!.why, /^set-status invoke: id is missing; the operation is left out$/);
+  });
+
+  it('takes "value": null on a completion: a request that got no answer', () => {
+    const text = historyText(cleanSteps()).replace('"value":{"error":"timeout"}', '"value":null');
+    assert.match(text, /"type":"info","f":"set-status","time":\d+,"value":null/);
+    assert.deepEqual(checkHistory(text), { valid: true, ops: 16, anomalies: {}, unusable: [] });
   });
 
   it('runs as `npm run check:history -- FILE`: one JSON object, exit 0 valid, 1 an anomaly, 2 not a history', () => {
@@ -234,7 +264,7 @@ describe('the history checker on hand-made histories', () => {
         assert.equal(lines.length, 1, result.stdout + result.stderr);
         return { code: result.status, output: JSON.parse(lines[0]!) as Record<string, unknown> };
       };
-      assert.deepEqual(run(historyText(cleanSteps())), { code: 0, output: { valid: true, ops: 16, anomalies: {} } });
+      assert.deepEqual(run(historyText(cleanSteps())), { code: 0, output: { valid: true, ops: 16, anomalies: {}, unusable: [] } });
       const log = cleanLog();
       const skipped = run(historyText(planted({ [feedSecond]: lastEvents([log[3]!, log[5]!]) })));
       assert.equal(skipped.code, 1);
@@ -242,6 +272,48 @@ describe('the history checker on hand-made histories', () => {
       const broken = run('{"index": 0}\n');
       assert.equal(broken.code, 2);
       assert.equal(broken.output.valid, false);
+      const unread = run(historyText(planted({ 1: { value: { position: 2 } } })));
+      assert.equal(unread.code, 0);
+      assert.deepEqual((unread.output.unusable as { record: number }[]).map(({ record }) => record), [completionOf(1)]);
+    } finally {
+      directory.remove();
+    }
+  });
+
+  it('answers --help with its usage and exit 0, and no file or an unknown option with its usage and exit 2', () => {
+    for (const help of ['--help', '-h']) {
+      const result = spawnSync(process.execPath, [...NODE_TS_ARGS, CLI, help], { encoding: 'utf8' });
+      assert.equal(result.status, 0, result.stderr);
+      assert.match(result.stdout, /^usage: npm run check:history -- FILE\n/);
+      assert.match(result.stdout, /Exit 0: valid; 1: an anomaly found; 2: FILE is not a history/);
+    }
+    for (const wrong of [[], ['--verbose'], ['a.jsonl', 'b.jsonl']]) {
+      const result = spawnSync(process.execPath, [...NODE_TS_ARGS, CLI, ...wrong], { encoding: 'utf8' });
+      assert.equal(result.status, 2, wrong.join(' '));
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /^usage: npm run check:history -- FILE\n/);
+    }
+  });
+
+  it('follows its JSON line with a short summary on a terminal only', () => {
+    const directory = temporaryDirectory('check-history');
+    try {
+      const file = directory.file('history.jsonl');
+      writeFileSync(file, historyText(planted({ 1: { value: { position: 2 } }, [feedSecond]: lastEvents([cleanLog()[3]!, cleanLog()[5]!]) })));
+      const command = [process.execPath, ...NODE_TS_ARGS, CLI, file].map((word) => `'${word}'`).join(' ');
+      // script(1) runs the command on a pseudo-terminal of its own.
+      const onTerminal = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' });
+      const lines = onTerminal.stdout.replaceAll('\r', '').trim().split('\n');
+      const skip = checkHistory(readFileSync(file, 'utf8')).anomalies['feed-skip']![0]!;
+      assert.equal(JSON.parse(lines[0]!).valid, false);
+      assert.deepEqual(lines.slice(1), [
+        '',
+        `${file}: NOT VALID, 16 operations checked`,
+        `  feed-skip: 1 (first: operations ${skip.ops.join(', ')}: ${skip.why})`,
+        `  1 record(s) could not be used (first: record ${completionOf(1)}: create ok: id is missing; its outcome is counted as unknown (info))`,
+      ]);
+      const piped = spawnSync(process.execPath, [...NODE_TS_ARGS, CLI, file], { encoding: 'utf8' });
+      assert.equal(piped.stdout.trim().split('\n').length, 1);
     } finally {
       directory.remove();
     }

@@ -12,6 +12,7 @@ describe('the history checker on a real run of a mutated service', () => {
     try {
       const line = await recordAndCheck(deployment, {
         seconds: 3, random: seededRandom(35), say: (message) => t.diagnostic(message), streamBases: [proxy.base], withNemeses: false, clients: 4,
+        fileLabel: 'mutated-service-expect-feed-skip-sqlite',
       });
       assert.ok(proxy.dropped !== undefined, 'the proxy dropped no event: no stream sent three');
       assert.deepEqual(Object.keys(line.anomalies), ['feed-skip'], JSON.stringify(line.anomalies).slice(0, 2000));
@@ -19,6 +20,8 @@ describe('the history checker on a real run of a mutated service', () => {
       assert.deepEqual(findings.map((finding) => finding.positions), [[proxy.dropped]]);
       assert.match(findings[0]!.why, /^stream-\d/);
       assert.equal(line.valid, false);
+      assert.equal(line.unusable, 0, "the recorder writes no record the checker cannot use");
+      assert.match(line.history, /^tests\/artifacts\/mutated-service-expect-feed-skip-sqlite-/);
       t.diagnostic(`${line.ops} operations; dropped position ${proxy.dropped}; ${line.history}`);
     } finally {
       await proxy.close();

@@ -88,6 +88,38 @@ const backendPause: Nemesis = {
   },
 };
 
+/** Past the statement timeout, the time to listen again, and a little more: the instance goes on without the stopped backend. */
+const LISTENER_HOLD_MS = 2 * STATEMENT_TIMEOUT_MS + 1500;
+
+/**
+ * SIGSTOP of one instance's log listener (the backend of its connection named `petstore-log-listener`),
+ * long enough for the instance to give it up and listen again on a new connection; SIGCONT after.
+ */
+const listenerPause: Nemesis = {
+  name: 'listener-pause',
+  applies: (deployment) => deployment.postgres !== undefined,
+  async run(deployment, random) {
+    const client = new pg.Client({ connectionString: deployment.postgres!.url });
+    await client.connect();
+    let pids: number[];
+    try {
+      const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'petstore-log-listener' and datname = current_database()");
+      pids = rows.map((row) => row.pid);
+    } finally {
+      await client.end();
+    }
+    if (pids.length === 0) return 'no log listener connected: nothing stopped';
+    const pid = pick(random, pids);
+    const ms = LISTENER_HOLD_MS;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      await hold(ms);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    return `PostgreSQL backend ${pid} (one of ${pids.length} log listeners) stopped for ${ms} ms`;
+  },
+};
 /** Another process holds SQLite's write lock (BEGIN IMMEDIATE) for longer than the statement timeout. */
 const lock: Nemesis = {
   name: 'lock',
@@ -130,7 +162,7 @@ const diskFull: Nemesis = {
   },
 };
 
-export const NEMESES: readonly Nemesis[] = [kill9, pauseInstance, databaseRestart, backendPause, lock, diskFull];
+export const NEMESES: readonly Nemesis[] = [kill9, pauseInstance, databaseRestart, backendPause, listenerPause, lock, diskFull];
 
 export interface ScheduledNemesis {
   /** Seconds after the workload starts. */

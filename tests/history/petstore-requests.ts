@@ -64,6 +64,19 @@ function errorName(error: unknown): string {
 }
 
 const isOutcome = (answer: Answer | Outcome): answer is Outcome => 'type' in answer;
+
+/**
+ * An answer the recorder could not read (a body cut short, a proxy's page in place of JSON, a field
+ * missing): what happened is unknown, so it is `info`, never an `ok` with a hole in it.
+ */
+const unreadable = (answer: Answer, what: string): Outcome => ({ type: 'info', value: { status: answer.status, error: `unreadable answer: ${what}` } });
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `ok` with these fields of the answer, when each is a whole number; otherwise unknown. */
+function okWithIntegers(answer: Answer, value: Record<string, unknown>): Outcome {
+  const missing = Object.keys(value).find((name) => !Number.isSafeInteger(value[name]));
+  return missing === undefined ? { type: 'ok', value } : unreadable(answer, `${missing} is not a whole number`);
+}
 const refused = (answer: Answer): Outcome => ({ type: 'fail', value: { status: answer.status, code: (answer.body as { code?: unknown })?.code ?? null } });
 const positionOf = (answer: Answer) => Number(answer.headers['petstore-position']);
 const versionOf = (answer: Answer) => Number(/^"(\d+)"$/.exec(answer.headers.etag ?? '')?.[1]);
@@ -82,7 +95,7 @@ export async function createPet(target: Target, pet: NewPet): Promise<Outcome> {
   });
   if (isOutcome(answer)) return answer;
   if (answer.status !== 201) return refused(answer);
-  return { type: 'ok', value: { id: (answer.body as { id: number }).id, position: positionOf(answer) } };
+  return okWithIntegers(answer, { id: isRecord(answer.body) ? answer.body.id : undefined, position: positionOf(answer) });
 }
 
 export async function setStatus(target: Target, change: { id: number; status: string; ifMatch?: number }): Promise<Outcome> {
@@ -93,7 +106,7 @@ export async function setStatus(target: Target, change: { id: number; status: st
   });
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
-  return { type: 'ok', value: { version: versionOf(answer), position: positionOf(answer) } };
+  return okWithIntegers(answer, { version: versionOf(answer), position: positionOf(answer) });
 }
 
 const minPositionHeader = (minPosition: number | undefined): Record<string, string> =>
@@ -104,6 +117,8 @@ export async function readPet(target: Target, read: { id: number; minPosition?: 
   if (isOutcome(answer)) return answer;
   if (answer.status === 404) return { type: 'ok', value: { pet: null } };
   if (answer.status !== 200) return refused(answer);
+  if (!isRecord(answer.body) || !Number.isSafeInteger(answer.body.id)) return unreadable(answer, 'not a pet');
+  if (!Number.isSafeInteger(versionOf(answer))) return unreadable(answer, 'no ETag');
   return { type: 'ok', value: { pet: answer.body, version: versionOf(answer) } };
 }
 
@@ -114,6 +129,7 @@ export async function listPets(target: Target, list: { status?: string; limit: n
   const answer = await send(target, `/pets?${query}`, { headers: minPositionHeader(list.minPosition) });
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
+  if (!Array.isArray(answer.body)) return unreadable(answer, 'not a list');
   return { type: 'ok', value: { pets: answer.body } };
 }
 
@@ -122,6 +138,7 @@ export async function feedPage(target: Target, after: number, limit: number): Pr
   const answer = await send(target, `/events?after=${after}&limit=${limit}`, {});
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
+  if (!Array.isArray(answer.body)) return unreadable(answer, 'not a list of events');
   return { type: 'ok', value: { events: answer.body } };
 }
 
@@ -141,15 +158,16 @@ export async function createGroup(target: Target, settings: GroupSettings): Prom
   const answer = await postJson(target, `/consumer-groups/${group}`, body, 'PUT');
   if (isOutcome(answer)) return answer;
   if (answer.status !== 201 && answer.status !== 200) return refused(answer);
-  const { checkpoint, head } = answer.body as { checkpoint: number; head: number };
-  return { type: 'ok', value: { checkpoint, head } };
+  if (!isRecord(answer.body)) return unreadable(answer, 'not a group');
+  return okWithIntegers(answer, { checkpoint: answer.body.checkpoint, head: answer.body.head });
 }
 
 export async function claimEvents(target: Target, claim: { group: string; consumer: string; max: number }): Promise<Outcome> {
   const answer = await postJson(target, `/consumer-groups/${claim.group}/claims`, { consumer: claim.consumer, max: claim.max });
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
-  const claims = (answer.body as { claims: Record<string, unknown>[] }).claims;
+  const claims = isRecord(answer.body) ? answer.body.claims : undefined;
+  if (!Array.isArray(claims) || !claims.every(isRecord)) return unreadable(answer, 'claims is not a list');
   return { type: 'ok', value: { claims: claims.map(({ lease, position, deliveries, event }) => ({ lease, position, deliveries, event })) } };
 }
 
@@ -157,8 +175,9 @@ export async function ackLeases(target: Target, ack: { group: string; leases: re
   const answer = await postJson(target, `/consumer-groups/${ack.group}/acks`, { leases: ack.leases });
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
-  const { acked, stale } = answer.body as { acked: number; stale: string[] };
-  return { type: 'ok', value: { acked, stale } };
+  if (!isRecord(answer.body) || !Array.isArray(answer.body.stale)) return unreadable(answer, 'stale is not a list');
+  const { acked, stale } = answer.body;
+  return Number.isSafeInteger(acked) ? { type: 'ok', value: { acked, stale } } : unreadable(answer, 'acked is not a whole number');
 }
 
 /** A group's state, with every parked position when `parked` (read page by page, a bounded number of pages). */
@@ -166,13 +185,16 @@ export async function readGroup(target: Target, group: string, parked: boolean):
   const answer = await send(target, `/consumer-groups/${group}`, {});
   if (isOutcome(answer)) return answer;
   if (answer.status !== 200) return refused(answer);
-  const { checkpoint, head, inFlight } = answer.body as { checkpoint: number; head: number; inFlight: number };
-  if (!parked) return { type: 'ok', value: { checkpoint, head, inFlight } };
+  if (!isRecord(answer.body)) return unreadable(answer, 'not a group');
+  const state = okWithIntegers(answer, { checkpoint: answer.body.checkpoint, head: answer.body.head, inFlight: answer.body.inFlight });
+  if (!parked || state.type !== 'ok') return state;
+  const { checkpoint, head, inFlight } = state.value;
   const positions: number[] = [];
   for (let pages = 0, after = 0; pages < 50; pages++) {
     const page = await send(target, `/consumer-groups/${group}/parked?limit=100&after=${after}`, {});
     if (isOutcome(page)) return page;
     if (page.status !== 200) return refused(page);
+    if (!Array.isArray(page.body)) return unreadable(page, 'parked is not a list');
     const entries = page.body as { position: number }[];
     positions.push(...entries.map((entry) => entry.position));
     if (entries.length < 100) return { type: 'ok', value: { checkpoint, head, inFlight, parked: positions } };

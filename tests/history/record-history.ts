@@ -22,6 +22,8 @@ export interface HistoryLine {
   readonly nemeses: readonly string[];
   readonly valid: boolean;
   readonly anomalies: Record<string, unknown>;
+  /** Records the checker could not use: the recorder writes none, so any is a fault of the run. */
+  readonly unusable: number;
   readonly history: string;
 }
 
@@ -35,7 +37,11 @@ export interface RecordOptions {
   readonly clients?: number;
   /** Consumers of the run's consumer group (3 by default). */
   readonly groupConsumers?: number;
+  /** How the history file's name begins (`history-<backend>` by default): a deliberately broken run says so in its own. */
+  readonly fileLabel?: string;
 }
+
+const secondsSince = (began: number) => ((Date.now() - began) / 1000).toFixed(1);
 
 export const targetOf = (base: string): Target => ({ base, key: HISTORY_KEY, timeoutMs: CLIENT_TIMEOUT_MS });
 
@@ -47,7 +53,7 @@ export const targetOf = (base: string): Target => ({ base, key: HISTORY_KEY, tim
 export async function recordAndCheck(deployment: Deployment, options: RecordOptions): Promise<HistoryLine> {
   const { random, say, seconds } = options;
   mkdirSync(ARTIFACTS, { recursive: true });
-  const file = join(ARTIFACTS, `history-${deployment.backend}-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
+  const file = join(ARTIFACTS, `${options.fileLabel ?? `history-${deployment.backend}`}-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
   const history = openHistoryFile(file);
   const schedule = options.withNemeses === false ? [] : scheduleNemeses(deployment, seconds, random);
   say(`${deployment.backend}: ${deployment.instances.length} instance(s), ${seconds} s, nemeses at ${schedule.map(({ at, nemesis }) => `${at.toFixed(1)} s ${nemesis.name}`).join(', ') || 'none'}`);
@@ -65,9 +71,11 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
   try {
     for (const { at, nemesis } of schedule) {
       await until(at * 1000);
+      const start = secondsSince(began);
+      say(`${deployment.backend}: ${start} s ${nemesis.name} begins`);
       const done = await nemesis.run(deployment, random);
       applied.push(nemesis.name);
-      say(`${deployment.backend}: ${((Date.now() - began) / 1000).toFixed(1)} s ${nemesis.name}: ${done}`);
+      say(`${deployment.backend}: ${start} s to ${secondsSince(began)} s ${nemesis.name}: ${done}`);
     }
     await until(seconds * 1000);
   } finally {
@@ -80,9 +88,10 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
   const shown = relative(ROOT, file);
   try {
     const result = checkHistory(readFileSync(file, 'utf8'));
-    return { backend: deployment.backend, ops: result.ops, nemeses: applied, valid: result.valid, anomalies: result.anomalies, history: shown };
+    for (const { record, why } of result.unusable.slice(0, 5)) say(`${deployment.backend}: record ${record} could not be used: ${why}`);
+    return { backend: deployment.backend, ops: result.ops, nemeses: applied, valid: result.valid, anomalies: result.anomalies, unusable: result.unusable.length, history: shown };
   } catch (error) {
     if (!(error instanceof NotAHistory)) throw error;
-    return { backend: deployment.backend, ops: history.operations, nemeses: applied, valid: false, anomalies: { 'not-a-history': [error.message] }, history: shown };
+    return { backend: deployment.backend, ops: history.operations, nemeses: applied, valid: false, anomalies: { 'not-a-history': [error.message] }, unusable: 0, history: shown };
   }
 }

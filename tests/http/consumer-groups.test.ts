@@ -143,6 +143,29 @@ describe('consumer groups over HTTP', () => {
     assert.equal(refused.status, 401);
   });
 
+  it('a consumer\'s name follows the rule a pet\'s name follows: 64 code points (astral ones too), no control characters, not only white space', async () => {
+    assert.equal((await send('PUT', '/named', { start: 'end' })).status, 201);
+    const astral = '\u{1F436}'.repeat(64);
+    const bidi = 'worker\u202Eevil';
+    for (const consumer of [astral, bidi]) assert.equal((await send('POST', '/named/claims', { consumer })).status, 200, consumer);
+    const shown = (await (await send('GET', '/named')).json()) as { consumers: { consumer: string }[] };
+    assert.deepEqual(shown.consumers.map((entry) => entry.consumer).sort(), [astral, bidi].sort(), 'kept exactly as sent');
+    for (const consumer of ['\u{1F436}'.repeat(65), 'a\u0000b', 'two\nlines', '   ', 'tab\there']) {
+      const refused = await send('POST', '/named/claims', { consumer });
+      assert.equal(refused.status, 400, JSON.stringify(consumer));
+      assert.equal((await readError(refused)).code, 'invalid_body');
+    }
+    const badLease = await send('POST', '/named/acks', { leases: ['a\nb'] });
+    assert.equal(badLease.status, 400);
+    assert.match((await readError(badLease)).message, /leases\/0 must not contain control characters/);
+  });
+
+  it('refuses a group with an empty list of types with 400: it would take nothing', async () => {
+    const refused = await send('PUT', '/takes-nothing', { types: [] });
+    assert.equal(refused.status, 400);
+    assert.equal((await readError(refused)).code, 'invalid_body');
+  });
+
   it('deletes a group with 204, then 404; a key has a bounded number of groups (409 limit_reached)', async () => {
     assert.equal((await send('DELETE', '/orders')).status, 204);
     assert.equal((await send('GET', '/orders')).status, 404);

@@ -1,8 +1,8 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, changePetStatus } from '../../application/index.ts';
+import { addPet, changePetStatus, StoreUnavailable } from '../../application/index.ts';
 import type { Commit, LogQuery, RowChange, StoredEvent } from '../../application/index.ts';
-import { postgresCommits, readLogHead } from '../../adapters/store/postgres/postgres-commits.ts';
+import { LOOK_BOUND_MS, postgresCommits, readLogHead } from '../../adapters/store/postgres/postgres-commits.ts';
 import type { PostgresCommits } from '../../adapters/store/postgres/postgres-commits.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';
@@ -176,5 +176,23 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(commits.length, told + 1, 'a position told already is not told again');
+  });
+
+  it('answers a caller within LOOK_BOUND_MS while a look hangs, at once once it has hung past it, and reports itself stalled until a look answers', async () => {
+    const { changes, holdLooks } = watched();
+    await changes.refresh();
+    const release = holdLooks();
+    const asked = performance.now();
+    await assert.rejects(changes.refresh(), StoreUnavailable);
+    assert.ok(performance.now() - asked >= LOOK_BOUND_MS - 5, 'a caller waits for the look up to the bound');
+    assert.match(changes.stalled()?.message ?? '', /^the look for other instances' commits has not been answered for \d+ ms$/);
+    const again = performance.now();
+    await assert.rejects(changes.refresh(), StoreUnavailable);
+    assert.ok(performance.now() - again < LOOK_BOUND_MS / 2, 'a caller after the bound is refused at once');
+    release();
+    // The hung look ends once released, a few turns later: callers wait for looks again.
+    for (let turns = 0; changes.stalled() !== undefined && turns < 1000; turns++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(changes.stalled(), undefined);
+    await changes.refresh();
   });
 });

@@ -88,6 +88,30 @@ describe('SQLite writes while another connection holds the write lock', () => {
   });
 });
 
+describe('SQLite writes beside the log (consumer groups) while another connection holds the write lock', () => {
+  it('are refused as busy within the wait from their arrival, like an append queued with them, not after the writes before them', async () => {
+    const { store, other, close } = await openSqliteStoreBesideLockHolder('held-lock-aside', { lockWaitMs: 300 });
+    try {
+      const writes = store.writeOutsideLog!;
+      other.exec('BEGIN IMMEDIATE');
+      const append = addPet(store, { name: 'queued first', categoryId: 1 });
+      const besides = [1, 2, 3].map((index) => writes(async (db) => db.insertInto('sequences').values({ name: `aside-${index}`, value: 0 }).execute()));
+      const outcomes = Promise.allSettled(besides);
+      await assert.rejects(append, StoreUnavailable);
+      await besides[0]!.catch(() => undefined);
+      // The lock is free again once the first is refused; the others arrived with it, so their wait is over too.
+      other.exec('COMMIT');
+      for (const outcome of await outcomes) {
+        assert.equal(outcome.status, 'rejected');
+        assert.match(String((outcome as PromiseRejectedResult).reason?.message), /busy|locked/);
+      }
+      assert.equal((await addPet(store, { name: 'after', categoryId: 1 })).name, 'after');
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('SQLite group commit when ending a failed group fails too', () => {
   it('opens another connection after a COMMIT and its ROLLBACK both failed, so the next group commits once the disk is back', async () => {
     const directory = temporaryDirectory('stuck-transaction');

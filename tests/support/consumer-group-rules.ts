@@ -1,6 +1,6 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, changePetStatus, claimEvents, GroupLimitReached, replayParked } from '../../application/index.ts';
+import { addPet, changePetStatus, claimEvents, consumersWindowMs, GroupLimitReached, replayParked } from '../../application/index.ts';
 import type { Claim, ClaimOutcome, ConsumerGroupPorts, GroupSettings } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
@@ -78,8 +78,8 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
       clock.advance(SETTINGS.ackTimeoutMs + 1);
     }
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'parked, not handed out a fourth time');
-    const firstPage = await a.consumerGroups.parked(OWNER, 'g', 0, 2);
-    const secondPage = await a.consumerGroups.parked(OWNER, 'g', firstPage.at(-1)!.position, 2);
+    const firstPage = await a.consumerGroups.parked(OWNER, 'g', 0, 2, clock.now());
+    const secondPage = await a.consumerGroups.parked(OWNER, 'g', firstPage.at(-1)!.position, 2, clock.now());
     assert.deepEqual([...firstPage, ...secondPage].map((parked) => [parked.position, parked.deliveries, parked.reason]), [1, 2, 3].map((position) => [position, 3, 'lease expired on delivery 3']));
     const status = (await a.consumerGroups.status(OWNER, 'g', clock.now()))!;
     assert.deepEqual({ checkpoint: status.checkpoint, parked: status.parked, inFlight: status.inFlight }, { checkpoint: 3, parked: 3, inFlight: 0 }, 'parked events are settled');
@@ -102,8 +102,103 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const [retried] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     assert.deepEqual([retried!.position, retried!.deliveries], [one!.position, 2]);
     await a.consumerGroups.nack(OWNER, 'g', [retried!.lease], clock.now(), { notBefore: clock.now() });
-    const parked = await a.consumerGroups.parked(OWNER, 'g', 0, 10);
+    const parked = await a.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now());
     assert.deepEqual(parked.map((event) => [event.position, event.reason]), [[1, 'nacked on delivery 2 of 2'], [2, 'parked by a nack on delivery 1']]);
+  });
+
+  withPair('a nack with release hands the events back at once without counting the delivery, even at maxDeliveries 1', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 1 }, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'stopping', 10));
+    const released = await a.consumerGroups.nack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now(), { release: true });
+    assert.deepEqual(released.stale, []);
+    const again = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
+    assert.deepEqual(again.map((claim) => [claim.position, claim.deliveries]), claims.map((claim) => [claim.position, 1]));
+    assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.parked, 0);
+  });
+
+  withPair('an event whose last delivery expires shows parked as of its expiry, before any claim, and stays so once a claim parks it', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 1 }, 0, clock.now(), 10);
+    await addPets(first, 1);
+    const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'dies', 10));
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    const status = (await b.consumerGroups.status(OWNER, 'g', clock.now()))!;
+    assert.deepEqual([status.parked, status.inFlight, status.checkpoint], [1, 0, 1], 'parked and settled with no claim since');
+    const shown = await b.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now());
+    assert.deepEqual(shown.map((event) => [event.position, event.reason, event.parkedAt]), [[claim!.position, 'lease expired on delivery 1', claim!.leaseExpiresAt]]);
+    clock.advance(5_000);
+    assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10)), []);
+    assert.deepEqual(await b.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now()), shown, 'the same once a claim parked it');
+    assert.equal(await replayParked(b, OWNER, 'g'), 1);
+  });
+
+  withPair('a consumer shows in its group from its claim, leased or not, with lastSeenAt, until its window passes', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 1);
+    const claimedAt = clock.now().toISOString();
+    assert.equal(claimsOf(await claimEvents(a, OWNER, 'g', 'busy', 10)).length, 1);
+    clock.advance(10);
+    const idleAt = clock.now().toISOString();
+    assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'idle', 10)), []);
+    assert.deepEqual((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.consumers, [
+      { consumer: 'busy', inFlight: 1, lastSeenAt: claimedAt }, { consumer: 'idle', inFlight: 0, lastSeenAt: idleAt },
+    ]);
+    clock.advance(consumersWindowMs(SETTINGS) + 1);
+    assert.deepEqual((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.consumers, []);
+  });
+
+  withPair('a group shows a bounded number of consumers: a claim by one more is told when to try again', async ({ first }) => {
+    const clock = manualClock();
+    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, consumersPerGroup: 2 }) };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    claimsOf(await claimEvents(a, OWNER, 'g', 'one', 10));
+    claimsOf(await claimEvents(a, OWNER, 'g', 'two', 10));
+    assert.deepEqual(await claimEvents(a, OWNER, 'g', 'three', 10), { full: 'consumers', retryAfterMs: consumersWindowMs(SETTINGS) });
+    claimsOf(await claimEvents(a, OWNER, 'g', 'one', 10));
+    clock.advance(consumersWindowMs(SETTINGS) + 1);
+    claimsOf(await claimEvents(a, OWNER, 'g', 'three', 10));
+  });
+
+  withPair('pending says, in one read, whether an event could go now: taken in and ready, a retry fallen due, a lease expired', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'nope', clock.now()))?.due, undefined);
+    await addPets(first, 1);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'in the log, not yet taken in');
+    const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'under a live lease');
+    await a.consumerGroups.nack(OWNER, 'g', [claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'not before its retry');
+    clock.advance(500);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true);
+    claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true, 'its lease expired');
+  });
+
+  withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
+    const clock = manualClock();
+    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    await a.consumerGroups.nack(OWNER, 'g', poison.map((claim) => claim.lease), clock.now(), { park: true });
+    await addPets(first, 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'at its bound: nothing more taken in');
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2, 'its lag shows');
+    assert.equal(await replayParked(a, OWNER, 'g', [poison[0]!.position]), 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)).map((claim) => claim.position), [poison[0]!.position, 3]);
   });
 
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {

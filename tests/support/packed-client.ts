@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { temporaryDirectory } from './temporary-store.ts';
@@ -54,4 +55,21 @@ export async function installPackedClient(): Promise<ClientProject> {
     folder.remove();
     throw error;
   }
+}
+
+/**
+ * Type-checks the project's TypeScript with its own `tsc`, under the tsconfig docs/client.md shows
+ * (strict, NodeNext, ES2022, Node's types, as `npm install -D @types/node` would give them); answers
+ * what tsc printed, empty when it found nothing.
+ */
+export async function typeCheckProject(project: ClientProject): Promise<string> {
+  writeFileSync(project.file('tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true,
+      types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
+    },
+  }));
+  const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+  const node = process.versions.deno === undefined ? process.execPath : 'node';
+  return run(node, [tsc, '-p', '.'], { cwd: project.path, env: userEnvironment() }).then(({ stdout }) => stdout, (error: { stdout: string }) => error.stdout);
 }

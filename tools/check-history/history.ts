@@ -36,8 +36,18 @@ export function indexOf(op: Operation): number {
 
 export class NotAHistory extends Error {}
 
-/** Reads JSON lines into operations, in the order of their invokes; throws `NotAHistory` with the line at fault. */
-export function parseHistory(text: string): Operation[] {
+/** One record whose value lacks what its operation needs: the checker reports it and checks the rest. */
+export class UnusableRecord extends Error {
+  constructor(readonly record: HistoryRecord, why: string) {
+    super(why);
+  }
+}
+
+/**
+ * Reads JSON lines into operations, in the order of their invokes; throws `NotAHistory` with the line at
+ * fault, an operation not among `operationNames` included (a typo would otherwise be read as no request at all).
+ */
+export function parseHistory(text: string, operationNames: readonly string[]): Operation[] {
   const operations: Operation[] = [];
   const outstanding = new Map<string, { f: string; invoke: HistoryRecord; at: number }>();
   const seenIndexes = new Set<number>();
@@ -52,6 +62,7 @@ export function parseHistory(text: string): Operation[] {
       throw new NotAHistory(`${where} is not JSON`);
     }
     const record = recordOf(parsed, where);
+    if (!operationNames.includes(record.f)) throw new NotAHistory(`${where}: f ${JSON.stringify(record.f)} is not an operation of a history (${operationNames.join(', ')})`);
     if (seenIndexes.has(record.index)) throw new NotAHistory(`${where}: index ${record.index} appears twice`);
     seenIndexes.add(record.index);
     const pending = outstanding.get(record.process);
@@ -78,6 +89,8 @@ function recordOf(parsed: unknown, where: string): HistoryRecord {
   if (!(RECORD_TYPES as readonly unknown[]).includes(type)) throw new NotAHistory(`${where}: type must be one of ${RECORD_TYPES.join(', ')}`);
   if (typeof f !== 'string' || f === '') throw new NotAHistory(`${where}: f must be a non-empty string`);
   if (typeof time !== 'number' || !Number.isFinite(time)) throw new NotAHistory(`${where}: time must be a number`);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new NotAHistory(`${where}: value must be an object`);
+  // A completion may say nothing (null): a request that got no answer.
+  if (value === null && type !== 'invoke') return { index: index as number, process, type: type as RecordType, f, time, value: {} };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new NotAHistory(`${where}: value must be an object${type === 'invoke' ? '' : ' or null'}`);
   return { index: index as number, process, type: type as RecordType, f, time, value: value as Record<string, unknown> };
 }

@@ -1,12 +1,15 @@
-import { indexOf, NotAHistory, outcomeOf } from './history.ts';
+import { indexOf, outcomeOf, UnusableRecord } from './history.ts';
 import type { HistoryRecord, Operation } from './history.ts';
 
-/** Typed views of each operation's values, as the history format defines them; a value of the wrong shape is not a history. */
+/**
+ * Typed views of each operation's values, as the history format defines them; a value of the wrong
+ * shape is an `UnusableRecord`, which the model reports and sets aside (see `OPERATION_VIEWS`).
+ */
 
 function field<T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T, optional: boolean): T | undefined {
   const value = record.value[name];
   if (value === undefined && optional) return undefined;
-  if (!is(value)) throw new NotAHistory(`record ${record.index} (${record.f} ${record.type}): ${name} is ${JSON.stringify(value)}`);
+  if (!is(value)) throw new UnusableRecord(record, value === undefined ? `${name} is missing` : `${name} is ${JSON.stringify(value)?.slice(0, 80)}`);
   return value;
 }
 const isString = (value: unknown): value is string => typeof value === 'string';
@@ -213,3 +216,21 @@ export function groupReadOp(op: Operation): GroupReadOp {
     ...(ok ? { ok: { checkpoint: need(ok, 'checkpoint', isInteger), head: need(ok, 'head', isInteger), parked: maybe(ok, 'parked', isIntegerArray) } } : {}),
   };
 }
+
+/**
+ * Every operation a history may hold, by its `f`, with the view that reads it: a record its view cannot
+ * read is reported, never silently dropped. Adding an operation is adding it here.
+ */
+export const OPERATION_VIEWS: Readonly<Record<string, (op: Operation) => unknown>> = Object.freeze({
+  create: createOp,
+  'set-status': setStatusOp,
+  read: readOp,
+  list: listOp,
+  feed: feedOp,
+  // The final read of the whole log: read by the model itself (`readPetLog`), which refuses a log it cannot read.
+  log: (op: Operation) => op,
+  'group-create': groupCreateOp,
+  claim: claimOp,
+  ack: ackOp,
+  group: groupReadOp,
+});

@@ -104,8 +104,61 @@ function parseJson(text: string): unknown {
     throw new HttpProblem('malformed_json', `the body is not valid JSON: ${(error as Error).message}`);
   }
   if (PROTO_KEY.test(text) && holdsProtoKey(value)) throw new HttpProblem('invalid_body', 'the body must not contain a "__proto__" key');
+  const duplicate = duplicatedKey(text);
+  if (duplicate !== undefined) {
+    throw new HttpProblem('invalid_body', `the key ${JSON.stringify(duplicate)} appears twice in one object: JSON.parse would keep the last silently`);
+  }
   return value;
 }
+
+/**
+ * The first key written twice in one object of JSON text that JSON.parse accepted, compared as parsed
+ * (`"a"` and `"\u0061"` are one key), or undefined. One pass with a stack, since nesting may be deep.
+ */
+export function duplicatedKey(text: string): string | undefined {
+  const open: Array<Set<string> | undefined> = [];
+  let index = 0;
+  while (index < text.length) {
+    const char = text.charCodeAt(index);
+    if (char === QUOTE) {
+      const start = index;
+      let escaped = false;
+      index++;
+      while (text.charCodeAt(index) !== QUOTE) {
+        if (text.charCodeAt(index) === BACKSLASH) {
+          escaped = true;
+          index++;
+        }
+        index++;
+      }
+      index++;
+      const keys = open[open.length - 1];
+      if (keys === undefined) continue;
+      let after = index;
+      while (after < text.length && JSON_WHITE_SPACE.has(text.charCodeAt(after))) after++;
+      if (text.charCodeAt(after) !== COLON) continue;
+      const key = escaped ? (JSON.parse(text.slice(start, index)) as string) : text.slice(start + 1, index - 1);
+      if (keys.has(key)) return key;
+      keys.add(key);
+      index = after + 1;
+      continue;
+    }
+    if (char === OPEN_BRACE) open.push(new Set());
+    else if (char === OPEN_BRACKET) open.push(undefined);
+    else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) open.pop();
+    index++;
+  }
+  return undefined;
+}
+
+const QUOTE = 0x22; // "
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const JSON_WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /** Whether any object in the value has an own "__proto__" key; walked without recursion, since nesting may be deep. */
 function holdsProtoKey(value: unknown): boolean {

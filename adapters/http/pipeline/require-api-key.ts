@@ -56,6 +56,7 @@ function missingKey(): HttpProblem {
   return new HttpProblem('unauthorized', 'an API key is required: send Authorization: Bearer <API_KEY>', { 'WWW-Authenticate': 'Bearer' });
 }
 
-function invalidKey(): HttpProblem {
+/** A key that is not (or no longer) valid: what a revoked key's request is told, wherever it ends. */
+export function invalidKey(): HttpProblem {
   return new HttpProblem('unauthorized', 'the API key is not valid', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
 }

@@ -2,12 +2,13 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
+import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
-import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import { createClaimWaits, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
-  ClaimRequestCheck, ClaimRequestSchema, GROUP_NAME_PATTERN, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
+  ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
   ReplayParkedCheck, ReplayParkedSchema,
 } from '../../../contract/consumer-groups.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
@@ -17,6 +18,9 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
+import { invalidKey } from '../pipeline/require-api-key.ts';
+import { clientAddressKey } from '../pipeline/client-address.ts';
+import type { WaitingClaims } from './waiting-claims.ts';
 
 /** What the consumer group routes work with. */
 export interface ConsumerGroupResource extends ConsumerGroupPorts {
@@ -25,8 +29,8 @@ export interface ConsumerGroupResource extends ConsumerGroupPorts {
   readonly maxPerKey: number;
   /** How often a waiting claim looks again without a commit (retries falling due, other instances' acks). */
   readonly recheckMs?: number;
-  /** Aborted when the service stops: waiting claims answer what they have (nothing) at once. */
-  readonly stopping?: AbortSignal;
+  /** The claims waiting for events: bounded, ended by a revocation or the service's stop. */
+  readonly waitingClaims: WaitingClaims;
 }
 
 export interface ConsumerGroupRoutesOptions {
@@ -56,8 +60,15 @@ export function groupView(status: GroupStatus, head: number) {
   };
 }
 
-/** A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1). */
-function checkedBody<T>(ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = []): T {
+/**
+ * A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1),
+ * and the names a client gives (`names`: a field, or a field of strings, and its most code points) by the
+ * rule a pet's name follows.
+ */
+function checkedBody<T>(
+  ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = [],
+  names: Readonly<Record<string, number>> = {},
+): T {
   const { body, raw } = readJsonObject(jsonBodyOf(ctx), `a ${schema.$id}`, Object.keys(schema.properties));
   for (const field of required) if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
   if (!check.Check(body)) {
@@ -68,6 +79,14 @@ function checkedBody<T>(ctx: Context, schema: TSchema & { properties: Record<str
     if (typeof value !== 'number') continue;
     const text = topLevelNumberText(raw, field);
     if (text === undefined || exactInteger(text) !== BigInt(value)) throw new HttpProblem('invalid_body', `${field} must be a whole number, got ${text ?? value}`);
+  }
+  for (const [field, maxCodePoints] of Object.entries(names)) {
+    const value = body[field];
+    const texts = typeof value === 'string' ? [[field, value]] : Array.isArray(value) ? value.map((text, index) => [`${field}/${index}`, String(text)]) : [];
+    for (const [name, text] of texts) {
+      const problem = nameProblem(name!, text!, maxCodePoints);
+      if (problem !== undefined) throw new HttpProblem('invalid_body', problem);
+    }
   }
   return body as T;
 }
@@ -83,6 +102,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const now = () => resource.clock.now();
   const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
   const head = async () => await resource.eventLog.end();
+  const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
   const nameOf = (ctx: Context): string => {
     const name = ctx.params.group!;
@@ -141,22 +161,44 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer']);
-    const gone = new AbortController();
-    const abort = () => gone.abort();
-    ctx.req.once('close', abort);
-    resource.stopping?.addEventListener('abort', abort);
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS });
+    const waitMs = body.waitMs ?? 0;
+    const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
+    // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
+    // socket say when the client leaves. A client that closes its side has left too.
+    let clientLeft = false;
+    const stop = new AbortController();
+    const leave = () => {
+      clientLeft = true;
+      stop.abort();
+    };
+    const end = () => stop.abort();
+    const socket = ctx.req.socket;
+    ctx.res.once('close', leave);
+    socket.once('end', leave);
+    if (socket.readableEnded || socket.destroyed) leave();
+    waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, {
-        waitMs: body.waitMs ?? 0, recheckMs: resource.recheckMs ?? 1000, signal: gone.signal,
-      });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
+        if (outcome.full === 'consumers') {
+          throw new HttpProblem('rate_limited', `the group has seen ${GROUP_LIMITS.consumersPerGroup} consumers lately, the most it shows: claim under one of their names`, {
+            'Retry-After': String(Math.ceil(outcome.retryAfterMs / 1000)),
+          });
+        }
         const cap = outcome.full === 'group' ? `the group's ${GROUP_LIMITS.inFlightPerGroup}` : `this consumer's ${GROUP_LIMITS.inFlightPerConsumer}`;
         throw new HttpProblem('too_many_in_flight', `${cap} events are in flight: ack, nack or let leases expire first`, {
           'Retry-After': String(Math.ceil(outcome.retryAfterMs / 1000)),
         });
       }
+      if (outcome.claims.length > 0 && (clientLeft || waiting?.revoked)) {
+        // Leased as the client left or its key was revoked: nobody will handle them, another consumer takes them at once.
+        await groups.nack(owner(ctx), name, outcome.claims.map((claim) => claim.lease), now(), { release: true });
+        claimWaits.changed(owner(ctx), name);
+      }
+      if (waiting?.revoked) throw invalidKey();
+      if (clientLeft) return;
       ctx.set('Cache-Control', 'no-store');
       ctx.body = {
         claims: outcome.claims.map((claim) => ({
@@ -164,29 +206,33 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
         })),
       };
     } finally {
-      ctx.req.off('close', abort);
-      resource.stopping?.removeEventListener('abort', abort);
+      waiting?.done();
+      ctx.res.off('close', leave);
+      socket.off('end', leave);
+      waiting?.signal.removeEventListener('abort', end);
     }
   });
 
   router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
     const group = await owned(ctx);
     const outcome = await groups.ack(owner(ctx), group.name, leases, now());
     ctx.body = { acked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean }>(ctx, NackSchema, NackCheck, ['leases']);
+    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    if (body.release && (body.park || body.retryAfterMs !== undefined)) throw new HttpProblem('invalid_body', 'release hands the events back at once: not with park or retryAfterMs');
     const group = await owned(ctx);
     const at = now();
-    const then = body.park ? { park: true as const } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
+    const then: NackThen = body.release ? { release: true } : body.park ? { park: true } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
     const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
+    if (outcome.done.length > 0) claimWaits.changed(owner(ctx), group.name);
     ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases']);
+    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
     const group = await owned(ctx);
     const outcome = await groups.extend(owner(ctx), group.name, leases, now());
     ctx.body = { leases: outcome.done, stale: outcome.stale };
@@ -199,7 +245,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const after = plainInteger('after', single(params, 'after')) ?? 0;
     const group = await owned(ctx);
     // One more than asked says whether a next page exists.
-    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1);
+    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
     ctx.body = page.map((entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt, event: event(entry.event) }));
@@ -209,6 +255,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const { positions } = checkedBody<{ positions?: number[] }>(ctx, ReplayParkedSchema, ReplayParkedCheck);
     const group = await owned(ctx);
     const replayed = await replayParked(resource, owner(ctx), group.name, positions);
+    if (replayed > 0) claimWaits.changed(owner(ctx), group.name);
     ctx.status = 202;
     ctx.body = { replayed };
   });

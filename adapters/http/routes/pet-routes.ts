@@ -64,7 +64,8 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
 
   /** A cached answer where the cache has one (on PostgreSQL once it has looked at the log), else one read now. */
   function listing(ctx: Context, cached: ReturnType<ListingCache['get']>): void | Promise<void> {
-    if (cached instanceof Promise) return cached.then((answer) => listing(ctx, answer));
+    // A look for other instances' commits that failed or took too long: the database itself answers, as in the cached-listing branch.
+    if (cached instanceof Promise) return cached.then((answer) => listing(ctx, answer), () => listing(ctx, undefined));
     if (cached) return sendListing(ctx, cached);
     return readListing(ctx.querystring).then((answer) => sendListing(ctx, answer));
   }

@@ -6,7 +6,7 @@ import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.t
 import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../../contract/webhooks.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
-import { parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../webhooks/safe-target.ts';
+import { parseWebhookUrl, resolveSafeTarget, serviceRefusal, UnsafeWebhookTarget } from '../../webhooks/safe-target.ts';
 import type { TargetPolicy } from '../../webhooks/safe-target.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.ts';
@@ -76,7 +76,7 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
     try {
       await resolveSafeTarget(parseWebhookUrl(url), webhooks.targets);
     } catch (error) {
-      if (error instanceof UnsafeWebhookTarget) throw new HttpProblem('invalid_body', error.message);
+      if (error instanceof UnsafeWebhookTarget) throw new HttpProblem('invalid_body', serviceRefusal(error));
       throw error;
     }
     const eventTypes = types?.map((name) => eventTypeNamed(name)!) as PetEvent['type'][] | undefined;

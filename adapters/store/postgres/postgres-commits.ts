@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { rowChangeOf } from '../../../application/index.ts';
+import { rowChangeOf, StoreUnavailable } from '../../../application/index.ts';
 import type { Commits, LogQuery, RowChange, StoredEvent } from '../../../application/index.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 import { storedEventFromRow } from '../schema.ts';
@@ -10,7 +10,7 @@ import type { EventRow } from '../schema.ts';
 import { LOG_END, logEndOf, POSTGRES_EVENTS_AFTER, readLogEnd } from '../sql-event-log.ts';
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
-import { connectionFault, prepared, SAFE_INTEGER_TYPES } from './postgres-pool.ts';
+import { answeringWithin, connectionFault, prepared, SAFE_INTEGER_TYPES, StatementUnanswered } from './postgres-pool.ts';
 import { LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import type { CommittedPositions, BatchPositions } from './postgres-writes.ts';
 
@@ -18,6 +18,12 @@ import type { CommittedPositions, BatchPositions } from './postgres-writes.ts';
 export const HEAD_POLL_MS = 1000;
 /** How long to wait before listening again after the listening connection failed. */
 const RELISTEN_MS = 1000;
+/**
+ * How long a caller waits for a look, and how long one may run before this instance counts itself as not
+ * following other instances' commits (not ready): a look takes milliseconds. A caller that waited this
+ * long gets a `StoreUnavailable` and reads the database itself (the listing cache's branch) or answers 503.
+ */
+export const LOOK_BOUND_MS = 1000;
 /** How many events one look reads; a follower further behind than this is told "anything may have changed" instead. */
 export const CATCH_UP_EVENTS = 1000;
 
@@ -69,6 +75,8 @@ export interface PostgresCommits extends Commits {
    * position, or `undefined` when rows changed without events (a projection rebuild, `CATALOG_REPLACED`).
    */
   notified(position: number | undefined): void;
+  /** Why this instance does not follow other instances' commits now (a look unanswered past `LOOK_BOUND_MS`), or undefined. */
+  stalled(): StoreUnavailable | undefined;
   close(): Promise<void>;
 }
 
@@ -93,13 +101,15 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   /** Every commit up to this position has been told; undefined before the first look. */
   let told: number | undefined;
   /** The callers waiting for a look that has not begun yet. */
-  let waiting: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
+  let waiting: { promise: Promise<void>; bounded: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   /** A notified position beyond `told`: worth a look even when nobody waits. */
   let notifiedUpTo = 0;
   /** The last position this instance knows committed, its own or notified, whether or not anyone listened. */
   let known = 0;
   /** A look is running, or about to: it will serve whoever asks meanwhile. */
   let looking = false;
+  /** When the look in flight began (`performance.now()`), undefined between looks. */
+  let lookBegan: number | undefined;
   /**
    * Positions this instance's group drew under the append lock and is committing: no other instance's.
    * Its notification may arrive before its COMMIT's answer; `committed` tells it then, or, should that
@@ -124,7 +134,9 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     },
     onLastListener: () => void stop(),
   });
-  const log = options.log ?? listeningLogLooks(db, () => listening);
+  /** Gives up the listening connection, whose statement went unanswered: another is opened. */
+  let giveUpListening: ((error: Error) => void) | undefined;
+  const log = options.log ?? listeningLogLooks(db, () => listening, (error) => giveUpListening?.(error));
 
   /** Reads what was committed after `told`, tells it, and moves `told` on; `announced`: a notification said something is new. */
   async function look(announced: boolean): Promise<void> {
@@ -168,12 +180,15 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
         const position = notifiedUpTo;
         // A notification during this look asks for another; a failed look waits for the next one or a caller.
         notifiedUpTo = 0;
+        lookBegan = performance.now();
         try {
           await look(lookAnnounced);
           callers?.resolve();
         } catch (error) {
           if (lookAnnounced) grewUnread(position);
           callers?.reject(error);
+        } finally {
+          lookBegan = undefined;
         }
       }
     } finally {
@@ -201,7 +216,27 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     startLooking();
   }
 
+  function stalled(): StoreUnavailable | undefined {
+    if (lookBegan === undefined) return undefined;
+    const runningMs = performance.now() - lookBegan;
+    if (runningMs < LOOK_BOUND_MS) return undefined;
+    return new StoreUnavailable(`the look for other instances' commits has not been answered for ${Math.round(runningMs)} ms`);
+  }
+
+  /** Resolves after a look that began after the call; rejects when that look failed, or took longer than `LOOK_BOUND_MS` to answer. */
   function refresh(): Promise<void> {
+    const fault = stalled();
+    if (fault !== undefined) {
+      // Still asked for, so that a look follows the stalled one at once.
+      lookQuietly();
+      return Promise.reject(fault);
+    }
+    lookWanted();
+    return waiting!.bounded;
+  }
+
+  /** Asks for a look that begins after now; its callers share one bound. */
+  function lookWanted(): Promise<void> {
     if (waiting === undefined) {
       let resolve!: () => void;
       let reject!: (error: unknown) => void;
@@ -209,7 +244,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
         resolve = resolved;
         reject = rejected;
       });
-      waiting = { promise, resolve, reject };
+      waiting = { promise, bounded: withinLookBound(promise), resolve, reject };
     }
     const { promise } = waiting;
     startLooking();
@@ -218,15 +253,29 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
 
   /** A look nobody waits for: a failed one leaves the next to try again. */
   function lookQuietly(): void {
-    refresh().catch(() => {});
+    lookWanted().catch(() => {});
+  }
+
+  function withinLookBound(looked: Promise<void>): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(stalled() ?? new StoreUnavailable(`the look for other instances' commits was not answered within ${LOOK_BOUND_MS} ms`)), LOOK_BOUND_MS);
+      timer.unref();
+    });
+    const bounded = Promise.race([looked, late]).finally(() => clearTimeout(timer));
+    // Nobody may be left to hear it: a caller of `lookQuietly` only.
+    bounded.catch(() => {});
+    return bounded;
   }
 
   async function listen(): Promise<void> {
     if (!options.url || !active || client) return;
     const connection = new pg.Client({
       connectionString: options.url, application_name: 'petstore-log-listener', keepAlive: true, types: SAFE_INTEGER_TYPES,
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs, connectionTimeoutMillis: options.statementTimeoutMs } : {}),
     });
+    // A stopped backend cannot enforce its own timeout: the service's timer gives the connection up.
+    if (options.statementTimeoutMs) answeringWithin(connection, options.statementTimeoutMs);
     client = connection;
     const lost = (error?: Error) => {
       if (client !== connection) return;
@@ -243,6 +292,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     };
     connection.on('error', lost);
     connection.on('end', () => lost());
+    giveUpListening = lost;
     connection.on('notification', (message) => {
       const position = Number(message.payload);
       // Anything but a position (CATALOG_REPLACED): rows changed without events.
@@ -287,6 +337,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
       committing = positions;
     },
     notified,
+    stalled,
     close: stop,
   };
 }
@@ -295,11 +346,17 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
  * The looks on the listening connection while it listens (no pool to wait in, no query builder, and
  * no request's query to wait behind), else through the pool.
  */
-function listeningLogLooks(db: Kysely<PetStoreDatabase>, listening: () => pg.Client | undefined): LogLooks {
+function listeningLogLooks(db: Kysely<PetStoreDatabase>, listening: () => pg.Client | undefined, unanswered: (error: Error) => void): LogLooks {
   const rowsOf = <Row>(statement: ListeningStatement, values: unknown[]) => translated(postgresSqlDialect, async () => {
     const connection = listening();
     if (connection === undefined) return (await db.executeQuery<Row>(CompiledQuery.raw(statement.text, values))).rows;
-    return (await connection.query<Row & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+    try {
+      return (await connection.query<Row & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+    } catch (error) {
+      // Its 'end' may not come while the backend is stopped: listen again now, on a connection of its own.
+      if (error instanceof StatementUnanswered) unanswered(error);
+      throw error;
+    }
   });
   return {
     readLog: async ({ after, limit }) => (await rowsOf<EventRow>(READ_LOG, [after, limit])).map(storedEventFromRow),

@@ -53,6 +53,7 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
     writes,
     commits,
     checkWrites: writes.checkWrites,
+    checkFollowing: commits.stalled,
     async close() {
       await writes.drain();
       await commits.close();

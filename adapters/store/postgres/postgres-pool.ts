@@ -105,7 +105,7 @@ const SERVER_CANCEL_GRACE_MS = 200;
  * its backend may still hold the append lock or be mid-transaction. An unanswered COMMIT is
  * indeterminate: its writes are answered 503, never acknowledged.
  */
-function answeringWithin(client: pg.PoolClient, timeoutMs: number): void {
+export function answeringWithin(client: pg.Client | pg.PoolClient, timeoutMs: number): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
     // The callback form (the pool's own `pool.query`) and a submittable (a cursor) are not the service's: Kysely asks for promises.
@@ -129,7 +129,7 @@ function answeringWithin(client: pg.PoolClient, timeoutMs: number): void {
 /** Waits for a connection shorter than this share of the timeout leave the statement its whole timeout. */
 const UNNOTICED_WAIT = 0.01;
 /** The statement timeout each connection was last set to, where it is not the pool's own. */
-const shortenedTimeouts = new WeakMap<pg.PoolClient, number>();
+const shortenedTimeouts = new WeakMap<pg.ClientBase, number>();
 
 /**
  * One budget for waiting for a connection and running on it: a request that waited for a connection

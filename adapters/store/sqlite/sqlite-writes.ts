@@ -91,7 +91,7 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
   /** The fault the last batch failed with, until a batch commits. */
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
-  let lastReopen = 0;
+  let lastReopen = -Infinity;
   let lastFailure = -Infinity;
   let lastCheck: { at: number; outcome: Promise<StoreUnavailable | undefined> } | undefined;
 
@@ -116,8 +116,8 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
     const waitingChecks = checks;
     checks = [];
     let taken: PendingWrite[] = [];
-    if (reopenWanted && Date.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
-      lastReopen = Date.now();
+    if (reopenWanted && performance.now() - lastReopen >= REOPEN_AT_MOST_EVERY_MS) {
+      lastReopen = performance.now();
       reopenWanted = false;
       writer.reopen();
     }
@@ -164,7 +164,7 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       const stalled = committer.stalled();
       if (stalled) return Promise.resolve(stalled);
       const every = fault ? WRITE_CHECK_EVERY_MS.faulty : WRITE_CHECK_EVERY_MS.healthy;
-      if (lastCheck && Date.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
+      if (lastCheck && performance.now() - lastCheck.at < every) return lastCheck.outcome.then(() => fault);
       const outcome = new Promise<number>((resolve, reject) => {
         checks.push({ resolve, reject });
         committer.schedule();
@@ -174,21 +174,38 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
         if (performance.now() - lastFailure >= FAULT_QUIET_MS) fault = undefined;
         return fault;
       }, () => fault);
-      lastCheck = { at: Date.now(), outcome };
+      lastCheck = { at: performance.now(), outcome };
       return outcome;
     },
-    writeOutsideLog: (work) => committer.alone(async () => {
-      await beginWhenFree();
-      let result: Awaited<ReturnType<typeof work>>;
-      try {
-        current = await writer.connection();
-        result = await work(aside);
-      } catch (error) {
-        writer.rollback();
-        throw error;
-      }
-      await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
-      return result;
+    writeOutsideLog: (work) => new Promise((resolve, reject) => {
+      // Answered within `lockWaitMs` of its arrival, as an append is, whatever waits before it on the writer.
+      const deadline = performance.now() + lockWaitMs;
+      let started = false;
+      let refused = false;
+      const overdue = setTimeout(() => {
+        if (started) return;
+        refused = true;
+        reject(lockWaitedTooLong());
+      }, lockWaitMs);
+      overdue.unref();
+      committer.alone(async () => {
+        started = true;
+        clearTimeout(overdue);
+        const left = deadline - performance.now();
+        // Refused while it waited its turn: it must not write now.
+        if (refused || left <= 0) throw lockWaitedTooLong();
+        await whileBusy(() => writer.begin(), left);
+        let result: Awaited<ReturnType<typeof work>>;
+        try {
+          current = await writer.connection();
+          result = await work(aside);
+        } catch (error) {
+          writer.rollback();
+          throw error;
+        }
+        await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
+        return result;
+      }).then(resolve, reject);
     }),
     writerPragma: (pragma) => committer.alone(async () => {
       try {

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createTestDatabase } from '../../support/postgres.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import type { TestDatabase } from '../../support/postgres.ts';
 import { readError, startTestService } from '../../support/test-service.ts';
 import type { TestService } from '../../support/test-service.ts';
@@ -9,16 +10,6 @@ import type { TestService } from '../../support/test-service.ts';
 const TIMEOUT_MS = 1500;
 /** The promise: every write answered within the statement timeout plus a second. */
 const BOUND_MS = TIMEOUT_MS + 1000;
-
-/** Asks until `check` holds, for at most `withinMs`; the last answer when it never did. */
-async function waitFor<T>(ask: () => Promise<T>, check: (answer: T) => boolean, withinMs: number): Promise<T> {
-  const until = performance.now() + withinMs;
-  for (;;) {
-    const answer = await ask();
-    if (check(answer) || performance.now() > until) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('a stalled PostgreSQL backend holding the append lock', () => {
   let database: TestDatabase;
