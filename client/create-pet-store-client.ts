@@ -185,7 +185,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
   return {
     ...consumerGroupCalls(settings, (path) => url(path)),
-    ...storeOrderCalls({ settings, url, retried, readHeaders: () => readHeaders({}), notePosition }),
+    ...storeOrderCalls({ settings, url, retried, readHeaders, traceHeaders, notePosition }),
 
     async listPets(query = {}, options = {}) {
       const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: readHeaders(options), signal: options.signal });

@@ -4,6 +4,9 @@ import type { Inventory, NewOrder, Order, OrderStatus } from './types.ts';
 
 export interface OrderCallOptions {
   readonly signal?: AbortSignal;
+  /** The caller's W3C trace context, sent with every request of the call (as on every other call). */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 export interface PlaceOrderOptions extends OrderCallOptions {
@@ -54,41 +57,49 @@ export interface StoreOrderContext {
   url(path: string, query?: Record<string, string | number | undefined>): URL;
   /** A call retried on network failures, timeouts and 503. */
   retried(request: ExchangeRequest): Promise<Answer>;
-  /** A read's headers: the position it must include. */
-  readHeaders(): Record<string, string>;
+  /** A read's headers: the position it must include, and the call's trace context. */
+  readHeaders(options: OrderCallOptions): Record<string, string>;
+  /** The call's trace context as headers. */
+  traceHeaders(options: OrderCallOptions): Record<string, string>;
   /** Keeps the position a write's answer gives. */
   notePosition(answer: Answer): void;
 }
 
-export function storeOrderCalls({ settings, url, retried, readHeaders, notePosition }: StoreOrderContext): StoreOrderCalls {
+export function storeOrderCalls({ settings, url, retried, readHeaders, traceHeaders, notePosition }: StoreOrderContext): StoreOrderCalls {
   const orderUrl = (id: number) => url(`/store/orders/${encodeURIComponent(String(id))}`);
-  const move = async (id: number, status: 'approved' | 'delivered', { ifMatch, signal }: MoveOrderOptions) => {
+  const move = async (id: number, status: 'approved' | 'delivered', options: MoveOrderOptions) => {
+    const { ifMatch, signal } = options;
     const answer = await exchange(settings, {
-      method: 'PATCH', url: orderUrl(id), json: { body: { status }, mediaType: 'application/merge-patch+json' }, headers: ifMatch === undefined ? {} : { 'if-match': ifMatch }, signal,
+      method: 'PATCH', url: orderUrl(id), json: { body: { status }, mediaType: 'application/merge-patch+json' },
+      headers: { ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }), ...traceHeaders(options) }, signal,
     });
     notePosition(answer);
     return versionedOrder(answer);
   };
   return {
-    async placeOrder(newOrder, { idempotencyKey = crypto.randomUUID(), signal } = {}) {
-      const answer = await retried({ method: 'POST', url: url('/store/orders'), json: { body: newOrder, mediaType: 'application/json' }, headers: { 'idempotency-key': idempotencyKey }, signal });
+    async placeOrder(newOrder, options = {}) {
+      const { idempotencyKey = crypto.randomUUID(), signal } = options;
+      const answer = await retried({
+        method: 'POST', url: url('/store/orders'), json: { body: newOrder, mediaType: 'application/json' }, headers: { 'idempotency-key': idempotencyKey, ...traceHeaders(options) }, signal,
+      });
       notePosition(answer);
       return versionedOrder(answer);
     },
-    async listOrders(query = {}, { signal } = {}) {
-      return (await retried({ method: 'GET', url: url('/store/orders', { ...query }), headers: readHeaders(), signal })).body as Order[];
+    async listOrders(query = {}, options = {}) {
+      return (await retried({ method: 'GET', url: url('/store/orders', { ...query }), headers: readHeaders(options), signal: options.signal })).body as Order[];
     },
-    async getOrder(id, { signal } = {}) {
-      return versionedOrder(await retried({ method: 'GET', url: orderUrl(id), headers: readHeaders(), signal }));
+    async getOrder(id, options = {}) {
+      return versionedOrder(await retried({ method: 'GET', url: orderUrl(id), headers: readHeaders(options), signal: options.signal }));
     },
     approveOrder: (id, options = {}) => move(id, 'approved', options),
     deliverOrder: (id, options = {}) => move(id, 'delivered', options),
-    async cancelOrder(id, { ifMatch, signal } = {}) {
+    async cancelOrder(id, options = {}) {
+      const { ifMatch, signal } = options;
       // Cancelling twice is 204 too: safe to retry.
-      notePosition(await retried({ method: 'DELETE', url: orderUrl(id), headers: ifMatch === undefined ? {} : { 'if-match': ifMatch }, signal }));
+      notePosition(await retried({ method: 'DELETE', url: orderUrl(id), headers: { ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }), ...traceHeaders(options) }, signal }));
     },
-    async inventory({ signal } = {}) {
-      return (await retried({ method: 'GET', url: url('/store/inventory'), headers: readHeaders(), signal })).body as Inventory;
+    async inventory(options = {}) {
+      return (await retried({ method: 'GET', url: url('/store/inventory'), headers: readHeaders(options), signal: options.signal })).body as Inventory;
     },
   };
 }

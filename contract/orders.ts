@@ -3,7 +3,7 @@ import { ORDER_STATUSES } from '../domain/index.ts';
 
 /** RFC 3339 `date-time` (OpenAPI's format): a date, a time, a zone; kept as sent. */
 export function isDateTime(value: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value));
+  return /^(?:[0-9]{4}-[0-9]{2}-[0-9]{2})[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/.test(value) && !Number.isNaN(Date.parse(value));
 }
 
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', isDateTime);

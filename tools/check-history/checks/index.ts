@@ -3,6 +3,7 @@ import { lostUpdate } from './conditional.ts';
 import { feedOrder } from './feed.ts';
 import { groupCheckpoint, groupDoubleAck, groupMismatch, groupOrder, groupSkip } from './groups.ts';
 import { listInvalid } from './lists.ts';
+import { inventoryFold, orderEnds, orderHolds } from './orders.ts';
 import { readInvalid, staleRead } from './reads.ts';
 import { realtimeOrder } from './realtime.ts';
 import { invalidTransition } from './transitions.ts';
@@ -12,4 +13,5 @@ import { duplicateCreate, lostWrite, phantomWrite } from './writes.ts';
 export const CHECKS: readonly Check[] = [
   lostWrite, phantomWrite, duplicateCreate, feedOrder, staleRead, readInvalid, lostUpdate, realtimeOrder, invalidTransition, listInvalid,
   groupSkip, groupDoubleAck, groupOrder, groupMismatch, groupCheckpoint,
+  orderHolds, orderEnds, inventoryFold,
 ];
