@@ -14,6 +14,7 @@ import type { Guard } from './http/pipeline/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/pipeline/listing-cache.ts';
+import { cachedInventory } from './http/pipeline/inventory-cache.ts';
 import { startHttpServer } from './http/server/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { openPetStore } from './store/open-store.ts';
@@ -113,8 +114,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
       orders: {
-        eventStore: ports.eventStore, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
-        orders: store.orders, inventory: store.inventory,
+        eventStore: ports.eventStore, catalog: ports.catalog, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+        orders: store.orders, inventory: cachedInventory(store.inventory, store.commits),
       },
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: {

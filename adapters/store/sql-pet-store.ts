@@ -60,7 +60,7 @@ export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
   options: {
-    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; checkFollowing?: () => Error | undefined; close: () => Promise<void>;
+    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; get?: PetCatalog['get']; checkWrites?: () => Promise<Error | undefined>; checkFollowing?: () => Error | undefined; close: () => Promise<void>;
   },
 ): SqlPetStore {
   const { clock, writes } = options;
@@ -69,7 +69,7 @@ export function createSqlPetStore(
     db,
     dialect,
     eventStore: { ...createSqlEventReads(db, dialect), append: writes.append, create: writes.create },
-    catalog: options.list ? { ...catalog, list: options.list } : catalog,
+    catalog: { list: options.list ?? catalog.list, get: options.get ?? catalog.get },
     orders: createSqlOrderBook(db, dialect),
     inventory: createSqlInventory(db, dialect),
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),

@@ -71,6 +71,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     commits,
     checkWrites: writes.checkWrites,
     list: precompiledListing(db),
+    get: precompiledLookup(db),
     async close() {
       await writes.drain();
       writer.close();
@@ -113,7 +114,18 @@ const LIST_BY_STATUS = `select ${PET_FIELD_COLUMNS.join(', ')} from pets where s
 
 type PetListRow = Pick<PetRow, (typeof PET_FIELD_COLUMNS)[number]>;
 
-/** The listing as precompiled SQL; the lookup by id is the shared store's. */
+const GET_ONE = `select ${PET_FIELD_COLUMNS.join(', ')}, version from pets where id = ?`;
+
+/** The lookup by id as precompiled SQL: what a read of one pet and an order's placement ask first. */
+function precompiledLookup(db: Kysely<PetStoreDatabase>): PetCatalog['get'] {
+  return async (id: number) => {
+    const { rows } = await translated(sqliteSqlDialect, () => db.executeQuery<PetListRow & { version: number }>(CompiledQuery.raw(GET_ONE, [id])));
+    const row = rows[0];
+    return row && { pet: petFromRow(row), version: row.version };
+  };
+}
+
+/** The listing as precompiled SQL. */
 function precompiledListing(db: Kysely<PetStoreDatabase>): PetCatalog['list'] {
   return async ({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> => {
     const query = status === undefined
