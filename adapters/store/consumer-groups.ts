@@ -298,7 +298,7 @@ export function createSqlConsumerGroups(
         await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).delete().execute();
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async nack(ownerKeyId, name, leases, now, then) {
@@ -331,7 +331,7 @@ export function createSqlConsumerGroups(
         }
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async extend(ownerKeyId, name, leases, now) {
@@ -342,7 +342,7 @@ export function createSqlConsumerGroups(
         await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).update().set({ lease_expires_at: leaseExpiresAt }).execute();
         return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async totals(now) {
