@@ -134,6 +134,13 @@ export class GroupRequestRefused extends Error {
   }
 }
 
+/** Whether `settings` are the group's own: creating it again with them finds it (types in any order). */
+export function sameGroupSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
+  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
+  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
+    && group.start === settings.start && types(group.types) === types(settings.types);
+}
+
 /** A key asked for one group more than it may have. */
 export class GroupLimitReached extends Error {
   constructor(readonly max: number) {
