@@ -36,6 +36,8 @@ export const GROUP_LIMITS = {
    * until some settle, so its rows stay bounded whatever the log holds.
    */
   takenAhead: 2000,
+  /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
+  parkedPerGroup: 10_000,
   /** Events read from the log at a time into a group. */
   takePage: 500,
   /** Parked events one replay step hands back at a time. */
@@ -75,6 +77,13 @@ export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): n
   return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
 }
 
+/** See `ConsumerGroups.pending`. */
+export interface PendingEvents {
+  readonly group: ConsumerGroup;
+  readonly unsettled: number;
+  readonly due: boolean;
+}
+
 /** An event handed to one consumer under a lease. */
 export interface Claim {
   readonly lease: string;
@@ -109,6 +118,22 @@ export interface LeaseOutcome {
 
 export type CreateOutcome = { readonly outcome: 'created' | 'exists'; readonly group: ConsumerGroup } | { readonly outcome: 'conflict' };
 
+/** The key has no group by that name (another key's is not told apart). */
+export class GroupNotFound extends Error {
+  constructor(readonly group: string) {
+    super(`no consumer group ${group}`);
+    this.name = 'GroupNotFound';
+  }
+}
+
+/** A group request the rules refuse (answered as a bad body). */
+export class GroupRequestRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GroupRequestRefused';
+  }
+}
+
 /** A key asked for one group more than it may have. */
 export class GroupLimitReached extends Error {
   constructor(readonly max: number) {
@@ -125,6 +150,12 @@ export interface ConsumerGroups {
   /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
   create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
   get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
+  /**
+   * What a claim needs first, in one read of the group's unsettled rows (never its parked ones): the group,
+   * its unsettled events, and whether one could be handed out at `now` but for per-pet order. Undefined
+   * when there is no such group.
+   */
+  pending(ownerKeyId: string, name: string, now: Date): Promise<PendingEvents | undefined>;
   status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
   /** The key's groups by name; without a key, every key's (for the operator). */
   list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
@@ -140,13 +171,14 @@ export interface ConsumerGroups {
    * claimed now (a waiting claim's later looks do not). Undefined when there is no such group.
    */
   claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date, seen?: boolean): Promise<ClaimOutcome | undefined>;
-  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  /** Undefined (like `nack` and `extend`) when there is no such group. */
+  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
    * `release` hands them back at once as if this delivery never happened (they were never tried).
    */
-  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome>;
-  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome | undefined>;
+  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   totals(now: Date): Promise<GroupTotals>;
   /** Parked events after `after`, by position, at most `limit`; an event whose last delivery's lease expired by `now` is one. */
   parked(ownerKeyId: string, name: string, after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
@@ -176,12 +208,14 @@ export interface ConsumerGroupPorts {
  * ahead. The log is read through its one reader, committed events only in position order, so a position
  * taken in can never be overtaken by a later commit.
  */
-export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<void> {
-  if (unsettled >= GROUP_LIMITS.takenAhead) return;
+export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<boolean> {
+  if (unsettled >= GROUP_LIMITS.takenAhead) return false;
   const page = await ports.eventLog.readLog({ after: group.takenTo, limit: GROUP_LIMITS.takePage });
-  if (page.length === 0) return;
+  if (page.length === 0) return false;
   const wanted = group.types === undefined ? page : page.filter((stored) => group.types!.includes(stored.event.type));
+  // Another instance may have taken them first: they are in the group either way.
   await ports.consumerGroups.take(group.ownerKeyId, group.name, group.takenTo, page.at(-1)!.position, wanted);
+  return wanted.length > 0;
 }
 
 /**
@@ -189,54 +223,251 @@ export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGrou
  * the consumer as seen now. Undefined when there is no such group.
  */
 export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
-  const status = await ports.consumerGroups.status(ownerKeyId, name, ports.clock.now());
-  if (!status) return undefined;
-  await takeFromLog(ports, status.group, status.unsettled);
+  const pending = await ports.consumerGroups.pending(ownerKeyId, name, ports.clock.now());
+  if (!pending) return undefined;
+  const took = await takeFromLog(ports, pending.group, pending.unsettled);
+  // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
+  if (!took && !pending.due && !seen) return { claims: [] };
   return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
 }
 
+/** Claims that wait for events, kept per group (see `createClaimWaits`). */
+export interface ClaimWaits {
+  /**
+   * `claimEvents`, and while nothing can be handed out, again when something may have become due, until
+   * `waitMs` have passed (counted on the monotonic clock: a wall clock stepped back or forward changes no
+   * wait) or `signal` aborts; then it answers what it has: nothing.
+   */
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: { readonly waitMs: number; readonly signal?: AbortSignal }): Promise<ClaimOutcome | undefined>;
+  /** Something in the group may have become due here (a nack, a release, a replay): its waiting claims look at once. */
+  changed(ownerKeyId: string, name: string): void;
+}
+
+interface Waiter {
+  readonly consumer: string;
+  readonly max: number;
+  readonly answer: (outcome: ClaimOutcome | undefined) => void;
+}
+
+interface WaitingGroup {
+  readonly ownerKeyId: string;
+  readonly name: string;
+  readonly waiters: Waiter[];
+  looking: boolean;
+  again: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The commits heard when the group last read the log (`commitsHeard`): fewer than now, the log may hold more for it. */
+  logReadAt: number;
+}
+
 /**
- * `claimEvents`, and while nothing can be handed out, again after each commit that may carry new events
- * (or every `recheckMs`, for retries falling due and other instances' acks) until `waitMs` have passed,
- * counted on the monotonic clock: a wall clock stepped back or forward changes no wait.
+ * Waiting claims, a queue per group: on a commit, a change made here, or every `recheckMs` (retries falling
+ * due, leases expiring, other instances' changes), the group is looked at once for its first waiter, then
+ * for the next while events keep coming. A look with no commit heard since the group last read the log
+ * is one read (`due`), and one that finds nothing due writes nothing, so an idle group costs one read a
+ * recheck however many claims wait on it. A commit that appended nothing (a group's own write) counts for
+ * nobody.
  */
-export async function claimEventsWaiting(
+export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> }, options: { readonly recheckMs: number }): ClaimWaits {
+  const groups = new Map<string, WaitingGroup>();
+  let unsubscribe: (() => void) | undefined;
+  /** Claims under way (first looks included): commits are heard while there are any. */
+  let active = 0;
+  let commitsHeard = 0;
+  const keyOf = (ownerKeyId: string, name: string) => `${ownerKeyId}\u0000${name}`;
+
+  function look(group: WaitingGroup): void {
+    if (group.looking) {
+      group.again = true;
+      return;
+    }
+    group.looking = true;
+    void (async () => {
+      try {
+        while (group.waiters.length > 0) {
+          const waiter = group.waiters[0]!;
+          let outcome: ClaimOutcome | undefined;
+          try {
+            const logMoved = group.logReadAt !== commitsHeard;
+            if (!logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
+            group.logReadAt = commitsHeard;
+            outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
+          } catch {
+            // A store fault: the next look tries again; the waiter's own deadline still holds.
+            break;
+          }
+          if (outcome && 'claims' in outcome && outcome.claims.length === 0) break;
+          // Taken out (if still there) and answered: the next waiter may find more.
+          leave(group, waiter, outcome);
+        }
+      } finally {
+        group.looking = false;
+        if (group.again) {
+          group.again = false;
+          look(group);
+        } else {
+          arm(group);
+        }
+      }
+    })();
+  }
+
+  function arm(group: WaitingGroup): void {
+    if (group.timer !== undefined || group.waiters.length === 0) return;
+    group.timer = setTimeout(() => {
+      group.timer = undefined;
+      look(group);
+    }, options.recheckMs);
+  }
+
+  function leave(group: WaitingGroup, waiter: Waiter, outcome: ClaimOutcome | undefined): void {
+    const at = group.waiters.indexOf(waiter);
+    if (at < 0) {
+      // It stopped waiting while a look leased events for it: nobody will handle them, so they go back at once.
+      if (outcome && 'claims' in outcome && outcome.claims.length > 0) {
+        const leases = outcome.claims.map((claim) => claim.lease);
+        void ports.consumerGroups.nack(group.ownerKeyId, group.name, leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
+      }
+      return;
+    }
+    group.waiters.splice(at, 1);
+    if (group.waiters.length === 0) {
+      clearTimeout(group.timer);
+      group.timer = undefined;
+      groups.delete(keyOf(group.ownerKeyId, group.name));
+    }
+    waiter.answer(outcome);
+  }
+
+  function begin(): void {
+    active += 1;
+    unsubscribe ??= ports.commits.onCommitted((commit) => {
+      // A commit that changed no pet appended no event (a group's own ack, nack or claim): nothing new to hand out.
+      if (commit.changes?.length === 0) return;
+      commitsHeard += 1;
+      for (const group of groups.values()) look(group);
+    });
+  }
+
+  function end(): void {
+    active -= 1;
+    if (active > 0) return;
+    unsubscribe?.();
+    unsubscribe = undefined;
+  }
+
+  return {
+    async claim(ownerKeyId, name, consumer, max, wait) {
+      const deadline = performance.now() + wait.waitMs;
+      begin();
+      try {
+        const heardBefore = commitsHeard;
+        const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
+        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return first;
+        const left = deadline - performance.now();
+        if (left <= 0) return first;
+        return await new Promise<ClaimOutcome | undefined>((resolve) => {
+          const key = keyOf(ownerKeyId, name);
+          let group = groups.get(key);
+          if (!group) {
+            group = { ownerKeyId, name, waiters: [], looking: false, again: false, timer: undefined, logReadAt: heardBefore };
+            groups.set(key, group);
+          }
+          // A commit heard during its first look may hold events for it: the group reads the log at its next look.
+          group.logReadAt = Math.min(group.logReadAt, heardBefore);
+          const waiting = group;
+          const stop = () => leave(waiting, waiter, { claims: [] });
+          const timer = setTimeout(stop, left);
+          const waiter: Waiter = {
+            consumer, max,
+            answer(outcome) {
+              clearTimeout(timer);
+              wait.signal?.removeEventListener('abort', stop);
+              resolve(outcome);
+            },
+          };
+          wait.signal?.addEventListener('abort', stop, { once: true });
+          waiting.waiters.push(waiter);
+          if (waiting.logReadAt !== commitsHeard) look(waiting);
+          else arm(waiting);
+        });
+      } finally {
+        end();
+      }
+    },
+    changed(ownerKeyId, name) {
+      const group = groups.get(keyOf(ownerKeyId, name));
+      if (group) look(group);
+    },
+  };
+}
+
+/** One waiting claim on `ports` (see `ClaimWaits.claim`): for callers that keep no `ClaimWaits` of their own. */
+export function claimEventsWaiting(
   ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> },
   ownerKeyId: string, name: string, consumer: string, max: number,
   wait: { readonly waitMs: number; readonly recheckMs: number; readonly signal?: AbortSignal },
 ): Promise<ClaimOutcome | undefined> {
-  const deadline = performance.now() + wait.waitMs;
-  let committed = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = ports.commits.onCommitted((commit) => {
-    // A commit that changed no pet appended no event (a group's own ack, nack or claim): nothing new to hand out.
-    if (commit.changes?.length === 0) return;
-    committed = true;
-    wake?.();
-  });
-  const aborted = () => wake?.();
-  wait.signal?.addEventListener('abort', aborted, { once: true });
-  try {
-    for (let look = 0; ; look++) {
-      committed = false;
-      const outcome = await claimEvents(ports, ownerKeyId, name, consumer, max, look === 0);
-      const left = deadline - performance.now();
-      if (!outcome || !('claims' in outcome) || outcome.claims.length > 0 || left <= 0 || wait.signal?.aborted) return outcome;
-      if (committed) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(left, wait.recheckMs));
-        function done() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  } finally {
-    unsubscribe();
-    wait.signal?.removeEventListener('abort', aborted);
+  return createClaimWaits(ports, { recheckMs: wait.recheckMs }).claim(ownerKeyId, name, consumer, max, wait);
+}
+
+/** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */
+export interface NewGroup {
+  readonly ackTimeoutMs?: number;
+  readonly maxDeliveries?: number;
+  readonly start?: GroupStart;
+  readonly types?: readonly PetEvent['type'][];
+}
+
+/**
+ * Creates the group (or finds it with the same settings): its defaults filled in, and where it starts in
+ * the log fixed now (`end`: the log's head at creation). A start past the log's head is refused: nothing
+ * was committed there yet.
+ */
+export async function createGroup(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, request: NewGroup, maxPerKey: number): Promise<CreateOutcome> {
+  const settings: GroupSettings = {
+    ackTimeoutMs: request.ackTimeoutMs ?? DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
+    maxDeliveries: request.maxDeliveries ?? DEFAULT_GROUP_SETTINGS.maxDeliveries,
+    start: request.start ?? DEFAULT_GROUP_SETTINGS.start,
+    ...(request.types ? { types: request.types } : {}),
+  };
+  const head = await ports.eventLog.end();
+  if (typeof settings.start === 'number' && settings.start > head) {
+    throw new GroupRequestRefused(`start ${settings.start} is past the end of the log (${head}): nothing was committed there yet`);
   }
+  const takenTo = settings.start === 'beginning' ? 0 : settings.start === 'end' ? head : settings.start;
+  return ports.consumerGroups.create(ownerKeyId, name, settings, takenTo, ports.clock.now(), maxPerKey);
+}
+
+/** Settles the events of `leases` still held; `GroupNotFound` when the key has no such group. */
+export async function ackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
+  return (await ports.consumerGroups.ack(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+}
+
+/** What a nack asks: retry after `retryAfterMs` (default at once), `park`, or `release` (alone: back at once, untried). */
+export interface NackRequest {
+  readonly retryAfterMs?: number;
+  readonly park?: boolean;
+  readonly release?: boolean;
+}
+
+/** Hands the events of `leases` still held back, or parks them (see `NackRequest`); `GroupNotFound` when the key has no such group. */
+export async function nackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[], request: NackRequest): Promise<LeaseOutcome> {
+  if (request.release && (request.park || request.retryAfterMs !== undefined)) {
+    throw new GroupRequestRefused('release hands the events back at once: not with park or retryAfterMs');
+  }
+  const now = ports.clock.now();
+  const then: NackThen = request.release ? { release: true } : request.park ? { park: true } : { notBefore: new Date(now.getTime() + (request.retryAfterMs ?? 0)) };
+  return (await ports.consumerGroups.nack(ownerKeyId, name, leases, now, then)) ?? notFound(name);
+}
+
+/** Gives the leases still held a new expiry, `ackTimeoutMs` from now; `GroupNotFound` when the key has no such group. */
+export async function extendLeases(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
+  return (await ports.consumerGroups.extend(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+}
+
+function notFound(name: string): never {
+  throw new GroupNotFound(name);
 }
 
 /** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
 import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
 import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
-import { CONSUMER_GROUP_EVENTS, postgresInsert, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
+import { CONSUMER_GROUP_EVENTS } from './schema.ts';
 import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
 
@@ -19,27 +19,37 @@ type Db = Kysely<PetStoreDatabase>;
  */
 export function createSqlConsumerGroups(
   store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog'>,
-  limits: { readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number } = GROUP_LIMITS,
+  limits: {
+    readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number; readonly parkedPerGroup?: number;
+  } = GROUP_LIMITS,
 ): ConsumerGroups {
   const { db, dialect } = store;
-  const postgres = dialect.name === 'postgres';
   const run = <T>(work: () => Promise<T>) => translated(dialect, work);
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ? store.writeOutsideLog(work) : db.transaction().execute(work)));
   /** `work` with the group held alone; undefined when there is no such group. */
   const holding = <T>(ownerKeyId: string, name: string, work: (on: Db, group: ConsumerGroup) => Promise<T>): Promise<T | undefined> =>
     transaction(async (on) => {
-      let query = on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
-      if (postgres) query = query.forUpdate();
-      const row = await query.executeTakeFirst();
+      const query = on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
+      const row = await dialect.selectForUpdate(query).executeTakeFirst();
       return row ? work(on, groupFromRow(row)) : undefined;
     });
   const events = (on: Db, ownerKeyId: string, name: string) =>
     on.selectFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name);
   const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
   /** The leases among `leases` live at `now` (state `leased`, not expired). */
+  /**
+   * The leases among `leases` live at `now` (state `leased`, not expired), found by the positions they name
+   * (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
+   */
   const liveLeases = (on: Db, ownerKeyId: string, name: string, leases: readonly string[], now: Date) =>
-    events(on, ownerKeyId, name).where('state', '=', 'leased').where('lease', 'in', leases).where('lease_expires_at', '>=', now.toISOString());
+    events(on, ownerKeyId, name).where('position', 'in', leasePositions(leases)).where('state', '=', 'leased').where('lease', 'in', leases)
+      .where('lease_expires_at', '>=', now.toISOString());
+  /** The group's rows at `positions`, by primary key. */
+  const rowsAt = (on: Db, ownerKeyId: string, name: string, positions: readonly number[]) => ({
+    update: () => on.updateTable('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+    delete: () => on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('position', 'in', [...positions]),
+  });
   /**
    * Events whose lease expired on their last delivery: parked as of the expiry. Until a write parks them
    * (`parkSpent`), reads show them parked all the same.
@@ -98,9 +108,8 @@ export function createSqlConsumerGroups(
         };
         // The count holds only while no other create of the same owner runs: SQLite's write lock says so; on
         // PostgreSQL a lock on the owner, held to the end of the transaction, makes their creates take turns.
-        if (!postgres) return transaction(createIn);
-        return db.transaction().execute(async (on) => {
-          await sql`select pg_advisory_xact_lock(hashtext(${`consumer-groups:${ownerKeyId}`}))`.execute(on);
+        return transaction(async (on) => {
+          await dialect.holdKey(on, `consumer-groups:${ownerKeyId}`);
           return createIn(on);
         });
       });
@@ -111,6 +120,31 @@ export function createSqlConsumerGroups(
       return row && groupFromRow(row);
     },
 
+    async pending(ownerKeyId, name, now) {
+      const at = now.toISOString();
+      const row = await run(() => db.selectFrom('consumer_groups as g')
+        .selectAll('g')
+        .select((select) => [
+          // Each from the state's own index ranges: parked rows are never read.
+          select.selectFrom('consumer_group_events as e').select((inner) => count(inner))
+            .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name').where('e.state', 'in', ['ready', 'leased'])
+            .as('unsettled'),
+          select.exists(
+            select.selectFrom('consumer_group_events as e')
+              .select('e.position')
+              .whereRef('e.owner_key_id', '=', 'g.owner_key_id').whereRef('e.group_name', '=', 'g.name')
+              .where('e.state', 'in', ['ready', 'leased'])
+              .where((where) => where.or([
+                where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
+                where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
+              ])),
+          ).as('due'),
+        ])
+        .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
+        .executeTakeFirst());
+      return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0), due: Boolean(row.due) };
+    },
+
     async status(ownerKeyId, name, now) {
       return run(async () => {
         const row = await db.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
@@ -119,7 +153,11 @@ export function createSqlConsumerGroups(
         const at = now.toISOString();
         const states = await events(db, ownerKeyId, name)
           .select((select) => [
-            sql<string>`case when ${spent(select, group, at)} then 'parked' else state end`.as('shown'), count(select), select.fn.min('position').as('first'),
+            // `due`: can be handed out now (ready and not held back, or its lease expired), but for per-pet order.
+            sql<string>`case when ${spent(select, group, at)} then 'parked'
+              when (state = 'ready' and (not_before is null or not_before <= ${at})) or (state = 'leased' and lease_expires_at < ${at}) then 'due'
+              else state end`.as('shown'),
+            count(select), select.fn.min('position').as('first'),
           ])
           .groupBy('shown')
           .execute();
@@ -134,7 +172,8 @@ export function createSqlConsumerGroups(
           .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('last_seen_at', '>=', since)
           .execute();
         const of = (state: string) => states.find((entry) => entry.shown === state);
-        const firstUnsettled = Math.min(...['ready', 'leased'].map((state) => Number(of(state)?.first ?? Infinity)));
+        const unsettledStates = ['ready', 'due', 'leased'];
+        const firstUnsettled = Math.min(...unsettledStates.map((state) => Number(of(state)?.first ?? Infinity)));
         const inFlight = leased.reduce((sum, entry) => sum + Number(entry.count), 0);
         const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
         for (const entry of seen) consumers.set(entry.consumer, { consumer: entry.consumer, inFlight: 0, lastSeenAt: entry.last_seen_at });
@@ -148,7 +187,7 @@ export function createSqlConsumerGroups(
         return {
           group,
           checkpoint: Math.min(group.takenTo, firstUnsettled - 1),
-          unsettled: Number(of('ready')?.count ?? 0) + Number(of('leased')?.count ?? 0),
+          unsettled: unsettledStates.reduce((sum, state) => sum + Number(of(state)?.count ?? 0), 0),
           inFlight,
           parked: Number(of('parked')?.count ?? 0),
           consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
@@ -175,7 +214,14 @@ export function createSqlConsumerGroups(
     async take(ownerKeyId, name, from, to, taken) {
       const moved = await holding(ownerKeyId, name, async (on, group) => {
         if (group.takenTo !== from) return false;
-        if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
+        // A group holding as many parked events as it may takes no more until some are replayed: counted up to the bound only.
+        const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
+        const parked = await on
+          .selectFrom((inner) => inner.selectFrom('consumer_group_events').select('position')
+            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('state', '=', 'parked').limit(bound).as('p'))
+          .select((select) => count(select)).executeTakeFirstOrThrow();
+        if (Number(parked.count) >= bound) return false;
+        await dialect.insertRows(on, CONSUMER_GROUP_EVENTS, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
         await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
         return true;
       });
@@ -203,14 +249,15 @@ export function createSqlConsumerGroups(
         }
         if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
         const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
-        const due = await on
+        // Ready events, and those whose lease expired, each read along its state's own index in position order
+        // (parked rows are never read), then the earliest `room` of both.
+        const dueIn = (state: 'ready' | 'leased') => on
           .selectFrom('consumer_group_events as e')
           .select(['e.position', 'e.deliveries', 'e.event'])
-          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name)
-          .where((where) => where.or([
-            where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
-            where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
-          ]))
+          .where('e.owner_key_id', '=', ownerKeyId).where('e.group_name', '=', name).where('e.state', '=', state)
+          .where((where) => (state === 'ready'
+            ? where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])
+            : where('e.lease_expires_at', '<', at)))
           // Per-pet order: only the earliest unsettled event of its pet.
           .where(({ not, exists, selectFrom }) => not(exists(
             selectFrom('consumer_group_events as p')
@@ -219,9 +266,10 @@ export function createSqlConsumerGroups(
               .whereRef('p.position', '<', 'e.position')
               .where('p.state', 'in', ['ready', 'leased']),
           )))
-          .orderBy('e.position')
+          .orderBy('e.state').orderBy('e.position')
           .limit(room)
           .execute();
+        const due = [...(await dueIn('ready')), ...(await dueIn('leased'))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
         if (due.length === 0) return { claims: [] };
         const token = randomBytes(12).toString('base64url');
         const expiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
@@ -245,54 +293,56 @@ export function createSqlConsumerGroups(
 
     async ack(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
-        await on.deleteFrom('consumer_group_events').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name)
-          .where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).delete().execute();
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async nack(ownerKeyId, name, leases, now, then) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'deliveries']).execute();
-        const at = now.toISOString();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position', 'deliveries']).execute();
+        const positions = (rows: typeof held) => rows.map((row) => Number(row.position));
+        const when = now.toISOString();
         if ('release' in then) {
           if (held.length > 0) {
-            await on.updateTable('consumer_group_events')
+            await rowsAt(on, ownerKeyId, name, positions(held)).update()
               .set((set) => ({ state: 'ready', not_before: null, lease: null, consumer: null, lease_expires_at: null, deliveries: sql<number>`${set.ref('deliveries')} - 1` }))
-              .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+              .execute();
           }
           return held.map((row) => ({ lease: row.lease! }));
         }
         const park = held.filter((row) => 'park' in then || row.deliveries >= group.maxDeliveries);
         const retry = held.filter((row) => !park.includes(row));
-        for (const row of park) {
-          const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.maxDeliveries}`;
-          await on.updateTable('consumer_group_events').set({ state: 'parked', reason, parked_at: at, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', '=', row.lease).execute();
+        if (park.length > 0) {
+          // One statement for every parked row, its reason from its own deliveries.
+          const reason = 'park' in then
+            ? sql<string>`'parked by a nack on delivery ' || cast(deliveries as text)`
+            : sql<string>`'nacked on delivery ' || cast(deliveries as text) || ${` of ${group.maxDeliveries}`}`;
+          await rowsAt(on, ownerKeyId, name, positions(park)).update()
+            .set({ state: 'parked', reason, parked_at: when, lease: null, consumer: null, lease_expires_at: null })
+            .execute();
         }
         if (retry.length > 0) {
-          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : at;
-          await on.updateTable('consumer_group_events').set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null })
-            .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', retry.map((row) => row.lease!)).execute();
+          const notBefore = 'notBefore' in then ? then.notBefore.toISOString() : when;
+          await rowsAt(on, ownerKeyId, name, positions(retry)).update().set({ state: 'ready', not_before: notBefore, lease: null, consumer: null, lease_expires_at: null }).execute();
         }
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async extend(ownerKeyId, name, leases, now) {
       const done = await holding(ownerKeyId, name, async (on, group) => {
-        const held = await liveLeases(on, ownerKeyId, name, leases, now).select('lease').execute();
+        const held = await liveLeases(on, ownerKeyId, name, leases, now).select(['lease', 'position']).execute();
         if (held.length === 0) return [];
         const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
-        await on.updateTable('consumer_group_events').set({ lease_expires_at: leaseExpiresAt })
-          .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('lease', 'in', held.map((row) => row.lease!)).execute();
+        await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).update().set({ lease_expires_at: leaseExpiresAt }).execute();
         return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async totals(now) {
@@ -355,16 +405,10 @@ export function createSqlConsumerGroups(
   };
 }
 
-/**
- * New rows of `consumer_group_events` in one statement whose text comes from the table's declaration: a
- * page of the log is hundreds of rows, which Kysely's builder would take longer to compile than to run.
- */
-async function insertEventRows(on: Db, postgres: boolean, rows: readonly ConsumerGroupEventsTable[]): Promise<void> {
-  const table = CONSUMER_GROUP_EVENTS;
-  const query = postgres
-    ? CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)])
-    : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
-  await on.executeQuery(query);
+/** The positions leases name (`<token>.<position>`); a lease not of that shape names none. */
+function leasePositions(leases: readonly string[]): number[] {
+  const positions = leases.map((lease) => Number(lease.slice(lease.lastIndexOf('.') + 1))).filter((position) => Number.isSafeInteger(position) && position > 0);
+  return positions.length > 0 ? positions : [-1];
 }
 
 function groupFromRow(row: Selectable<ConsumerGroupsTable>): ConsumerGroup {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { PetRow, PetStoreDatabase } from './schema.ts';
+import type { PetRow, PetStoreDatabase, ReadRow, TableDeclaration } from './schema.ts';
 
 /**
  * What the code shared by both SQL databases (the event store's reads, the catalogue, the key table,
@@ -37,6 +37,20 @@ export interface SqlDialect {
    * Inserts `rows` into the table `into`, shaped as `pets` and holding none of their ids.
    */
   insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, rows: readonly PetRow[]): Promise<void>;
+  /** Inserts `rows` into `table` in one statement whose text comes from its declaration (hundreds of rows: no query builder). */
+  insertRows<T extends TableDeclaration>(executor: Kysely<PetStoreDatabase>, table: T, rows: readonly ReadRow<T>[]): Promise<void>;
+
+  /**
+   * Inside a transaction, `query` (a select of rows it will change) with those rows held against other
+   * connections until it ends, where the transaction alone does not hold them: PostgreSQL `FOR UPDATE`;
+   * SQLite's write transactions hold the whole file already.
+   */
+  selectForUpdate<Q extends { forUpdate(): Q }>(query: Q): Q;
+  /**
+   * Inside a transaction on `connection`: holds `key` until it ends, so that transactions holding the same
+   * key take turns (PostgreSQL: an advisory lock; SQLite's write transactions take turns already).
+   */
+  holdKey(connection: Kysely<PetStoreDatabase>, key: string): Promise<void>;
 }
 
 /** Which events a page keeps: only these types (none: no event), only this stream's; absent: all. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, claimEventsWaiting } from '../../application/index.ts';
+import { addPet, changePetStatus, claimEventsWaiting, createClaimWaits } from '../../application/index.ts';
 import type { EventLog } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
 import { stepClocks } from '../support/stepped-clocks.ts';
@@ -73,6 +73,48 @@ describe('a claim that waits for events', () => {
       assert.deepEqual(outcome.claims.map((claim) => claim.event.streamId), [`pet-${pet.id}`]);
     } finally {
       clocks.restore();
+      await opened.close();
+    }
+  });
+
+  it('an idle group costs one look a wake however many claims wait on it, and a look that finds nothing due takes no write', { timeout: 20_000 }, async () => {
+    const opened = await openTemporaryStore('sqlite');
+    const { store } = opened;
+    const groups = createSqlConsumerGroups(store);
+    const calls = { pending: 0, claim: 0 };
+    let claimed!: () => void;
+    const firstLooksDone = new Promise<void>((resolve) => (claimed = resolve));
+    const counted = {
+      ...groups,
+      pending: (...args: Parameters<typeof groups.pending>) => ((calls.pending += 1), groups.pending(...args)),
+      claim: async (...args: Parameters<typeof groups.claim>) => {
+        calls.claim += 1;
+        const outcome = await groups.claim(...args);
+        if (calls.claim === 10) claimed();
+        return outcome;
+      },
+    };
+    const waits = createClaimWaits({ consumerGroups: counted, eventLog: store.eventLog, clock: store.clock, commits: store.commits }, { recheckMs: 60_000 });
+    const stop = new AbortController();
+    try {
+      await groups.create('1', 'g', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'end', types: ['PetStatusChanged'] }, 0, new Date(), 10);
+      const waiting = Array.from({ length: 10 }, (_, index) => waits.claim('1', 'g', `c${index}`, 10, { waitMs: 30_000, signal: stop.signal }));
+      await firstLooksDone;
+      await new Promise((resolve) => setImmediate(resolve));
+      const before = { ...calls };
+      // A commit the group does not want: every waiter could look, but one look answers for all of them.
+      const pet = await addPet(store, { name: 'Not wanted', categoryId: 1 });
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual({ pending: calls.pending - before.pending, claim: calls.claim - before.claim }, { pending: 1, claim: 0 });
+      // One it wants goes to the first waiter.
+      await changePetStatus(store, { id: pet.id, status: 'sold' });
+      const first = await waiting[0];
+      assert.ok(first && 'claims' in first);
+      assert.deepEqual(first.claims.map((claim) => claim.event.event.type), ['PetStatusChanged']);
+      stop.abort();
+      assert.deepEqual(await Promise.all(waiting.slice(1)), Array.from({ length: 9 }, () => ({ claims: [] })));
+    } finally {
+      stop.abort();
       await opened.close();
     }
   });

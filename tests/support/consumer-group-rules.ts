@@ -1,6 +1,8 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, changePetStatus, claimEvents, consumersWindowMs, GroupLimitReached, replayParked } from '../../application/index.ts';
+import {
+  ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
+} from '../../application/index.ts';
 import type { Claim, ClaimOutcome, ConsumerGroupPorts, GroupSettings } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
@@ -63,7 +65,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal(again!.deliveries, 2, 'the expired lease counted');
     assert.notEqual(again!.lease, silent!.lease);
     assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', [silent!.lease], clock.now()), { done: [], stale: [silent!.lease] }, 'the expired lease acks nothing');
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now())).done, [{ lease: again!.lease }]);
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now()))!.done, [{ lease: again!.lease }]);
   });
 
   withPair('an event whose leases expire maxDeliveries times is parked with a reason, read page by page, and replayed with deliveries from 1', async ({ first, second }) => {
@@ -96,7 +98,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 2);
     const [one, two] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     await a.consumerGroups.nack(OWNER, 'g', [one!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
-    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true })).stale, ['nonsense']);
+    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true }))!.stale, ['nonsense']);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'not before retryAfterMs');
     clock.advance(500);
     const [retried] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
@@ -114,7 +116,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 2);
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'stopping', 10));
     const released = await a.consumerGroups.nack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now(), { release: true });
-    assert.deepEqual(released.stale, []);
+    assert.deepEqual(released!.stale, []);
     const again = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
     assert.deepEqual(again.map((claim) => [claim.position, claim.deliveries]), claims.map((claim) => [claim.position, 1]));
     assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.parked, 0);
@@ -168,6 +170,54 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     claimsOf(await claimEvents(a, OWNER, 'g', 'three', 10));
   });
 
+  withPair('pending says, in one read, whether an event could go now: taken in and ready, a retry fallen due, a lease expired', async ({ first, second }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    const b = portsOn(second, clock);
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'nope', clock.now()))?.due, undefined);
+    await addPets(first, 1);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'in the log, not yet taken in');
+    const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'under a live lease');
+    await a.consumerGroups.nack(OWNER, 'g', [claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'not before its retry');
+    clock.advance(500);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true);
+    claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    clock.advance(SETTINGS.ackTimeoutMs + 1);
+    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true, 'its lease expired');
+  });
+
+  withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
+    const clock = manualClock();
+    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 2);
+    const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    await a.consumerGroups.nack(OWNER, 'g', poison.map((claim) => claim.lease), clock.now(), { park: true });
+    await addPets(first, 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'at its bound: nothing more taken in');
+    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2, 'its lag shows');
+    assert.equal(await replayParked(a, OWNER, 'g', [poison[0]!.position]), 1);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)).map((claim) => claim.position), [poison[0]!.position, 3]);
+  });
+
+  withPair('createGroup fills in the defaults, starts an `end` group at the head, and refuses a start past the head', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await addPets(first, 2);
+    const made = await createGroup(a, OWNER, 'defaults', {}, 10);
+    assert.ok(made.outcome === 'created');
+    assert.deepEqual([made.group.ackTimeoutMs, made.group.maxDeliveries, made.group.start, made.group.takenTo], [30_000, 5, 'beginning', 0]);
+    const atEnd = await createGroup(a, OWNER, 'at-end', { start: 'end' }, 10);
+    assert.ok(atEnd.outcome === 'created');
+    assert.equal(atEnd.group.takenTo, 2);
+    await assert.rejects(createGroup(a, OWNER, 'too-far', { start: 3 }, 10), GroupRequestRefused);
+    assert.equal((await createGroup(a, OWNER, 'at-end', { start: 'end' }, 10)).outcome, 'exists', 'the same settings find it, wherever the head is now');
+    await assert.rejects(ackEvents(a, OWNER, 'nope', ['x.1']), GroupNotFound);
+  });
+
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
     const clock = manualClock();
     const a = portsOn(first, clock);
@@ -194,7 +244,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     const leases = claims.map((claim) => claim.lease);
     assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', leases, clock.now()), { done: leases.map((lease) => ({ lease })), stale: [] });
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now())).stale, leases);
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now()))!.stale, leases);
     clock.advance(10 * SETTINGS.ackTimeoutMs);
     assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'd', 10)), []);
     assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2);
@@ -208,11 +258,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     clock.advance(SETTINGS.ackTimeoutMs - 1);
     const extended = await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now());
-    assert.equal(extended.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
+    assert.equal(extended!.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
     clock.advance(SETTINGS.ackTimeoutMs - 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'd', 10)), [], 'still held after its first expiry');
     clock.advance(2);
-    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now())).stale, [claim!.lease]);
+    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now()))!.stale, [claim!.lease]);
   });
 
   withPair('per-pet order and one live lease hold under 4 consumers claiming through two instances at once', async ({ first, second }) => {
@@ -253,7 +303,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
         for (const claim of random % 2 ? claims : [...claims].reverse()) {
           await new Promise((resolve) => setImmediate(resolve));
           held.delete(claim.position);
-          const { done } = await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now());
+          const { done } = (await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now()))!;
           assert.equal(done.length, 1);
           acked.add(claim.position);
         }
@@ -326,7 +376,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
           continue;
         }
         idle = 0;
-        const { done } = await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now());
+        const { done } = (await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now()))!;
         for (const { lease } of done) {
           const position = claims.find((claim) => claim.lease === lease)!.position;
           acked.set(position, (acked.get(position) ?? 0) + 1);

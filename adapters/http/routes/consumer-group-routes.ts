@@ -4,8 +4,8 @@ import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
-import { claimEventsWaiting, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import { ackEvents, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NackRequest, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
@@ -102,6 +102,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const now = () => resource.clock.now();
   const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
   const head = async () => await resource.eventLog.end();
+  const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
   const nameOf = (ctx: Context): string => {
     const name = ctx.params.group!;
@@ -123,20 +124,9 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.put('putConsumerGroup', '/v1/consumer-groups/:group', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ ackTimeoutMs?: number; maxDeliveries?: number; start?: GroupSettings['start']; types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
-    const types = body.types?.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] | undefined;
-    const settings: GroupSettings = {
-      ackTimeoutMs: body.ackTimeoutMs ?? DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
-      maxDeliveries: body.maxDeliveries ?? DEFAULT_GROUP_SETTINGS.maxDeliveries,
-      start: body.start ?? DEFAULT_GROUP_SETTINGS.start,
-      ...(types ? { types } : {}),
-    };
-    const logHead = await head();
-    if (typeof settings.start === 'number' && settings.start > logHead) {
-      throw new HttpProblem('invalid_body', `start ${settings.start} is past the end of the log (${logHead}): nothing was committed there yet`);
-    }
-    const takenTo = settings.start === 'beginning' ? 0 : settings.start === 'end' ? logHead : settings.start;
-    const created = await groups.create(owner(ctx), name, settings, takenTo, now(), resource.maxPerKey);
+    const { types, ...body } = checkedBody<Omit<NewGroup, 'types'> & { types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
+    const request: NewGroup = { ...body, ...(types ? { types: types.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] } : {}) };
+    const created = await createGroup(resource, owner(ctx), name, request, resource.maxPerKey);
     if (created.outcome === 'conflict') throw new HttpProblem('group_exists', `consumer group ${name} exists with other settings; delete it first to change them`);
     ctx.status = created.outcome === 'created' ? 201 : 200;
     ctx.body = await view(ctx, name);
@@ -178,7 +168,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     if (socket.readableEnded || socket.destroyed) leave();
     waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimEventsWaiting(resource, owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, recheckMs: resource.recheckMs ?? 1000, signal: stop.signal });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
         if (outcome.full === 'consumers') {
@@ -193,7 +183,8 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
       }
       if (outcome.claims.length > 0 && (clientLeft || waiting?.revoked)) {
         // Leased as the client left or its key was revoked: nobody will handle them, another consumer takes them at once.
-        await groups.nack(owner(ctx), name, outcome.claims.map((claim) => claim.lease), now(), { release: true });
+        await nackEvents(resource, owner(ctx), name, outcome.claims.map((claim) => claim.lease), { release: true });
+        claimWaits.changed(owner(ctx), name);
       }
       if (waiting?.revoked) throw invalidKey();
       if (clientLeft) return;
@@ -213,25 +204,21 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
     const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    const group = await owned(ctx);
-    const outcome = await groups.ack(owner(ctx), group.name, leases, now());
+    const outcome = await ackEvents(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { acked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    if (body.release && (body.park || body.retryAfterMs !== undefined)) throw new HttpProblem('invalid_body', 'release hands the events back at once: not with park or retryAfterMs');
-    const group = await owned(ctx);
-    const at = now();
-    const then: NackThen = body.release ? { release: true } : body.park ? { park: true } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
-    const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
+    const { leases, ...request } = checkedBody<NackRequest & { leases: string[] }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    const name = nameOf(ctx);
+    const outcome = await nackEvents(resource, owner(ctx), name, leases, request);
+    if (outcome.done.length > 0) claimWaits.changed(owner(ctx), name);
     ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
     const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    const group = await owned(ctx);
-    const outcome = await groups.extend(owner(ctx), group.name, leases, now());
+    const outcome = await extendLeases(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { leases: outcome.done, stale: outcome.stale };
   });
 
@@ -252,6 +239,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const { positions } = checkedBody<{ positions?: number[] }>(ctx, ReplayParkedSchema, ReplayParkedCheck);
     const group = await owned(ctx);
     const replayed = await replayParked(resource, owner(ctx), group.name, positions);
+    if (replayed > 0) claimWaits.changed(owner(ctx), group.name);
     ctx.status = 202;
     ctx.body = { replayed };
   });

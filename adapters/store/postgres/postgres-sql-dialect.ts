@@ -71,6 +71,16 @@ export const postgresSqlDialect: SqlDialect = {
     await sql`begin isolation level repeatable read`.execute(connection);
   },
 
+  async insertRows(executor, table, rows) {
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)]));
+  },
+
+  selectForUpdate: (query) => query.forUpdate(),
+
+  async holdKey(connection, key) {
+    await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(connection);
+  },
+
   async swapInPets(connection, from) {
     // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
     // wait for this transaction. Readers keep reading the old rows until the commit.

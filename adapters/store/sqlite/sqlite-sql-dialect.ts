@@ -72,6 +72,14 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`begin immediate`.execute(connection);
   },
 
+  async insertRows(executor, table, rows) {
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows)));
+  },
+
+  selectForUpdate: (query) => query,
+
+  async holdKey() {},
+
   async beginSnapshot(connection) {
     // A deferred transaction reads one snapshot from its first read on (WAL).
     await sql`begin`.execute(connection);
