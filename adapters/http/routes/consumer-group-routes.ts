@@ -150,7 +150,9 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS });
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number; acks?: string[] }>(
+      ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS, acks: LEASE_MAX_CODE_POINTS },
+    );
     const waitMs = body.waitMs ?? 0;
     const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
     // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
@@ -168,7 +170,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     if (socket.readableEnded || socket.destroyed) leave();
     waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal, ...(body.acks ? { acks: body.acks } : {}) });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
         if (outcome.full === 'consumers') {
@@ -193,6 +195,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
         claims: outcome.claims.map((claim) => ({
           lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt, event: event(claim.event),
         })),
+        ...(outcome.acked ? { acked: outcome.acked.done.length, stale: outcome.acked.stale } : {}),
       };
     } finally {
       waiting?.done();
