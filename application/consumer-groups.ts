@@ -117,6 +117,29 @@ export interface LeaseOutcome {
 
 export type CreateOutcome = { readonly outcome: 'created' | 'exists'; readonly group: ConsumerGroup } | { readonly outcome: 'conflict' };
 
+/** The key has no group by that name (another key's is not told apart). */
+export class GroupNotFound extends Error {
+  constructor(readonly group: string) {
+    super(`no consumer group ${group}`);
+    this.name = 'GroupNotFound';
+  }
+}
+
+/** A group request the rules refuse (answered as a bad body). */
+export class GroupRequestRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GroupRequestRefused';
+  }
+}
+
+/** Whether `settings` are the group's own: creating it again with them finds it (types in any order). */
+export function sameGroupSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
+  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
+  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
+    && group.start === settings.start && types(group.types) === types(settings.types);
+}
+
 /** A key asked for one group more than it may have. */
 export class GroupLimitReached extends Error {
   constructor(readonly max: number) {
@@ -154,13 +177,14 @@ export interface ConsumerGroups {
    * claimed now (a waiting claim's later looks do not). Undefined when there is no such group.
    */
   claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date, seen?: boolean): Promise<ClaimOutcome | undefined>;
-  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  /** Undefined (like `nack` and `extend`) when there is no such group. */
+  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
    * `release` hands them back at once as if this delivery never happened (they were never tried).
    */
-  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome>;
-  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome>;
+  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome | undefined>;
+  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   totals(now: Date): Promise<GroupTotals>;
   /** Parked events after `after`, by position, at most `limit`; an event whose last delivery's lease expired by `now` is one. */
   parked(ownerKeyId: string, name: string, after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
@@ -213,6 +237,16 @@ export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string,
   return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
 }
 
+/** How a claim waits, and the leases of its consumer's last batch it acks first (one request a batch for a busy worker). */
+export interface ClaimWait {
+  readonly waitMs: number;
+  readonly signal?: AbortSignal;
+  readonly acks?: readonly string[];
+}
+
+/** What a claim came to, with what its acks did when it carried some (applied even when the claim meets a cap). */
+export type ClaimAnswer = ClaimOutcome & { readonly acked?: LeaseOutcome };
+
 /** Claims that wait for events, kept per group (see `createClaimWaits`). */
 export interface ClaimWaits {
   /**
@@ -220,7 +254,7 @@ export interface ClaimWaits {
    * `waitMs` have passed (counted on the monotonic clock: a wall clock stepped back or forward changes no
    * wait) or `signal` aborts; then it answers what it has: nothing.
    */
-  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: { readonly waitMs: number; readonly signal?: AbortSignal }): Promise<ClaimOutcome | undefined>;
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: ClaimWait): Promise<ClaimAnswer | undefined>;
   /** Something in the group may have become due here (a nack, a release, a replay): its waiting claims look at once. */
   changed(ownerKeyId: string, name: string): void;
 }
@@ -344,11 +378,17 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
       begin();
       try {
         const heardBefore = commitsHeard;
+        let acked: LeaseOutcome | undefined;
+        if (wait.acks && wait.acks.length > 0) {
+          acked = await ports.consumerGroups.ack(ownerKeyId, name, wait.acks, ports.clock.now());
+          if (!acked) return undefined;
+        }
+        const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);
         const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
-        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return first;
+        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return withAcks(first);
         const left = deadline - performance.now();
-        if (left <= 0) return first;
-        return await new Promise<ClaimOutcome | undefined>((resolve) => {
+        if (left <= 0) return withAcks(first);
+        return withAcks(await new Promise<ClaimOutcome | undefined>((resolve) => {
           const key = keyOf(ownerKeyId, name);
           let group = groups.get(key);
           if (!group) {
@@ -372,7 +412,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           waiting.waiters.push(waiter);
           if (waiting.logReadAt !== commitsHeard) look(waiting);
           else arm(waiting);
-        });
+        }));
       } finally {
         end();
       }
@@ -391,6 +431,65 @@ export function claimEventsWaiting(
   wait: { readonly waitMs: number; readonly recheckMs: number; readonly signal?: AbortSignal },
 ): Promise<ClaimOutcome | undefined> {
   return createClaimWaits(ports, { recheckMs: wait.recheckMs }).claim(ownerKeyId, name, consumer, max, wait);
+}
+
+/** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */
+export interface NewGroup {
+  readonly ackTimeoutMs?: number;
+  readonly maxDeliveries?: number;
+  readonly start?: GroupStart;
+  readonly types?: readonly string[];
+}
+
+/**
+ * Creates the group (or finds it with the same settings): its defaults filled in, and where it starts in
+ * the log fixed now (`end`: the log's head at creation). A start past the log's head is refused: nothing
+ * was committed there yet.
+ */
+export async function createGroup(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, request: NewGroup, maxPerKey: number): Promise<CreateOutcome> {
+  const settings: GroupSettings = {
+    ackTimeoutMs: request.ackTimeoutMs ?? DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
+    maxDeliveries: request.maxDeliveries ?? DEFAULT_GROUP_SETTINGS.maxDeliveries,
+    start: request.start ?? DEFAULT_GROUP_SETTINGS.start,
+    ...(request.types ? { types: request.types } : {}),
+  };
+  const head = await ports.eventLog.end();
+  if (typeof settings.start === 'number' && settings.start > head) {
+    throw new GroupRequestRefused(`start ${settings.start} is past the end of the log (${head}): nothing was committed there yet`);
+  }
+  const takenTo = settings.start === 'beginning' ? 0 : settings.start === 'end' ? head : settings.start;
+  return ports.consumerGroups.create(ownerKeyId, name, settings, takenTo, ports.clock.now(), maxPerKey);
+}
+
+/** Settles the events of `leases` still held; `GroupNotFound` when the key has no such group. */
+export async function ackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
+  return (await ports.consumerGroups.ack(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+}
+
+/** What a nack asks: retry after `retryAfterMs` (default at once), `park`, or `release` (alone: back at once, untried). */
+export interface NackRequest {
+  readonly retryAfterMs?: number;
+  readonly park?: boolean;
+  readonly release?: boolean;
+}
+
+/** Hands the events of `leases` still held back, or parks them (see `NackRequest`); `GroupNotFound` when the key has no such group. */
+export async function nackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[], request: NackRequest): Promise<LeaseOutcome> {
+  if (request.release && (request.park || request.retryAfterMs !== undefined)) {
+    throw new GroupRequestRefused('release hands the events back at once: not with park or retryAfterMs');
+  }
+  const now = ports.clock.now();
+  const then: NackThen = request.release ? { release: true } : request.park ? { park: true } : { notBefore: new Date(now.getTime() + (request.retryAfterMs ?? 0)) };
+  return (await ports.consumerGroups.nack(ownerKeyId, name, leases, now, then)) ?? notFound(name);
+}
+
+/** Gives the leases still held a new expiry, `ackTimeoutMs` from now; `GroupNotFound` when the key has no such group. */
+export async function extendLeases(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
+  return (await ports.consumerGroups.extend(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+}
+
+function notFound(name: string): never {
+  throw new GroupNotFound(name);
 }
 
 /** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */

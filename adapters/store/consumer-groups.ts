@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings } from '../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
-import { CONSUMER_GROUP_EVENTS, postgresInsert, postgresRowsJson, rowValues, sqliteInsert } from './schema.ts';
+import { CONSUMER_GROUP_EVENTS } from './schema.ts';
 import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
 import type { SqlPetStore } from './sql-pet-store.ts';
 
@@ -24,16 +24,14 @@ export function createSqlConsumerGroups(
   } = GROUP_LIMITS,
 ): ConsumerGroups {
   const { db, dialect } = store;
-  const postgres = dialect.name === 'postgres';
   const run = <T>(work: () => Promise<T>) => translated(dialect, work);
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ? store.writeOutsideLog(work) : db.transaction().execute(work)));
   /** `work` with the group held alone; undefined when there is no such group. */
   const holding = <T>(ownerKeyId: string, name: string, work: (on: Db, group: ConsumerGroup) => Promise<T>): Promise<T | undefined> =>
     transaction(async (on) => {
-      let query = on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
-      if (postgres) query = query.forUpdate();
-      const row = await query.executeTakeFirst();
+      const query = on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
+      const row = await dialect.selectForUpdate(query).executeTakeFirst();
       return row ? work(on, groupFromRow(row)) : undefined;
     });
   const events = (on: Db, ownerKeyId: string, name: string) =>
@@ -97,7 +95,7 @@ export function createSqlConsumerGroups(
           const existing = await on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
           if (existing) {
             const group = groupFromRow(existing);
-            return sameSettings(group, settings) ? { outcome: 'exists' as const, group } : { outcome: 'conflict' as const };
+            return sameGroupSettings(group, settings) ? { outcome: 'exists' as const, group } : { outcome: 'conflict' as const };
           }
           const owned = await on.selectFrom('consumer_groups').select(count).where('owner_key_id', '=', ownerKeyId).executeTakeFirstOrThrow();
           if (Number(owned.count) >= maxPerOwner) throw new GroupLimitReached(maxPerOwner);
@@ -110,9 +108,8 @@ export function createSqlConsumerGroups(
         };
         // The count holds only while no other create of the same owner runs: SQLite's write lock says so; on
         // PostgreSQL a lock on the owner, held to the end of the transaction, makes their creates take turns.
-        if (!postgres) return transaction(createIn);
-        return db.transaction().execute(async (on) => {
-          await sql`select pg_advisory_xact_lock(hashtext(${`consumer-groups:${ownerKeyId}`}))`.execute(on);
+        return transaction(async (on) => {
+          await dialect.holdKey(on, `consumer-groups:${ownerKeyId}`);
           return createIn(on);
         });
       });
@@ -224,7 +221,7 @@ export function createSqlConsumerGroups(
             .where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).where('state', '=', 'parked').limit(bound).as('p'))
           .select((select) => count(select)).executeTakeFirstOrThrow();
         if (Number(parked.count) >= bound) return false;
-        if (taken.length > 0) await insertEventRows(on, postgres, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
+        await dialect.insertRows(on, CONSUMER_GROUP_EVENTS, taken.map((stored) => newEventRow(ownerKeyId, name, stored)));
         await on.updateTable('consumer_groups').set({ taken_to: to }).where('owner_key_id', '=', ownerKeyId).where('name', '=', name).execute();
         return true;
       });
@@ -301,7 +298,7 @@ export function createSqlConsumerGroups(
         await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).delete().execute();
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async nack(ownerKeyId, name, leases, now, then) {
@@ -334,7 +331,7 @@ export function createSqlConsumerGroups(
         }
         return held.map((row) => ({ lease: row.lease! }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async extend(ownerKeyId, name, leases, now) {
@@ -345,7 +342,7 @@ export function createSqlConsumerGroups(
         await rowsAt(on, ownerKeyId, name, held.map((row) => Number(row.position))).update().set({ lease_expires_at: leaseExpiresAt }).execute();
         return held.map((row) => ({ lease: row.lease!, leaseExpiresAt }));
       });
-      return outcome(leases, done ?? []);
+      return done && outcome(leases, done);
     },
 
     async totals(now) {
@@ -408,18 +405,6 @@ export function createSqlConsumerGroups(
   };
 }
 
-/**
- * New rows of `consumer_group_events` in one statement whose text comes from the table's declaration: a
- * page of the log is hundreds of rows, which Kysely's builder would take longer to compile than to run.
- */
-async function insertEventRows(on: Db, postgres: boolean, rows: readonly ConsumerGroupEventsTable[]): Promise<void> {
-  const table = CONSUMER_GROUP_EVENTS;
-  const query = postgres
-    ? CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)])
-    : CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows));
-  await on.executeQuery(query);
-}
-
 /** The positions leases name (`<token>.<position>`); a lease not of that shape names none. */
 function leasePositions(leases: readonly string[]): number[] {
   const positions = leases.map((lease) => Number(lease.slice(lease.lastIndexOf('.') + 1))).filter((position) => Number.isSafeInteger(position) && position > 0);
@@ -443,11 +428,6 @@ function startFromText(text: string): GroupStart {
   return text === 'beginning' || text === 'end' ? text : Number(text);
 }
 
-function sameSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
-  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
-  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
-    && group.start === settings.start && types(group.types) === types(settings.types);
-}
 
 function newEventRow(ownerKeyId: string, name: string, stored: StoredEvent): ConsumerGroupEventsTable {
   return {

@@ -45,7 +45,7 @@ async function insertRows(
   const each = rowsPerInsert(table);
   const insert = async (executor: Kysely<PetStoreDatabase>, from: number, to: number) => {
     for (let start = from; start < to; start += each) {
-      await dialect.insertRows(executor, table, into, rows.slice(start, Math.min(to, start + each)));
+      await dialect.insertRows(executor, table, rows.slice(start, Math.min(to, start + each)), into);
     }
   };
   if (!inTransactions) return insert(db, 0, rows.length);

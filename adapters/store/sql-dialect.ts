@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ReadModelRow } from '../../application/index.ts';
-import type { PetStoreDatabase, TableDeclaration } from './schema.ts';
+import type { PetStoreDatabase, ReadRow, TableDeclaration } from './schema.ts';
 
 /**
  * What the code shared by both SQL databases (the event store's reads, the catalogue, the key table,
@@ -34,8 +34,24 @@ export interface SqlDialect {
    * too short to be worth a thread. Only for reads that need not share a transaction with the caller.
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
-  /** Inserts `rows` into the table `into`, shaped as `table` and holding none of their ids. */
-  insertRows(executor: Kysely<PetStoreDatabase>, table: TableDeclaration, into: string, rows: readonly ReadModelRow[]): Promise<void>;
+  /**
+   * Inserts `rows` into `into` (the table itself unless another is named: a scratch copy shaped as
+   * `table`), which holds none of their keys, in one statement whose text comes from the declaration
+   * (hundreds of rows: no query builder).
+   */
+  insertRows<T extends TableDeclaration>(executor: Kysely<PetStoreDatabase>, table: T, rows: readonly (ReadRow<T> | ReadModelRow)[], into?: string): Promise<void>;
+
+  /**
+   * Inside a transaction, `query` (a select of rows it will change) with those rows held against other
+   * connections until it ends, where the transaction alone does not hold them: PostgreSQL `FOR UPDATE`;
+   * SQLite's write transactions hold the whole file already.
+   */
+  selectForUpdate<Q extends { forUpdate(): Q }>(query: Q): Q;
+  /**
+   * Inside a transaction on `connection`: holds `key` until it ends, so that transactions holding the same
+   * key take turns (PostgreSQL: an advisory lock; SQLite's write transactions take turns already).
+   */
+  holdKey(connection: Kysely<PetStoreDatabase>, key: string): Promise<void>;
 }
 
 /** Which events a page keeps: only these types (none: no event), only this stream's; absent: all. */

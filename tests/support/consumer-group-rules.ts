@@ -1,14 +1,31 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, changePetStatus, claimEvents, consumersWindowMs, GroupLimitReached, replayParked } from '../../application/index.ts';
-import type { Claim, ClaimOutcome, ConsumerGroupPorts, GroupSettings } from '../../application/index.ts';
+import {
+  ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
+} from '../../application/index.ts';
+import type { Claim, ClaimOutcome, ConsumerGroupPorts, ConsumerGroups, EventLog, GroupSettings, PetStorePorts } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 
-/** Two stores on one database, as two processes (SQLite) or two instances (PostgreSQL) would hold it. */
+/** The limits a store's consumer groups are made with (the defaults: `GROUP_LIMITS`). */
+export type GroupStoreLimits = Parameters<typeof createSqlConsumerGroups>[1];
+
+/** One instance's store, as the rules use it: its pet ports and log, and its consumer groups made with some limits. */
+export interface GroupStore {
+  readonly ports: PetStorePorts;
+  readonly eventLog: EventLog;
+  consumerGroups(limits?: GroupStoreLimits): ConsumerGroups;
+}
+
+/** A SQL store as a `GroupStore`. */
+export function sqlGroupStore(store: SqlPetStore): GroupStore {
+  return { ports: store, eventLog: store.eventLog, consumerGroups: (limits) => createSqlConsumerGroups(store, limits) };
+}
+
+/** Two stores on one database, as two processes (SQLite) or two instances (PostgreSQL) would hold it; or one shared memory. */
 export interface StorePair {
-  readonly first: SqlPetStore;
-  readonly second: SqlPetStore;
+  readonly first: GroupStore;
+  readonly second: GroupStore;
   close(): Promise<void>;
 }
 
@@ -21,8 +38,8 @@ function manualClock(start = Date.parse('2026-01-01T00:00:00Z')) {
   return { now: () => new Date(now), advance: (ms: number) => void (now += ms) };
 }
 
-function portsOn(store: SqlPetStore, clock: { now(): Date }, limits?: { inFlightPerGroup: number; inFlightPerConsumer: number }): ConsumerGroupPorts {
-  return { consumerGroups: createSqlConsumerGroups(store, limits), eventLog: store.eventLog, clock };
+function portsOn(store: GroupStore, clock: { now(): Date }, limits?: GroupStoreLimits): ConsumerGroupPorts {
+  return { consumerGroups: store.consumerGroups(limits), eventLog: store.eventLog, clock };
 }
 
 function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
@@ -30,9 +47,9 @@ function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
   return outcome.claims;
 }
 
-async function addPets(store: SqlPetStore, count: number): Promise<number[]> {
+async function addPets(store: GroupStore, count: number): Promise<number[]> {
   const ids: number[] = [];
-  for (let index = 0; index < count; index++) ids.push((await addPet(store, { name: `Pet ${index}`, categoryId: 1, status: 'available' })).id);
+  for (let index = 0; index < count; index++) ids.push((await addPet(store.ports, { name: `Pet ${index}`, categoryId: 1, status: 'available' })).id);
   return ids;
 }
 
@@ -63,7 +80,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal(again!.deliveries, 2, 'the expired lease counted');
     assert.notEqual(again!.lease, silent!.lease);
     assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', [silent!.lease], clock.now()), { done: [], stale: [silent!.lease] }, 'the expired lease acks nothing');
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now())).done, [{ lease: again!.lease }]);
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now()))!.done, [{ lease: again!.lease }]);
   });
 
   withPair('an event whose leases expire maxDeliveries times is parked with a reason, read page by page, and replayed with deliveries from 1', async ({ first, second }) => {
@@ -96,7 +113,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 2);
     const [one, two] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     await a.consumerGroups.nack(OWNER, 'g', [one!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
-    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true })).stale, ['nonsense']);
+    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true }))!.stale, ['nonsense']);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'not before retryAfterMs');
     clock.advance(500);
     const [retried] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
@@ -114,7 +131,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 2);
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'stopping', 10));
     const released = await a.consumerGroups.nack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now(), { release: true });
-    assert.deepEqual(released.stale, []);
+    assert.deepEqual(released!.stale, []);
     const again = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
     assert.deepEqual(again.map((claim) => [claim.position, claim.deliveries]), claims.map((claim) => [claim.position, 1]));
     assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.parked, 0);
@@ -158,7 +175,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
 
   withPair('a group shows a bounded number of consumers: a claim by one more is told when to try again', async ({ first }) => {
     const clock = manualClock();
-    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, consumersPerGroup: 2 }) };
+    const a = { ...portsOn(first, clock), consumerGroups: first.consumerGroups({ inFlightPerGroup: 10, inFlightPerConsumer: 10, consumersPerGroup: 2 }) };
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     claimsOf(await claimEvents(a, OWNER, 'g', 'one', 10));
     claimsOf(await claimEvents(a, OWNER, 'g', 'two', 10));
@@ -189,7 +206,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
 
   withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
     const clock = manualClock();
-    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
+    const a = { ...portsOn(first, clock), consumerGroups: first.consumerGroups({ inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     await addPets(first, 2);
     const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
@@ -199,6 +216,21 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2, 'its lag shows');
     assert.equal(await replayParked(a, OWNER, 'g', [poison[0]!.position]), 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)).map((claim) => claim.position), [poison[0]!.position, 3]);
+  });
+
+  withPair('createGroup fills in the defaults, starts an `end` group at the head, and refuses a start past the head', async ({ first }) => {
+    const clock = manualClock();
+    const a = portsOn(first, clock);
+    await addPets(first, 2);
+    const made = await createGroup(a, OWNER, 'defaults', {}, 10);
+    assert.ok(made.outcome === 'created');
+    assert.deepEqual([made.group.ackTimeoutMs, made.group.maxDeliveries, made.group.start, made.group.takenTo], [30_000, 5, 'beginning', 0]);
+    const atEnd = await createGroup(a, OWNER, 'at-end', { start: 'end' }, 10);
+    assert.ok(atEnd.outcome === 'created');
+    assert.equal(atEnd.group.takenTo, 2);
+    await assert.rejects(createGroup(a, OWNER, 'too-far', { start: 3 }, 10), GroupRequestRefused);
+    assert.equal((await createGroup(a, OWNER, 'at-end', { start: 'end' }, 10)).outcome, 'exists', 'the same settings find it, wherever the head is now');
+    await assert.rejects(ackEvents(a, OWNER, 'nope', ['x.1']), GroupNotFound);
   });
 
   withPair('the checkpoint is the contiguous settled floor, not the last event handed out or acked', async ({ first, second }) => {
@@ -211,9 +243,9 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.ack(OWNER, 'g', [claims[1]!.lease, claims[3]!.lease], clock.now());
     assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'position 1 is still in flight');
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
-    const seenByTheOther = (await createSqlConsumerGroups(second).status(OWNER, 'g', clock.now()))!;
+    const seenByTheOther = (await second.consumerGroups().status(OWNER, 'g', clock.now()))!;
     assert.equal(seenByTheOther.checkpoint, 2, 'up to the one still in flight, as the other instance reads it');
-    assert.deepEqual(await createSqlConsumerGroups(second).totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
+    assert.deepEqual(await second.consumerGroups().totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
     clock.advance(SETTINGS.ackTimeoutMs + 1);
     assert.deepEqual(await a.consumerGroups.totals(clock.now()), { groups: 1, inFlight: 0, waiting: 1, parked: 0, lowestCheckpoint: 2 }, 'an expired lease waits');
   });
@@ -227,7 +259,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     const leases = claims.map((claim) => claim.lease);
     assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', leases, clock.now()), { done: leases.map((lease) => ({ lease })), stale: [] });
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now())).stale, leases);
+    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now()))!.stale, leases);
     clock.advance(10 * SETTINGS.ackTimeoutMs);
     assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'd', 10)), []);
     assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2);
@@ -241,11 +273,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     clock.advance(SETTINGS.ackTimeoutMs - 1);
     const extended = await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now());
-    assert.equal(extended.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
+    assert.equal(extended!.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
     clock.advance(SETTINGS.ackTimeoutMs - 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'd', 10)), [], 'still held after its first expiry');
     clock.advance(2);
-    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now())).stale, [claim!.lease]);
+    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now()))!.stale, [claim!.lease]);
   });
 
   withPair('per-pet order and one live lease hold under 4 consumers claiming through two instances at once', async ({ first, second }) => {
@@ -254,7 +286,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     const pets = await addPets(first, 8);
     for (let round = 0; round < 4; round++) {
-      for (const id of pets) await changePetStatus(first, { id, status: round % 2 ? 'available' : 'pending' });
+      for (const id of pets) await changePetStatus(first.ports, { id, status: round % 2 ? 'available' : 'pending' });
     }
     const total = pets.length * 5;
     const acked = new Set<number>();
@@ -286,7 +318,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
         for (const claim of random % 2 ? claims : [...claims].reverse()) {
           await new Promise((resolve) => setImmediate(resolve));
           held.delete(claim.position);
-          const { done } = await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now());
+          const { done } = (await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now()))!;
           assert.equal(done.length, 1);
           acked.add(claim.position);
         }
@@ -332,7 +364,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const a = portsOn(first, clock);
     await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, types: ['PetStatusChanged'] }, 0, clock.now(), 10);
     const [id] = await addPets(first, 2);
-    await changePetStatus(first, { id: id!, status: 'sold' });
+    await changePetStatus(first.ports, { id: id!, status: 'sold' });
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     assert.deepEqual(claims.map((claim) => [claim.position, claim.event.event.type]), [[3, 'PetStatusChanged']]);
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
@@ -344,8 +376,8 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const instances = [portsOn(first, clock), portsOn(second, clock)];
     await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     let writing = true;
-    const writer = async (store: SqlPetStore) => {
-      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store, { name: 'Racing', categoryId: 1 })));
+    const writer = async (store: GroupStore) => {
+      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store.ports, { name: 'Racing', categoryId: 1 })));
     };
     const acked = new Map<number, number>();
     const consumer = async (index: number) => {
@@ -359,7 +391,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
           continue;
         }
         idle = 0;
-        const { done } = await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now());
+        const { done } = (await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now()))!;
         for (const { lease } of done) {
           const position = claims.find((claim) => claim.lease === lease)!.position;
           acked.set(position, (acked.get(position) ?? 0) + 1);

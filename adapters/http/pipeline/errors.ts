@@ -3,7 +3,8 @@ import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { IllegalOrderTransition, IllegalStatusTransition, PetNotAvailable, PetReserved, PetRuleViolation, UnknownPet } from '../../../domain/index.ts';
 import {
-  GroupLimitReached, IdempotencyKeyReused, InvalidPetQuery, OrderNotFound, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch, WebhookLimitReached,
+  GroupLimitReached, GroupNotFound, GroupRequestRefused, IdempotencyKeyReused, InvalidPetQuery, OrderNotFound, PetNotFound, StoreUnavailable, StreamVersionConflict,
+  TooMuchContention, VersionMismatch, WebhookLimitReached,
 } from '../../../application/index.ts';
 import { ERROR_STATUS } from '../../../contract/error-codes.ts';
 import type { ErrorCode } from '../../../contract/error-codes.ts';
@@ -113,6 +114,8 @@ export function toProblem(error: unknown): HttpProblem {
   if (error instanceof IdempotencyKeyReused) return new HttpProblem('idempotency_key_reused', error.message);
   if (error instanceof WebhookLimitReached) return new HttpProblem('limit_reached', error.message);
   if (error instanceof GroupLimitReached) return new HttpProblem('limit_reached', error.message);
+  if (error instanceof GroupNotFound) return new HttpProblem('not_found', error.message);
+  if (error instanceof GroupRequestRefused) return new HttpProblem('invalid_body', error.message);
   if (error instanceof TooMuchContention) return new HttpProblem('unavailable', 'the pet kept changing; try again', { 'Retry-After': '0' });
   if (error instanceof StoreUnavailable) return new HttpProblem('unavailable', error.message, { 'Retry-After': String(error.retryAfterSeconds) });
   if (error instanceof StreamVersionConflict) return new HttpProblem('unavailable', 'a concurrent write got there first; try again', { 'Retry-After': '0' });

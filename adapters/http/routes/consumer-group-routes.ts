@@ -4,8 +4,8 @@ import type { TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
-import { createClaimWaits, DEFAULT_GROUP_SETTINGS, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupSettings, GroupStatus, NackThen, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import { ackEvents, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NackRequest, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
@@ -124,20 +124,9 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.put('putConsumerGroup', '/v1/consumer-groups/:group', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ ackTimeoutMs?: number; maxDeliveries?: number; start?: GroupSettings['start']; types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
-    const types = body.types?.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] | undefined;
-    const settings: GroupSettings = {
-      ackTimeoutMs: body.ackTimeoutMs ?? DEFAULT_GROUP_SETTINGS.ackTimeoutMs,
-      maxDeliveries: body.maxDeliveries ?? DEFAULT_GROUP_SETTINGS.maxDeliveries,
-      start: body.start ?? DEFAULT_GROUP_SETTINGS.start,
-      ...(types ? { types } : {}),
-    };
-    const logHead = await head();
-    if (typeof settings.start === 'number' && settings.start > logHead) {
-      throw new HttpProblem('invalid_body', `start ${settings.start} is past the end of the log (${logHead}): nothing was committed there yet`);
-    }
-    const takenTo = settings.start === 'beginning' ? 0 : settings.start === 'end' ? logHead : settings.start;
-    const created = await groups.create(owner(ctx), name, settings, takenTo, now(), resource.maxPerKey);
+    const { types, ...body } = checkedBody<Omit<NewGroup, 'types'> & { types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
+    const request: NewGroup = { ...body, ...(types ? { types: types.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] } : {}) };
+    const created = await createGroup(resource, owner(ctx), name, request, resource.maxPerKey);
     if (created.outcome === 'conflict') throw new HttpProblem('group_exists', `consumer group ${name} exists with other settings; delete it first to change them`);
     ctx.status = created.outcome === 'created' ? 201 : 200;
     ctx.body = await view(ctx, name);
@@ -161,7 +150,9 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS });
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number; acks?: string[] }>(
+      ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS, acks: LEASE_MAX_CODE_POINTS },
+    );
     const waitMs = body.waitMs ?? 0;
     const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
     // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
@@ -179,7 +170,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     if (socket.readableEnded || socket.destroyed) leave();
     waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal, ...(body.acks ? { acks: body.acks } : {}) });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
         if (outcome.full === 'consumers') {
@@ -194,7 +185,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
       }
       if (outcome.claims.length > 0 && (clientLeft || waiting?.revoked)) {
         // Leased as the client left or its key was revoked: nobody will handle them, another consumer takes them at once.
-        await groups.nack(owner(ctx), name, outcome.claims.map((claim) => claim.lease), now(), { release: true });
+        await nackEvents(resource, owner(ctx), name, outcome.claims.map((claim) => claim.lease), { release: true });
         claimWaits.changed(owner(ctx), name);
       }
       if (waiting?.revoked) throw invalidKey();
@@ -204,6 +195,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
         claims: outcome.claims.map((claim) => ({
           lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt, event: event(claim.event),
         })),
+        ...(outcome.acked ? { acked: outcome.acked.done.length, stale: outcome.acked.stale } : {}),
       };
     } finally {
       waiting?.done();
@@ -215,26 +207,21 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
     const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    const group = await owned(ctx);
-    const outcome = await groups.ack(owner(ctx), group.name, leases, now());
+    const outcome = await ackEvents(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { acked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const body = checkedBody<{ leases: string[]; retryAfterMs?: number; park?: boolean; release?: boolean }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    if (body.release && (body.park || body.retryAfterMs !== undefined)) throw new HttpProblem('invalid_body', 'release hands the events back at once: not with park or retryAfterMs');
-    const group = await owned(ctx);
-    const at = now();
-    const then: NackThen = body.release ? { release: true } : body.park ? { park: true } : { notBefore: new Date(at.getTime() + (body.retryAfterMs ?? 0)) };
-    const outcome = await groups.nack(owner(ctx), group.name, body.leases, at, then);
-    if (outcome.done.length > 0) claimWaits.changed(owner(ctx), group.name);
+    const { leases, ...request } = checkedBody<NackRequest & { leases: string[] }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    const name = nameOf(ctx);
+    const outcome = await nackEvents(resource, owner(ctx), name, leases, request);
+    if (outcome.done.length > 0) claimWaits.changed(owner(ctx), name);
     ctx.body = { nacked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
     const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
-    const group = await owned(ctx);
-    const outcome = await groups.extend(owner(ctx), group.name, leases, now());
+    const outcome = await extendLeases(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { leases: outcome.done, stale: outcome.stale };
   });
 

@@ -317,7 +317,11 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     const connection = client;
     client = undefined;
     listening = undefined;
-    await connection?.end().catch(() => {});
+    if (connection === undefined) return;
+    // A stopped backend never answers the goodbye: closing waits for it a moment, not for as long as it is stopped.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([connection.end().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, LOOK_BOUND_MS)))]);
+    clearTimeout(timer);
   }
 
   return {

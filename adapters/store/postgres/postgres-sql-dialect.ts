@@ -71,6 +71,17 @@ export const postgresSqlDialect: SqlDialect = {
     await sql`begin isolation level repeatable read`.execute(connection);
   },
 
+  async insertRows(executor, table, rows, into = table.name) {
+    // One JSON parameter, however many rows.
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(postgresInsert(table, 1, into), [postgresRowsJson(rows)]));
+  },
+
+  selectForUpdate: (query) => query.forUpdate(),
+
+  async holdKey(connection, key) {
+    await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(connection);
+  },
+
   async swapIn(connection, table, from) {
     // Rows, not tables: dropping the table would need a lock that waits for appends that read it and now
     // wait for this transaction. Readers keep reading the old rows until the commit.
@@ -83,9 +94,4 @@ export const postgresSqlDialect: SqlDialect = {
   },
 
   readLogPage: readPostgresLogPage,
-
-  async insertRows(executor, table, into, rows) {
-    // One JSON parameter, however many rows.
-    await executor.executeQuery(CompiledQuery.raw(postgresInsert(table, 1, into), [postgresRowsJson(rows)]));
-  },
 };

@@ -72,6 +72,15 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`begin immediate`.execute(connection);
   },
 
+  async insertRows(executor, table, rows, into = table.name) {
+    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, rows.length, into), rowValues(table, rows as never)));
+  },
+
+  selectForUpdate: (query) => query,
+
+  async holdKey() {},
+
   async beginSnapshot(connection) {
     // A deferred transaction reads one snapshot from its first read on (WAL).
     await sql`begin`.execute(connection);
@@ -94,11 +103,5 @@ export const sqliteSqlDialect: SqlDialect = {
     // An in-memory database has no file to open again; Deno's driver is node:sqlite, which the thread does not load.
     if (file === '' || sqliteDriverForThisRuntime() !== 'better-sqlite3' || events < READ_AHEAD_FROM) return undefined;
     return readLogOnThread({ file, pageSql: SQLITE_LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
-  },
-
-  async insertRows(executor, table, into, rows) {
-    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
-    if (rows.length === 0) return;
-    await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, rows.length, into), rowValues(table, rows as never)));
   },
 };

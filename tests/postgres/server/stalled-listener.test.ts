@@ -100,3 +100,33 @@ describe('a stalled log listener (its PostgreSQL backend stopped)', () => {
     }
   });
 });
+
+describe('closing an instance whose log listener is stalled', () => {
+  it('closes within a second or two, leaving the stopped backend to end once it runs', { timeout: 60_000 }, async () => {
+    const database = await createTestDatabase();
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    const api = await startTestService({ PETSTORE_DATABASE: database.url, PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS: String(TIMEOUT_MS) });
+    let stalled: number | undefined;
+    try {
+      [stalled] = await waitFor(async () => (await observer.query<{ pid: number }>(
+        "select pid from pg_stat_activity where application_name = 'petstore-log-listener' and datname = current_database()",
+      )).rows.map((row) => row.pid), (pids) => pids.length === 1, 5000);
+      assert.ok(stalled !== undefined, 'the service listens for commits');
+      process.kill(stalled, 'SIGSTOP');
+      const asked = performance.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const closed = await Promise.race([
+        api.stop().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 20_000))),
+      ]).finally(() => clearTimeout(timer));
+      const tookMs = performance.now() - asked;
+      assert.ok(closed, 'the service closed');
+      assert.ok(tookMs < 2500, `closing took ${Math.round(tookMs)} ms`);
+    } finally {
+      if (stalled !== undefined) process.kill(stalled, 'SIGCONT');
+      await observer.end();
+      await database.drop();
+    }
+  });
+});
