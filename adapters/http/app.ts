@@ -15,7 +15,7 @@ import type { ListingCache } from './pipeline/listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
-import { deprecationHeadersIn } from './pipeline/deprecation.ts';
+import type { RouteMarks } from './pipeline/deprecation.ts';
 import { createEventRouter } from './routes/event-routes.ts';
 import type { EventFeed } from './routes/event-routes.ts';
 import { createProbeRouter } from './routes/probe-routes.ts';
@@ -96,12 +96,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const readPositions = options.readPositions ?? createReadPositions({ log: options.feed?.eventLog ?? NO_LOG, refresh: () => {} });
   const problemOf = createProblemOf(options.logger);
-  const routers: { readonly router: Router; readonly keyed: boolean }[] = [];
+  /** The routers in the order they are tried, each with whether its routes need a key and the headers its routes carry on every answer. */
+  const routers: { readonly router: Router; readonly keyed: boolean; readonly marks?: RouteMarks }[] = [];
   const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap(({ router }) => router.match(path, 'GET').path).flatMap((layer) => layer.methods))];
   const guards = serviceGuards({ keyCheck, rateLimiter, corsOrigins: options.corsOrigins, methodsAllowedAt, extraGuards: options.extraGuards });
   const pets = createPetRoutes({ ...options, readPositions, guards, problemOf });
   routers.push(
-    { router: pets.router, keyed: true },
+    { router: pets.router, keyed: true, marks: pets.marks },
     ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
     ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
     ...(options.consumerGroups ? [{ router: createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups }), keyed: true }] : []),
@@ -116,9 +117,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   );
   /** The route a method and path are for, as @koa/router picks it: the last matched layer that has methods. */
   const routeOf = (method: string, path: string): GuardedRoute | undefined => {
-    for (const { router, keyed } of routers) {
+    for (const { router, keyed, marks } of routers) {
       const layer = router.match(path, method).pathAndMethod.findLast((each) => each.methods.length > 0);
-      if (layer !== undefined) return { template: String(layer.path), keyed, marks: deprecationHeadersIn(layer.stack) };
+      if (layer !== undefined) return { template: String(layer.path), keyed, marks: layer.name === undefined ? undefined : marks?.[layer.name]?.() };
     }
     return undefined;
   };

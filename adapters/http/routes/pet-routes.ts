@@ -6,7 +6,8 @@ import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../
 import { JSON_TYPE } from '../pipeline/listing-cache.ts';
 import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
-import { markDeprecated } from '../pipeline/deprecation.ts';
+import { deprecated } from '../pipeline/deprecation.ts';
+import type { RouteMarks } from '../pipeline/deprecation.ts';
 import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { parseListQuery } from '../parsing/list-query.ts';
 import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
@@ -43,6 +44,8 @@ export interface PetRoutes {
   readonly router: Router;
   /** POST /v1/pets for the request pipeline, before the app (see `creationBranch`). */
   readonly creationBranch: AnswerBranch;
+  /** Headers some routes carry on every answer, by route name (the deprecated `getPet`'s). */
+  readonly marks: RouteMarks;
 }
 
 /** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
@@ -121,7 +124,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     );
   }
 
-  router.get('getPet', '/v1/pets/:petId', markDeprecated('/pets', publicBaseUrl), async (ctx) => {
+  router.get('getPet', '/v1/pets/:petId', async (ctx) => {
     const id = petIdFromPath(ctx);
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined) await readPositions.reach(minPosition);
@@ -160,7 +163,8 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     return String(position);
   }
 
-  return { router, creationBranch };
+  const marks: RouteMarks = { getPet: deprecated('/pets', publicBaseUrl) };
+  return { router, creationBranch, marks };
 }
 
 function sendListing(ctx: Context, answer: ListingAnswer): void {
