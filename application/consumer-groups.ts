@@ -134,6 +134,13 @@ export class GroupRequestRefused extends Error {
   }
 }
 
+/** Whether `settings` are the group's own: creating it again with them finds it (types in any order). */
+export function sameGroupSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
+  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
+  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
+    && group.start === settings.start && types(group.types) === types(settings.types);
+}
+
 /** A key asked for one group more than it may have. */
 export class GroupLimitReached extends Error {
   constructor(readonly max: number) {
@@ -231,6 +238,16 @@ export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string,
   return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
 }
 
+/** How a claim waits, and the leases of its consumer's last batch it acks first (one request a batch for a busy worker). */
+export interface ClaimWait {
+  readonly waitMs: number;
+  readonly signal?: AbortSignal;
+  readonly acks?: readonly string[];
+}
+
+/** What a claim came to, with what its acks did when it carried some (applied even when the claim meets a cap). */
+export type ClaimAnswer = ClaimOutcome & { readonly acked?: LeaseOutcome };
+
 /** Claims that wait for events, kept per group (see `createClaimWaits`). */
 export interface ClaimWaits {
   /**
@@ -238,7 +255,7 @@ export interface ClaimWaits {
    * `waitMs` have passed (counted on the monotonic clock: a wall clock stepped back or forward changes no
    * wait) or `signal` aborts; then it answers what it has: nothing.
    */
-  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: { readonly waitMs: number; readonly signal?: AbortSignal }): Promise<ClaimOutcome | undefined>;
+  claim(ownerKeyId: string, name: string, consumer: string, max: number, wait: ClaimWait): Promise<ClaimAnswer | undefined>;
   /** Something in the group may have become due here (a nack, a release, a replay): its waiting claims look at once. */
   changed(ownerKeyId: string, name: string): void;
 }
@@ -362,11 +379,17 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
       begin();
       try {
         const heardBefore = commitsHeard;
+        let acked: LeaseOutcome | undefined;
+        if (wait.acks && wait.acks.length > 0) {
+          acked = await ports.consumerGroups.ack(ownerKeyId, name, wait.acks, ports.clock.now());
+          if (!acked) return undefined;
+        }
+        const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);
         const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
-        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return first;
+        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return withAcks(first);
         const left = deadline - performance.now();
-        if (left <= 0) return first;
-        return await new Promise<ClaimOutcome | undefined>((resolve) => {
+        if (left <= 0) return withAcks(first);
+        return withAcks(await new Promise<ClaimOutcome | undefined>((resolve) => {
           const key = keyOf(ownerKeyId, name);
           let group = groups.get(key);
           if (!group) {
@@ -390,7 +413,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           waiting.waiters.push(waiter);
           if (waiting.logReadAt !== commitsHeard) look(waiting);
           else arm(waiting);
-        });
+        }));
       } finally {
         end();
       }

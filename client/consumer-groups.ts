@@ -9,6 +9,8 @@ export interface ClaimOptions {
   readonly max?: number;
   /** When nothing can be handed out now, how long the service waits for new events (0 to 30 000 ms); default 0. */
   readonly waitMs?: number;
+  /** Leases to ack first, in the same request (the last batch's); acked even when the claim is refused at a cap. */
+  readonly acks?: readonly string[];
   readonly signal?: AbortSignal;
 }
 
@@ -68,7 +70,10 @@ export function consumerGroupCalls(settings: ExchangeSettings, url: (path: strin
       return (await exchange(settings, { method: 'GET', url: path(group), signal: options.signal })).body as ConsumerGroup;
     },
     async claim(group, consumer, options = {}) {
-      const body = { consumer, ...(options.max === undefined ? {} : { max: options.max }), ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }) };
+      const body = {
+        consumer, ...(options.max === undefined ? {} : { max: options.max }), ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
+        ...(options.acks && options.acks.length > 0 ? { acks: options.acks } : {}),
+      };
       // The answer may take the wait itself on top of the usual time.
       const answer = (await post(path(group, '/claims'), body, options.signal, settings.timeoutMs + (options.waitMs ?? 0))) as { claims: Claim[] };
       return answer.claims;
@@ -89,36 +94,47 @@ export function consumerGroupCalls(settings: ExchangeSettings, url: (path: strin
     async consume(group, handler, options = {}) {
       const consumer = options.consumer ?? `consumer-${crypto.randomUUID().slice(0, 8)}`;
       const { signal } = options;
+      /** Handled events' leases, acked with the next claim: one request a batch. */
+      let handled: string[] = [];
+      /** Acks what was handled before the loop ends. */
+      const flush = async () => {
+        if (handled.length > 0) await calls.ack(group, handled).catch(() => undefined);
+      };
       while (!signal?.aborted) {
         let claims: Claim[];
         try {
-          claims = await calls.claim(group, consumer, { max: options.max ?? 10, waitMs: options.waitMs ?? 10_000, ...(signal ? { signal } : {}) });
+          claims = await calls.claim(group, consumer, { max: options.max ?? 10, waitMs: options.waitMs ?? 10_000, acks: handled, ...(signal ? { signal } : {}) });
+          handled = [];
         } catch (error) {
-          if (signal?.aborted) return;
-          // At the in-flight cap: wait for a lease to free up, as the service says.
+          if (signal?.aborted) return flush();
+          // At the in-flight cap: wait for a lease to free up, as the service says. The acks went with the
+          // refused claim.
           if (error instanceof PetStoreError && error.code === 'too_many_in_flight') {
+            handled = [];
             await wait(error.retryAfterMs ?? 1000, signal).catch(() => undefined);
             continue;
           }
+          await flush();
           throw error;
         }
         for (const [index, claim] of claims.entries()) {
           if (signal?.aborted) {
             // Another worker takes the rest at once, rather than after their leases expire.
             await calls.nack(group, claims.slice(index).map((left) => left.lease), { release: true }).catch(() => undefined);
-            return;
+            return flush();
           }
-          let handled: boolean;
+          let succeeded: boolean;
           try {
             await handler(claim.event, claim);
-            handled = true;
+            succeeded = true;
           } catch {
-            handled = false;
+            succeeded = false;
           }
-          if (handled) await calls.ack(group, [claim.lease]);
+          if (succeeded) handled.push(claim.lease);
           else await calls.nack(group, [claim.lease], { retryAfterMs: options.retryAfterMs ?? 1000 });
         }
       }
+      return flush();
     },
   };
   return calls;

@@ -78,6 +78,10 @@ export const ClaimRequestSchema = Type.Object(
     }),
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: GROUP_LIMITS.claimMax, default: 10, description: 'Events to hand out at most.' })),
     waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS, default: 0, description: 'When nothing can be handed out now, wait up to this long for new events.' })),
+    acks: Type.Optional(Type.Array(Lease, {
+      minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true,
+      description: 'Leases to ack before claiming (the last batch\'s): one request a batch. Acked even when the claim is refused at a cap; sent again, they come back stale.',
+    })),
   },
   { $id: 'ClaimRequest', additionalProperties: false },
 );
@@ -94,6 +98,8 @@ export const ClaimsSchema = Type.Object(
       },
       { additionalProperties: false },
     )),
+    acked: Type.Optional(Count('With `acks`: events acked.')),
+    stale: Type.Optional(Type.Array(Lease, { description: 'With `acks`: leases no longer held (acked already, expired, or unknown): not an error.' })),
   },
   { $id: 'Claims', additionalProperties: false },
 );
@@ -157,7 +163,9 @@ export const CONSUMER_GROUP_COMPONENTS: Record<string, TSchema> = {
 };
 
 export const NewConsumerGroupCheck = TypeCompiler.Compile(NewConsumerGroupSchema);
-export const ClaimRequestCheck = TypeCompiler.Compile(Type.Object({ ...ClaimRequestSchema.properties, consumer: Type.String() }, { additionalProperties: false }));
+export const ClaimRequestCheck = TypeCompiler.Compile(Type.Object(
+  { ...ClaimRequestSchema.properties, consumer: Type.String(), acks: Type.Optional(LeasesChecked) }, { additionalProperties: false },
+));
 export const LeasesCheck = TypeCompiler.Compile(Type.Object({ leases: LeasesChecked }, { additionalProperties: false }));
 export const NackCheck = TypeCompiler.Compile(Type.Object({ ...NackSchema.properties, leases: LeasesChecked }, { additionalProperties: false }));
 export const ReplayParkedCheck = TypeCompiler.Compile(ReplayParkedSchema);

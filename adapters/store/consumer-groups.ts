@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../domain/index.ts';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached } from '../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, GroupSettings, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings } from '../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
 import { translated } from './sql-dialect.ts';
 import { CONSUMER_GROUP_EVENTS } from './schema.ts';
 import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
@@ -95,7 +95,7 @@ export function createSqlConsumerGroups(
           const existing = await on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name).executeTakeFirst();
           if (existing) {
             const group = groupFromRow(existing);
-            return sameSettings(group, settings) ? { outcome: 'exists' as const, group } : { outcome: 'conflict' as const };
+            return sameGroupSettings(group, settings) ? { outcome: 'exists' as const, group } : { outcome: 'conflict' as const };
           }
           const owned = await on.selectFrom('consumer_groups').select(count).where('owner_key_id', '=', ownerKeyId).executeTakeFirstOrThrow();
           if (Number(owned.count) >= maxPerOwner) throw new GroupLimitReached(maxPerOwner);
@@ -428,11 +428,6 @@ function startFromText(text: string): GroupStart {
   return text === 'beginning' || text === 'end' ? text : Number(text);
 }
 
-function sameSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
-  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
-  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
-    && group.start === settings.start && types(group.types) === types(settings.types);
-}
 
 function newEventRow(ownerKeyId: string, name: string, stored: StoredEvent): ConsumerGroupEventsTable {
   return {

@@ -62,4 +62,30 @@ describe('the client\'s consumer group calls', () => {
     assert.equal(rest.length, 9, 'the other nine are handed out at once');
     assert.deepEqual(new Set(rest.map((claim) => claim.deliveries)), new Set([1]), 'untried: their delivery was not counted');
   });
+
+  it('consume acks a batch with its next claim: one request a batch, and what is left is acked when it stops', async () => {
+    await client.createConsumerGroup('batched', { start: 'end' });
+    for (let index = 0; index < 10; index++) await client.createPet({ name: `Batch ${index}`, categoryId: 1 });
+    const requests: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      requests.push(`${input instanceof Request ? input.method : init?.method ?? 'GET'} ${new URL(input instanceof Request ? input.url : String(input)).pathname}`);
+      return realFetch(input, init);
+    };
+    const stop = new AbortController();
+    let seen = 0;
+    try {
+      await client.consume('batched', () => {
+        seen += 1;
+        if (seen === 10) stop.abort();
+      }, { max: 5, waitMs: 1000, signal: stop.signal });
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    const path = '/v1/consumer-groups/batched';
+    assert.deepEqual(requests, [`POST ${path}/claims`, `POST ${path}/claims`, `POST ${path}/acks`], 'two claims, the second carrying the first batch\'s acks, and the last batch acked on stopping');
+    const state = await client.consumerGroup('batched');
+    assert.deepEqual([state.checkpoint, state.inFlight], [state.head, 0]);
+  });
 });
+

@@ -1,6 +1,6 @@
 import { describe } from 'node:test';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { consumerGroupRules } from '../support/consumer-group-rules.ts';
+import { consumerGroupRules, sqlGroupStore } from '../support/consumer-group-rules.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
 describe('consumer groups on SQLite, two processes\' stores on one file', () => {
@@ -8,8 +8,8 @@ describe('consumer groups on SQLite, two processes\' stores on one file', () => 
     const opened = await openTemporaryStore('sqlite');
     const second = await openSqlitePetStore(opened.file);
     return {
-      first: opened.store,
-      second,
+      first: sqlGroupStore(opened.store),
+      second: sqlGroupStore(second),
       async close() {
         await second.close();
         await opened.close();

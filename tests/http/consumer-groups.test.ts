@@ -160,6 +160,18 @@ describe('consumer groups over HTTP', () => {
     assert.match((await readError(badLease)).message, /leases\/0 must not contain control characters/);
   });
 
+  it('a claim acks the leases it carries first, in the same request, and says what they came to', async () => {
+    assert.equal((await send('PUT', '/batched', { start: 'end' })).status, 201);
+    for (let index = 0; index < 3; index++) await api.createPet({ name: `Batched ${index}`, categoryId: 1 });
+    const first = await claim('batched', { consumer: 'busy', max: 2 });
+    const answer = await send('POST', '/batched/claims', { consumer: 'busy', max: 2, acks: [...first.map((entry) => entry.lease), 'unknown.1'] });
+    assert.equal(answer.status, 200);
+    const body = (await answer.json()) as Claims & { acked: number; stale: string[] };
+    assert.deepEqual([body.acked, body.stale, body.claims.length], [2, ['unknown.1'], 1]);
+    const state = (await (await send('GET', '/batched')).json()) as { checkpoint: number; head: number; inFlight: number };
+    assert.deepEqual([state.head - state.checkpoint, state.inFlight], [1, 1]);
+  });
+
   it('refuses a group with an empty list of types with 400: it would take nothing', async () => {
     const refused = await send('PUT', '/takes-nothing', { types: [] });
     assert.equal(refused.status, 400);

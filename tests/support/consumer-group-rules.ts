@@ -3,14 +3,29 @@ import assert from 'node:assert/strict';
 import {
   ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
 } from '../../application/index.ts';
-import type { Claim, ClaimOutcome, ConsumerGroupPorts, GroupSettings } from '../../application/index.ts';
+import type { Claim, ClaimOutcome, ConsumerGroupPorts, ConsumerGroups, EventLog, GroupSettings, PetStorePorts } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 
-/** Two stores on one database, as two processes (SQLite) or two instances (PostgreSQL) would hold it. */
+/** The limits a store's consumer groups are made with (the defaults: `GROUP_LIMITS`). */
+export type GroupStoreLimits = Parameters<typeof createSqlConsumerGroups>[1];
+
+/** One instance's store, as the rules use it: its pet ports and log, and its consumer groups made with some limits. */
+export interface GroupStore {
+  readonly ports: PetStorePorts;
+  readonly eventLog: EventLog;
+  consumerGroups(limits?: GroupStoreLimits): ConsumerGroups;
+}
+
+/** A SQL store as a `GroupStore`. */
+export function sqlGroupStore(store: SqlPetStore): GroupStore {
+  return { ports: store, eventLog: store.eventLog, consumerGroups: (limits) => createSqlConsumerGroups(store, limits) };
+}
+
+/** Two stores on one database, as two processes (SQLite) or two instances (PostgreSQL) would hold it; or one shared memory. */
 export interface StorePair {
-  readonly first: SqlPetStore;
-  readonly second: SqlPetStore;
+  readonly first: GroupStore;
+  readonly second: GroupStore;
   close(): Promise<void>;
 }
 
@@ -23,8 +38,8 @@ function manualClock(start = Date.parse('2026-01-01T00:00:00Z')) {
   return { now: () => new Date(now), advance: (ms: number) => void (now += ms) };
 }
 
-function portsOn(store: SqlPetStore, clock: { now(): Date }, limits?: { inFlightPerGroup: number; inFlightPerConsumer: number }): ConsumerGroupPorts {
-  return { consumerGroups: createSqlConsumerGroups(store, limits), eventLog: store.eventLog, clock };
+function portsOn(store: GroupStore, clock: { now(): Date }, limits?: GroupStoreLimits): ConsumerGroupPorts {
+  return { consumerGroups: store.consumerGroups(limits), eventLog: store.eventLog, clock };
 }
 
 function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
@@ -32,9 +47,9 @@ function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
   return outcome.claims;
 }
 
-async function addPets(store: SqlPetStore, count: number): Promise<number[]> {
+async function addPets(store: GroupStore, count: number): Promise<number[]> {
   const ids: number[] = [];
-  for (let index = 0; index < count; index++) ids.push((await addPet(store, { name: `Pet ${index}`, categoryId: 1, status: 'available' })).id);
+  for (let index = 0; index < count; index++) ids.push((await addPet(store.ports, { name: `Pet ${index}`, categoryId: 1, status: 'available' })).id);
   return ids;
 }
 
@@ -160,7 +175,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
 
   withPair('a group shows a bounded number of consumers: a claim by one more is told when to try again', async ({ first }) => {
     const clock = manualClock();
-    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, consumersPerGroup: 2 }) };
+    const a = { ...portsOn(first, clock), consumerGroups: first.consumerGroups({ inFlightPerGroup: 10, inFlightPerConsumer: 10, consumersPerGroup: 2 }) };
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     claimsOf(await claimEvents(a, OWNER, 'g', 'one', 10));
     claimsOf(await claimEvents(a, OWNER, 'g', 'two', 10));
@@ -191,7 +206,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
 
   withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
     const clock = manualClock();
-    const a = { ...portsOn(first, clock), consumerGroups: createSqlConsumerGroups(first, { inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
+    const a = { ...portsOn(first, clock), consumerGroups: first.consumerGroups({ inFlightPerGroup: 10, inFlightPerConsumer: 10, parkedPerGroup: 2 }) };
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     await addPets(first, 2);
     const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
@@ -228,9 +243,9 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.ack(OWNER, 'g', [claims[1]!.lease, claims[3]!.lease], clock.now());
     assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'position 1 is still in flight');
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
-    const seenByTheOther = (await createSqlConsumerGroups(second).status(OWNER, 'g', clock.now()))!;
+    const seenByTheOther = (await second.consumerGroups().status(OWNER, 'g', clock.now()))!;
     assert.equal(seenByTheOther.checkpoint, 2, 'up to the one still in flight, as the other instance reads it');
-    assert.deepEqual(await createSqlConsumerGroups(second).totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
+    assert.deepEqual(await second.consumerGroups().totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
     clock.advance(SETTINGS.ackTimeoutMs + 1);
     assert.deepEqual(await a.consumerGroups.totals(clock.now()), { groups: 1, inFlight: 0, waiting: 1, parked: 0, lowestCheckpoint: 2 }, 'an expired lease waits');
   });
@@ -271,7 +286,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     const pets = await addPets(first, 8);
     for (let round = 0; round < 4; round++) {
-      for (const id of pets) await changePetStatus(first, { id, status: round % 2 ? 'available' : 'pending' });
+      for (const id of pets) await changePetStatus(first.ports, { id, status: round % 2 ? 'available' : 'pending' });
     }
     const total = pets.length * 5;
     const acked = new Set<number>();
@@ -349,7 +364,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const a = portsOn(first, clock);
     await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, types: ['PetStatusChanged'] }, 0, clock.now(), 10);
     const [id] = await addPets(first, 2);
-    await changePetStatus(first, { id: id!, status: 'sold' });
+    await changePetStatus(first.ports, { id: id!, status: 'sold' });
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     assert.deepEqual(claims.map((claim) => [claim.position, claim.event.event.type]), [[3, 'PetStatusChanged']]);
     await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
@@ -361,8 +376,8 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const instances = [portsOn(first, clock), portsOn(second, clock)];
     await instances[0]!.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     let writing = true;
-    const writer = async (store: SqlPetStore) => {
-      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store, { name: 'Racing', categoryId: 1 })));
+    const writer = async (store: GroupStore) => {
+      for (let written = 0; written < 30; written += 3) await Promise.all([0, 1, 2].map(() => addPet(store.ports, { name: 'Racing', categoryId: 1 })));
     };
     const acked = new Map<number, number>();
     const consumer = async (index: number) => {

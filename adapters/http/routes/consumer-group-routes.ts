@@ -18,6 +18,7 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
+import { JSON_TYPE } from '../pipeline/listing-cache.ts';
 import { invalidKey } from '../pipeline/require-api-key.ts';
 import { clientAddressKey } from '../pipeline/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';
@@ -100,7 +101,14 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const router = new Router({ strict: true, sensitive: true });
   const owner = keyIdOf;
   const now = () => resource.clock.now();
-  const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
+  /**
+   * A JSON body whose `event` fields are the feed's CloudEvent text as is, written once: each entry's other
+   * fields as JSON, the event's text spliced in after them.
+   */
+  const withEvents = <T extends { readonly event: StoredEvent }>(entries: readonly T[], fields: (entry: T) => Record<string, unknown>): string => {
+    const source = publicBaseUrl();
+    return `[${entries.map((entry) => `${JSON.stringify(fields(entry)).slice(0, -1)},"event":${cloudEventJson(entry.event, source)}}`).join(',')}]`;
+  };
   const head = async () => await resource.eventLog.end();
   const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
@@ -150,7 +158,9 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number }>(ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS });
+    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number; acks?: string[] }>(
+      ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS, acks: LEASE_MAX_CODE_POINTS },
+    );
     const waitMs = body.waitMs ?? 0;
     const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
     // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
@@ -168,7 +178,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     if (socket.readableEnded || socket.destroyed) leave();
     waiting?.signal.addEventListener('abort', end, { once: true });
     try {
-      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal });
+      const outcome = await claimWaits.claim(owner(ctx), name, body.consumer, body.max ?? 10, { waitMs, signal: stop.signal, ...(body.acks ? { acks: body.acks } : {}) });
       if (!outcome) throw new HttpProblem('not_found', `no consumer group ${name}`);
       if ('full' in outcome) {
         if (outcome.full === 'consumers') {
@@ -189,11 +199,10 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
       if (waiting?.revoked) throw invalidKey();
       if (clientLeft) return;
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = {
-        claims: outcome.claims.map((claim) => ({
-          lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt, event: event(claim.event),
-        })),
-      };
+      ctx.set('Content-Type', JSON_TYPE);
+      const claims = withEvents(outcome.claims, (claim) => ({ lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt }));
+      const acked = outcome.acked ? `,"acked":${outcome.acked.done.length},"stale":${JSON.stringify(outcome.acked.stale)}` : '';
+      ctx.body = Buffer.from(`{"claims":${claims}${acked}}`);
     } finally {
       waiting?.done();
       ctx.res.off('close', leave);
@@ -232,7 +241,8 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
-    ctx.body = page.map((entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt, event: event(entry.event) }));
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = Buffer.from(withEvents(page, (entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt })));
   });
 
   router.post('replayParkedEvents', '/v1/consumer-groups/:group/parked/replay', requireJsonBody(['application/json']), async (ctx) => {

@@ -1,6 +1,6 @@
 import { describe } from 'node:test';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
-import { consumerGroupRules } from '../../support/consumer-group-rules.ts';
+import { consumerGroupRules, sqlGroupStore } from '../../support/consumer-group-rules.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 
 describe('consumer groups on PostgreSQL, two instances on one database', () => {
@@ -10,8 +10,8 @@ describe('consumer groups on PostgreSQL, two instances on one database', () => {
     const first = await openPostgresPetStore(settings);
     const second = await openPostgresPetStore(settings, { migrate: false });
     return {
-      first,
-      second,
+      first: sqlGroupStore(first),
+      second: sqlGroupStore(second),
       async close() {
         await Promise.all([first.close(), second.close()]);
         await database.drop();
