@@ -2,7 +2,7 @@
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
 // (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, and webhook
 // delivery: bench/webhooks.ts)
-// `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
+// `npm run bench:report` (measures nothing: renders docs/performance.md and the chart from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--pets 10000] [--profile <folder>]
 //   node --import tsx bench/run.ts <mode> --backends-only [--only list-20[,mix]] [--profile <folder>]
@@ -166,8 +166,10 @@ async function main(): Promise<void> {
   const pets = optionValue(argv, '--pets');
   if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), pets === undefined ? undefined : Number(pets), log);
   if (argv[0] === 'report') {
-    writePerformancePage(root, JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults);
-    log(`rendered ${PERFORMANCE_PAGE} from bench/results/latest.json`);
+    const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults;
+    writePerformancePage(root, results);
+    writeFileSync(join(root, 'bench', 'results', 'chart.svg'), chartSvg(results));
+    log(`rendered ${PERFORMANCE_PAGE} and bench/results/chart.svg from bench/results/latest.json`);
     return;
   }
   const { mode, out, updatePage, scratch } = parseArguments(argv);
