@@ -4,36 +4,27 @@
 // With --durable, POST also commits the pet to a one-table SQLite file before its 201 (WAL,
 // synchronous=FULL, as the service's store; the POSTs of one event-loop turn share one transaction):
 // the durable ceiling, what any service that acknowledges only durable writes can reach on this stack.
-// With --creation-rows as well, <file.db> is a copy of the service's database and each turn writes what
-// the service's creations write, in one transaction: the pet ids drawn from the sequence, the new
-// streams' versions read, each pet's row and its PetAdded event (data and metadata as JSON). What the
-// event-sourced rows alone cost, with none of the service's checks.
-//   node --import tsx bench/ceiling-server.ts <bodies.json> [--durable <file.db> [--creation-rows]]
-// bodies.json: { "gets": { "<query string>": "<base64 body>" }, "post": "<base64 body>" }. Prints "listening <port>".
+// With --event-sourced as well, <file.db> is a copy of the service's database and each turn writes what a
+// creation must write at least, in one transaction: the pet's row under its status index and its PetAdded
+// event under the unique (stream, version) index, the pet's id and the log's position from SQLite's rowids
+// (a creation's stream is new by construction, so nothing is read first). The event-sourced durable ceiling.
+//   node --import tsx bench/ceiling-server.ts <bodies.json> [--durable <file.db> [--event-sourced]]
+// bodies.json: see bench/ceiling-bodies.mjs. Prints "listening <port>".
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { EVENTS, PETS, sqliteInsert } from '../adapters/store/schema.ts';
-import { SQLITE_STREAM_VERSIONS } from '../adapters/store/sql-event-log.ts';
+import { EVENTS, PETS, rowValues, sqliteInsert } from '../adapters/store/schema.ts';
+import { JSON_TYPE, readCeilingBodies } from './ceiling-bodies.mjs';
 
-interface CeilingBodies {
-  readonly gets: Record<string, string>;
-  readonly post: string;
-}
-
-const JSON_TYPE = 'application/json; charset=utf-8';
-const bodies = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CeilingBodies;
-const gets = new Map(Object.entries(bodies.gets).map(([query, body]) => [query, Buffer.from(body, 'base64')]));
-const created = Buffer.from(bodies.post, 'base64');
+const { gets, created } = readCeilingBodies(process.argv[2]!);
 const durableFile = process.argv.indexOf('--durable') > 0 ? process.argv[process.argv.indexOf('--durable') + 1] : undefined;
 
 type NewPet = { name: string; categoryId: number; status?: string };
 /** Commits `pet` with the others of this turn; resolves once their transaction has. */
-const commit = durableFile === undefined ? undefined : turnCommitter(durableFile, process.argv.includes('--creation-rows') ? creationRows : onePetRow);
+const commit = durableFile === undefined ? undefined : turnCommitter(durableFile, process.argv.includes('--event-sourced') ? eventSourcedRows : onePetRow);
 
 const app = new Koa();
 const router = new Router();
@@ -62,26 +53,23 @@ function onePetRow(db: Database.Database): (pets: readonly NewPet[]) => void {
   };
 }
 
-function creationRows(db: Database.Database): (pets: readonly NewPet[]) => void {
-  const lastId = db.prepare("select value from sequences where name = 'pet_id'").pluck();
-  const takeIds = db.prepare("update sequences set value = ? where name = 'pet_id'");
-  const lastPosition = db.prepare('select coalesce(max(position), 0) from events').pluck();
-  const streamVersions = db.prepare(SQLITE_STREAM_VERSIONS);
+function eventSourcedRows(db: Database.Database): (pets: readonly NewPet[]) => void {
+  // null for the pet's id and the event's position: SQLite takes the next rowid.
   const insertPet = db.prepare(sqliteInsert(PETS, 1));
   const insertEvent = db.prepare(sqliteInsert(EVENTS, 1));
   return (pets) => {
     const now = new Date().toISOString();
-    const first = (lastId.get() as number) + 1;
-    takeIds.run(first + pets.length - 1);
-    let position = lastPosition.get() as number;
-    streamVersions.all(JSON.stringify(pets.map((_, index) => `pet-${first + index}`)));
-    pets.forEach((pet, index) => {
-      const id = first + index;
+    for (const pet of pets) {
       const status = pet.status ?? null;
-      insertPet.run(id, pet.name, pet.categoryId, status, 1, now, now);
-      const data = JSON.stringify({ id, name: pet.name, categoryId: pet.categoryId, status });
-      insertEvent.run(++position, `pet-${id}`, 1, 'PetAdded', data, JSON.stringify({ recordedAt: now, requestId: randomUUID() }), now);
-    });
+      const petRow = { id: null as unknown as number, name: pet.name, category_id: pet.categoryId, status, version: 1, created_at: now, updated_at: now };
+      const id = Number(insertPet.run(rowValues(PETS, [petRow])).lastInsertRowid);
+      const eventRow = {
+        position: null as unknown as number, stream_id: `pet-${id}`, stream_version: 1, type: 'PetAdded', recorded_at: now,
+        data: JSON.stringify({ id, name: pet.name, categoryId: pet.categoryId, status }),
+        metadata: JSON.stringify({ schemaVersion: 1, recordedAt: now, requestId: randomUUID() }),
+      };
+      insertEvent.run(rowValues(EVENTS, [eventRow]));
+    }
   };
 }
 

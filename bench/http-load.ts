@@ -22,18 +22,21 @@ export interface Scenario {
   readonly label: string;
   /** The requests each connection cycles through: one for most scenarios, many for the mix. */
   readonly requests: (pets: number) => readonly LoadRequest[];
-  /** The ratio to its ceiling this scenario should reach. */
+  /** The ratio to its baseline this scenario should reach. */
   readonly goal: number;
   /**
-   * What the goal is measured against: the Koa ceiling, or (for durable writes) the durable ceiling,
-   * which also commits each created pet to a SQLite file before its 201.
+   * What the goal is measured against: bare node:http, the Koa ceiling, or (for durable writes) the
+   * event-sourced durable ceiling, which also commits a creation's event and pet rows before its 201.
    */
-  readonly against: 'ceiling' | 'durable';
+  readonly against: Against;
   /** The service's p99 latency at the benchmark's connections this scenario should stay under. */
   readonly p99GoalMs?: number;
   /** What the Koa ceiling is loaded with instead, when it is measured on another request (the inventory against its listing). */
   readonly ceilingRequests?: (pets: number) => readonly LoadRequest[];
 }
+
+/** The baselines a scenario's goal can judge it against (`durable`: results of before the event-sourced ceiling). */
+export type Against = 'node' | 'ceiling' | 'durable' | 'event-sourced';
 
 const CREATE: LoadRequest = { method: 'POST', path: '/v1/pets', body: '{"name":"Bench","categoryId":1,"status":"available"}' };
 /** The mix's different listings in the HTTP comparison and beside PostgreSQL. */
@@ -56,13 +59,13 @@ export function mixRequests(pets: number, listings: number): LoadRequest[] {
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'list-20', label: 'GET /v1/pets?limit=20', requests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }], goal: 1.0, against: 'ceiling' },
+  { name: 'list-20', label: 'GET /v1/pets?limit=20', requests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }], goal: 0.7, against: 'node' },
   {
     name: 'list-100-available', label: 'GET /v1/pets?limit=100&status=available', requests: () => [{ method: 'GET', path: '/v1/pets?limit=100&status=available' }],
-    goal: 1.0, against: 'ceiling',
+    goal: 0.7, against: 'node',
   },
-  { name: 'create', label: 'POST /v1/pets (durable)', requests: () => [CREATE], goal: 0.85, against: 'durable', p99GoalMs: 50 },
-  { name: 'mix', label: 'varied listings, 10% creations', requests: (pets) => mixRequests(pets, MIX_LISTINGS), goal: 0.9, against: 'ceiling' },
+  { name: 'create', label: 'POST /v1/pets (durable)', requests: () => [CREATE], goal: 0.95, against: 'event-sourced', p99GoalMs: 50 },
+  { name: 'mix', label: 'varied listings, 10% creations', requests: (pets) => mixRequests(pets, MIX_LISTINGS), goal: 1.0, against: 'ceiling' },
   {
     name: 'inventory', label: 'GET /v1/store/inventory (against the ceiling\'s GET /v1/pets?limit=20)', requests: () => [{ method: 'GET', path: '/v1/store/inventory' }],
     goal: 1.0, against: 'ceiling', ceilingRequests: () => [{ method: 'GET', path: '/v1/pets?limit=20' }],
@@ -122,15 +125,30 @@ export interface ScenarioFigures {
   readonly ceiling: TargetFigures;
   /** Median service req/s over median ceiling req/s. */
   readonly ratio: number;
-  /** For POST: the durable ceiling's figures, and the service's median over its median. */
+  /** Bare node:http answering the same precomputed bodies, and the service's median over its median. */
+  readonly bare?: TargetFigures | undefined;
+  readonly bareRatio?: number | undefined;
+  /** For POST: the durable ceiling's figures (one row a pet), and the service's median over its median. */
   readonly durableCeiling?: TargetFigures | undefined;
   readonly durableRatio?: number | undefined;
   /**
-   * For POST: the durable ceiling writing a creation's rows into the service's database (`--creation-rows`),
-   * and its median over the durable ceiling's: the most the event-sourced rows let any service reach.
+   * For POST: the event-sourced durable ceiling (`--event-sourced`: a creation's event and pet rows with
+   * their indexes, in a copy of the service's database), and the service's median over its median.
    */
-  readonly creationRowsCeiling?: TargetFigures | undefined;
-  readonly creationRowsRatio?: number | undefined;
+  readonly eventSourcedCeiling?: TargetFigures | undefined;
+  readonly eventSourcedRatio?: number | undefined;
+}
+
+/** Where the service's memory lay at its highest resident memory (bench/memory-probe.mjs), in MiB. */
+export interface MemorySample {
+  readonly rssMib: number;
+  readonly heapTotalMib: number;
+  readonly heapUsedMib: number;
+  readonly externalMib: number;
+  readonly arrayBuffersMib: number;
+  /** Compiled code and bytecode, as the process exited. */
+  readonly codeAndMetadataMib: number;
+  readonly heapSpacesMib: Record<string, { committed: number; used: number }>;
 }
 
 export interface HttpFigures {
@@ -141,8 +159,12 @@ export interface HttpFigures {
   /** Whether the servers (core 0) and the load generator (core 1) were pinned with taskset. */
   readonly pinned: boolean;
   readonly scenarios: readonly ScenarioFigures[];
-  /** The service's peak resident memory over the load rounds, in MB. */
+  /** The service's peak resident memory over the load rounds, in MiB. */
   readonly servicePeakRssMb: number;
+  /** The peak resident memory of each server over the same rounds, in MiB (absent from older results). */
+  readonly peakRssMib?: Partial<Record<TargetName, number>>;
+  /** Where the service's memory lay at its peak over the rounds (absent from older results). */
+  readonly serviceMemory?: MemorySample | undefined;
   readonly serving: readonly ServingFigures[];
 }
 
@@ -152,6 +174,7 @@ export interface ServingFigures {
   readonly distinctListings: number;
   readonly requestsPerSecond: number;
   readonly peakRssMb: number;
+  readonly memory?: MemorySample | undefined;
 }
 
 /** Pinning needs taskset and two cores; without them the processes run where the OS puts them. */
@@ -169,17 +192,19 @@ export interface Started {
 }
 
 /** The service as `npm start` runs it, pinned to core 0, its log going to a file; `database` is a SQLite path or a PostgreSQL URL. */
-export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string, environment: Record<string, string> = {}): Promise<Started> {
+export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string, environment: Record<string, string> = {}, memoryProbeFile?: string): Promise<Started> {
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
   const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
-  const [command, args] = pinned(0, [...profile, ...npmStartNodeArgs()], pin);
+  const probe = memoryProbeFile === undefined ? [] : ['--import', join(root, 'bench', 'memory-probe.mjs')];
+  const [command, args] = pinned(0, [...profile, ...probe, ...npmStartNodeArgs()], pin);
   const child = spawn(command, args, {
     cwd: directory,
     // As deployed: the production profile (metrics off unless asked for), a key, the request log on.
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_ENV: 'production', PETSTORE_PRODUCTION_URL: 'http://127.0.0.1/v1',
       PETSTORE_DATABASE: database, PETSTORE_API_KEYS: BENCH_API_KEY, PETSTORE_LOG_LEVEL: 'info', ...environment,
+      ...(memoryProbeFile === undefined ? {} : { PETSTORE_BENCH_MEMORY_PROBE: memoryProbeFile }),
     },
     stdio: ['ignore', log, 'inherit'],
   });
@@ -193,10 +218,15 @@ export async function startService(database: string, directory: string, pin: boo
   }
 }
 
-/** The Koa ceiling; with `durableFile`, the durable ceiling committing its creations there (with `creationRows`, a creation's rows of the service's database). */
-async function startCeiling(bodiesFile: string, pin: boolean, durableFile?: string, creationRows = false): Promise<Started> {
-  const durable = durableFile === undefined ? [] : ['--durable', durableFile, ...(creationRows ? ['--creation-rows'] : [])];
-  const [command, args] = pinned(0, [...TS, join(root, 'bench', 'ceiling-server.ts'), bodiesFile, ...durable], pin);
+/** The Koa ceiling; with `durableFile`, the durable ceiling committing its creations there (with `eventSourced`, a creation's rows of the service's database). */
+async function startCeiling(bodiesFile: string, pin: boolean, durableFile?: string, eventSourced = false): Promise<Started> {
+  const durable = durableFile === undefined ? [] : ['--durable', durableFile, ...(eventSourced ? ['--event-sourced'] : [])];
+  return startBaseline(pin, [...TS, join(root, 'bench', 'ceiling-server.ts'), bodiesFile, ...durable]);
+}
+
+/** A baseline server of bench/ (node's arguments: a script and its own), pinned to core 0; resolves once it prints its port. */
+async function startBaseline(pin: boolean, script: readonly string[]): Promise<Started> {
+  const [command, args] = pinned(0, [...script], pin);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   for await (const chunk of child.stdout!) {
@@ -204,7 +234,7 @@ async function startCeiling(bodiesFile: string, pin: boolean, durableFile?: stri
     const port = /listening (\d+)/.exec(output)?.[1];
     if (port) return { child, origin: `http://127.0.0.1:${port}` };
   }
-  throw new Error('the ceiling server did not start');
+  throw new Error(`${script.join(' ')} did not start`);
 }
 
 export interface LoadClient {
@@ -243,6 +273,7 @@ export function cpuMicroseconds(pid: number, thread?: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
 }
 
+/** VmHWM: the highest resident memory of the process so far, in MiB. */
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
@@ -268,18 +299,21 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
   const started: Started[] = [];
   const client = startLoadClient(pin);
   try {
-    const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin, options.profileDirectory);
+    const probeFile = join(directory, 'memory-probe.json');
+    const service = await startService(await seededCopy(options.pets, join(directory, 'petstore.db')), directory, pin, options.profileDirectory, {}, probeFile);
     started.push(service);
     const bodies = await sampleBodies(service.origin, options.pets);
     const bodiesFile = join(directory, 'ceiling-bodies.json');
     writeFileSync(bodiesFile, JSON.stringify(ceilingBodies(bodies)));
     const ceiling = await startCeiling(bodiesFile, pin);
     started.push(ceiling);
+    const bare = await startBaseline(pin, [join(root, 'bench', 'bare-server.mjs'), bodiesFile]);
+    started.push(bare);
     // On the same disk as the service's database.
     const durable = await startCeiling(bodiesFile, pin, join(directory, 'durable-ceiling.db'));
     started.push(durable);
-    const creationRows = await startCeiling(bodiesFile, pin, await seededCopy(options.pets, join(directory, 'creation-rows-ceiling.db')), true);
-    started.push(creationRows);
+    const eventSourced = await startCeiling(bodiesFile, pin, await seededCopy(options.pets, join(directory, 'event-sourced-ceiling.db')), true);
+    started.push(eventSourced);
 
     const load = (target: Started, scenario: Scenario, seconds: number) => client.run({
       ...scenarioJob(scenario, options.pets, target.origin, target === ceiling),
@@ -287,10 +321,12 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       connections: options.connections,
       seconds,
     });
-    const targets = { service, ceiling, durable, creationRows } as const;
+    const targets: Record<TargetName, Started> = { service, ceiling, bare, durable, eventSourced };
     const scenariosRun = SCENARIOS.filter((scenario) => options.only === undefined || options.only.includes(scenario.name));
-    // Listings from precomputed bodies are the same on both ceilings: the durable one is loaded only with the durable writes it judges.
-    const targetsOf = (scenario: Scenario) => (scenario.against === 'durable' ? (['ceiling', 'durable', 'creationRows', 'service'] as const) : (['ceiling', 'service'] as const));
+    // Listings from precomputed bodies are the same on every ceiling: the durable ones are loaded only with the durable writes they judge.
+    const targetsOf = (scenario: Scenario): readonly TargetName[] => (scenario.requests(options.pets).every((request) => request.method === 'POST')
+      ? ['bare', 'ceiling', 'durable', 'eventSourced', 'service']
+      : ['bare', 'ceiling', 'service']);
     for (const scenario of scenariosRun) {
       for (const name of targetsOf(scenario)) await load(targets[name], scenario, options.warmupSeconds);
     }
@@ -313,6 +349,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
       }
     }
     const servicePeakRssMb = peakRssMb(service.child.pid!);
+    const peakRssMib = Object.fromEntries((['service', 'bare', 'ceiling'] as const).map((name) => [name, peakRssMb(targets[name].child.pid!)]));
     const figures = (key: string): TargetFigures => {
       const runs = results.get(key)!;
       return {
@@ -326,23 +363,38 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
     const scenarios = scenariosRun.map((scenario): ScenarioFigures => {
       const serviceFigures = figures(`${scenario.name}/service`);
       const ceilingFigures = figures(`${scenario.name}/ceiling`);
+      const bareFigures = figures(`${scenario.name}/bare`);
       const durableFigures = results.has(`${scenario.name}/durable`) ? figures(`${scenario.name}/durable`) : undefined;
-      const rowsFigures = results.has(`${scenario.name}/creationRows`) ? figures(`${scenario.name}/creationRows`) : undefined;
+      const eventSourcedFigures = results.has(`${scenario.name}/eventSourced`) ? figures(`${scenario.name}/eventSourced`) : undefined;
       return {
         name: scenario.name, label: scenario.label, goal: scenario.goal, against: scenario.against, p99GoalMs: scenario.p99GoalMs, bodyBytes: meanBodyBytes(scenario, options.pets, bodies),
         service: serviceFigures, ceiling: ceilingFigures, ratio: serviceFigures.median / ceilingFigures.median,
+        bare: bareFigures, bareRatio: serviceFigures.median / bareFigures.median,
         ...(durableFigures ? { durableCeiling: durableFigures, durableRatio: serviceFigures.median / durableFigures.median } : {}),
-        ...(durableFigures && rowsFigures ? { creationRowsCeiling: rowsFigures, creationRowsRatio: rowsFigures.median / durableFigures.median } : {}),
+        ...(eventSourcedFigures ? { eventSourcedCeiling: eventSourcedFigures, eventSourcedRatio: serviceFigures.median / eventSourcedFigures.median } : {}),
       };
     });
     for (const each of started.splice(0)) await stop(each);
+    const serviceMemory = readMemoryProbe(probeFile);
     const serving: ServingFigures[] = [];
     for (const pets of options.memoryPets) serving.push(await measureServing(pets, options, directory, client, pin));
-    return { pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin, scenarios, servicePeakRssMb, serving };
+    return { pets: options.pets, connections: options.connections, rounds: options.rounds, seconds: options.seconds, pinned: pin, scenarios, servicePeakRssMb, peakRssMib, serviceMemory, serving };
   } finally {
     client.stop();
     for (const each of started) await stop(each);
     rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** The servers a scenario is run on: the service and its baselines. */
+export type TargetName = 'service' | 'ceiling' | 'bare' | 'durable' | 'eventSourced';
+
+/** What bench/memory-probe.mjs wrote as the service exited; undefined when it wrote nothing (a service killed). */
+function readMemoryProbe(file: string): MemorySample | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as MemorySample;
+  } catch {
+    return undefined;
   }
 }
 
@@ -401,15 +453,26 @@ const DISTINCT_LISTINGS = 2000;
 
 /** The service over `pets` pets under the 90/10 mix with many different pages, to see its memory while it serves. */
 async function measureServing(pets: number, options: Pick<HttpOptions, 'memorySeconds' | 'connections' | 'log'>, directory: string, client: LoadClient, pin: boolean): Promise<ServingFigures> {
-  const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin);
+  const probeFile = join(directory, `memory-probe-${pets}.json`);
+  const service = await startService(await seededCopy(pets, join(directory, `serving-${pets}.db`)), directory, pin, undefined, {}, probeFile);
+  let figures: Omit<ServingFigures, 'memory'>;
   try {
     const requests = mixRequests(pets, DISTINCT_LISTINGS);
     const result = await client.run({ url: service.origin, method: 'GET', headers, connections: options.connections, seconds: options.memorySeconds, requests });
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`serving ${pets} pets: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-    const figures = { pets, seconds: options.memorySeconds, distinctListings: DISTINCT_LISTINGS, requestsPerSecond: result.requestsPerSecond, peakRssMb: peakRssMb(service.child.pid!) };
-    options.log(`serving ${pets} pets (${DISTINCT_LISTINGS} distinct listings, a creation in ten): ${Math.round(result.requestsPerSecond)} req/s, peak RSS ${figures.peakRssMb.toFixed(0)} MB`);
-    return figures;
+    figures = { pets, seconds: options.memorySeconds, distinctListings: DISTINCT_LISTINGS, requestsPerSecond: result.requestsPerSecond, peakRssMb: peakRssMb(service.child.pid!) };
   } finally {
     await stop(service);
   }
+  const memory = readMemoryProbe(probeFile);
+  options.log(`serving ${pets} pets (${DISTINCT_LISTINGS} distinct listings, a creation in ten): ${Math.round(figures.requestsPerSecond)} req/s, peak RSS ${figures.peakRssMb.toFixed(0)} MiB` +
+    (memory ? `; at its peak ${memoryLine(memory)}` : ''));
+  return { ...figures, memory };
+}
+
+/** A memory sample in one line: where the resident memory lay. */
+export function memoryLine(memory: MemorySample): string {
+  const spaces = Object.entries(memory.heapSpacesMib).filter(([, space]) => space.committed >= 1).map(([name, space]) => `${name.replace(/_space$/, '')} ${space.committed}`).join(', ');
+  return `RSS ${memory.rssMib} MiB: V8 heap ${memory.heapTotalMib} committed (${memory.heapUsedMib} used; ${spaces}), of it code and bytecode ${memory.codeAndMetadataMib}; ` +
+    `external ${memory.externalMib} (of it Buffers ${memory.arrayBuffersMib}); the rest (${(memory.rssMib - memory.heapTotalMib - memory.externalMib).toFixed(1)}) is the binary, native stacks and malloc's`;
 }

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FeedFigures, LiveFigures } from './event-feed.ts';
-import type { HttpFigures, ScenarioFigures } from './http-load.ts';
+import { memoryLine } from './http-load.ts';
+import type { HttpFigures, ScenarioFigures, TargetFigures } from './http-load.ts';
 import type { InProcessFigures } from './in-process.ts';
 import type { BackendComparison } from './postgres-vs-sqlite.ts';
 import type { WebhookFigures } from './webhooks.ts';
@@ -69,13 +70,22 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: Fee
     value: `${count(Math.round(inProcess.rebuild.eventsPerSecond))} events/s`,
     met: inProcess.rebuild.eventsPerSecond >= REBUILD_EVENTS_PER_SECOND,
   });
+  if (http.peakRssMib !== undefined) {
+    const { bare, ceiling } = http.peakRssMib;
+    goals.push({
+      name: `peak RSS of the service over the side-by-side rounds (${count(http.pets)} pets; node:http ${bare?.toFixed(0)} MiB, Koa ${ceiling?.toFixed(0)} MiB)`,
+      target: `≤ ${RSS_LIMIT_MB} MiB`,
+      value: `${http.servicePeakRssMb.toFixed(0)} MiB`,
+      met: http.servicePeakRssMb <= RSS_LIMIT_MB,
+    });
+  }
   const largest = http.serving.at(-1);
   if (largest) {
     const smallest = http.serving[0]!;
     goals.push({
-      name: `peak RSS serving ${count(largest.pets)} pets` + (smallest === largest ? '' : ` (${smallest.peakRssMb.toFixed(0)} MB with ${count(smallest.pets)})`),
-      target: `≤ ${RSS_LIMIT_MB} MB`,
-      value: `${largest.peakRssMb.toFixed(0)} MB`,
+      name: `peak RSS serving ${count(largest.pets)} pets` + (smallest === largest ? '' : ` (${smallest.peakRssMb.toFixed(0)} MiB with ${count(smallest.pets)})`),
+      target: `≤ ${RSS_LIMIT_MB} MiB`,
+      value: `${largest.peakRssMb.toFixed(0)} MiB`,
       met: largest.peakRssMb <= RSS_LIMIT_MB,
     });
   }
@@ -127,13 +137,16 @@ function feedGoals({ catchUp, live, idle }: FeedFigures): Goal[] {
   ];
 }
 
-/** The ratio a scenario's goal judges: to the durable ceiling for durable writes, else to the Koa ceiling. */
+/** The ratio a scenario's goal judges, and what it is against: bare node:http, the Koa ceiling or a durable ceiling. */
 function judgedRatio(scenario: ScenarioFigures): { ratio: number; ceiling: string } {
-  if (scenario.against === 'durable') {
-    if (scenario.durableRatio === undefined) throw new Error(`${scenario.label}: no figures of the durable ceiling to judge it against`);
-    return { ratio: scenario.durableRatio, ceiling: 'durable ceiling' };
-  }
-  return { ratio: scenario.ratio, ceiling: 'Koa ceiling' };
+  const against = {
+    node: { ratio: scenario.bareRatio, ceiling: 'bare node:http' },
+    ceiling: { ratio: scenario.ratio, ceiling: 'Koa ceiling' },
+    durable: { ratio: scenario.durableRatio, ceiling: 'durable ceiling' },
+    'event-sourced': { ratio: scenario.eventSourcedRatio, ceiling: 'event-sourced durable ceiling' },
+  }[scenario.against ?? 'ceiling'];
+  if (against.ratio === undefined) throw new Error(`${scenario.label}: no figures of the ${against.ceiling} to judge it against`);
+  return { ratio: against.ratio, ceiling: against.ceiling };
 }
 
 const rps = (value: number) => Math.round(value).toLocaleString('en-US');
@@ -141,6 +154,24 @@ const us = (value: number) => `${value.toFixed(0)} µs`;
 /** Results written before the event loop's part was measured have none. */
 const loopShare = (figures: { loopCpuPerRequestUs?: number }) => (figures.loopCpuPerRequestUs === undefined ? '–' : us(figures.loopCpuPerRequestUs));
 const micro = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
+/** A ratio, in bold when a goal judges it. */
+const bold = (ratio: number | undefined, judged: boolean) => (ratio === undefined ? '–' : judged ? `**${ratio.toFixed(2)}×**` : `${ratio.toFixed(2)}×`);
+
+/** The servers' peak resident memory over the rounds, and where the service's lay at its peak. */
+function memorySentences(http: HttpFigures): string[] {
+  if (http.peakRssMib === undefined) return [];
+  const { service, bare, ceiling } = http.peakRssMib;
+  const lines = [
+    `Peak resident memory (VmHWM) over these rounds: the service ${service?.toFixed(0)} MiB, bare node:http ${bare?.toFixed(0)} MiB, the Koa ceiling ${ceiling?.toFixed(0)} MiB` +
+      ' (node:http runs plain JavaScript, Koa under the tsx loader, the service its bundle).' +
+      (http.serviceMemory ? ` Where the service's lay at its peak: ${memoryLine(http.serviceMemory)}.` : ''),
+    '',
+  ];
+  for (const serving of http.serving) {
+    if (serving.memory) lines.push(`Serving ${count(serving.pets)} pets (${count(serving.distinctListings)} different listings, a creation in ten), at its peak: ${memoryLine(serving.memory)}.`, '');
+  }
+  return lines;
+}
 
 /** The tables as Markdown: printed after a run and shown in docs/performance.md. */
 export function markdownTables(results: BenchResults): string {
@@ -149,13 +180,18 @@ export function markdownTables(results: BenchResults): string {
     `Run \`${results.mode}\` of ${results.finishedAt.slice(0, 10)}, commit \`${results.commit}\`, ${String(results.machine.cpuModel)} (${String(results.machine.cores)} cores), Node ${String(results.machine.node)}; ` +
       `${count(http.pets)} pets, ${http.connections} connections, ${http.rounds} rounds of ${http.seconds} s, ${http.pinned ? 'servers on core 0 and the load generator on core 1' : 'not pinned'}.`,
     '',
-    '| scenario | service req/s | Koa ceiling req/s | ratio | goal | p99 service / ceiling | CPU a request service / ceiling | of it on the event loop | body |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...http.scenarios.map((scenario) =>
-      `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(scenario.ceiling.median)} | **${scenario.ratio.toFixed(2)}×** | ${scenario.against === 'durable' ? '–' : `≥ ${scenario.goal}×`} | ` +
-      `${scenario.service.latencyP99Ms} / ${scenario.ceiling.latencyP99Ms} ms | ${us(scenario.service.cpuPerRequestUs)} / ${us(scenario.ceiling.cpuPerRequestUs)} | ` +
-      `${loopShare(scenario.service)} / ${loopShare(scenario.ceiling)} | ${scenario.bodyBytes} B |`),
+    '| scenario | service req/s | bare node:http req/s | ratio | Koa ceiling req/s | ratio | goal | p99 service / node:http / Koa | CPU a request service / node:http / Koa | of it on the event loop (service) | body |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...http.scenarios.map((scenario) => {
+      const bare = scenario.bare;
+      const judged = scenario.against === 'node' || scenario.against === 'ceiling' || scenario.against === undefined;
+      return `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${bare ? rps(bare.median) : '–'} | ${bold(scenario.bareRatio, scenario.against === 'node')} | ` +
+        `${rps(scenario.ceiling.median)} | ${bold(scenario.ratio, scenario.against === 'ceiling' || scenario.against === undefined)} | ${judged ? `≥ ${scenario.goal}×` : '–'} | ` +
+        `${scenario.service.latencyP99Ms} / ${bare?.latencyP99Ms ?? '–'} / ${scenario.ceiling.latencyP99Ms} ms | ` +
+        `${us(scenario.service.cpuPerRequestUs)} / ${bare ? us(bare.cpuPerRequestUs) : '–'} / ${us(scenario.ceiling.cpuPerRequestUs)} | ${loopShare(scenario.service)} | ${scenario.bodyBytes} B |`;
+    }),
     '',
+    ...memorySentences(http),
     ...durableTable(http),
     ...backendTables(results.backends),
     '| goal | target | measured | met |',
@@ -188,28 +224,20 @@ function durableTable(http: HttpFigures): string[] {
   const durable = http.scenarios.filter((scenario) => scenario.durableCeiling !== undefined);
   if (durable.length === 0) return [];
   return [
-    'Against the durable ceiling: the same Koa stack, whose `POST` also commits each pet to a one-table SQLite file (WAL, `synchronous=FULL`, ' +
-      'the POSTs of one event-loop turn in one transaction) before its 201, on the same core and disk, in the same alternating rounds.',
+    'Against the durable ceilings: the same Koa stack, whose `POST` also commits before its 201, the POSTs of one event-loop turn in one transaction ' +
+      '(WAL, `synchronous=FULL`), on the same core and disk, in the same alternating rounds. The durable ceiling writes one row a pet into a one-table file; ' +
+      'the event-sourced durable ceiling writes what a creation must write at least into a copy of the service\'s database: the pet\'s row under its status index ' +
+      'and its `PetAdded` event under the unique (stream, version) index, the id and the log position from SQLite\'s rowids, nothing read first.',
     '',
-    '| scenario | service req/s | durable ceiling req/s | ratio | goal | p99 service / durable ceiling | CPU a request service / durable ceiling | of it on the event loop |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...durable.map((scenario) => {
-      const ceiling = scenario.durableCeiling!;
-      return `| \`${scenario.label}\` | ${rps(scenario.service.median)} | ${rps(ceiling.median)} | **${scenario.durableRatio!.toFixed(2)}×** | ` +
-        `${scenario.against === 'durable' ? `≥ ${scenario.goal}×` : '–'} | ${scenario.service.latencyP99Ms} / ${ceiling.latencyP99Ms} ms | ` +
-        `${us(scenario.service.cpuPerRequestUs)} / ${us(ceiling.cpuPerRequestUs)} | ${loopShare(scenario.service)} / ${loopShare(ceiling)} |`;
-    }),
+    '| scenario | ceiling | service req/s | ceiling req/s | ratio | goal | p99 service / ceiling | CPU a request service / ceiling | of it on the event loop |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...durable.flatMap((scenario) => [
+      { name: 'durable (one row)', figures: scenario.durableCeiling!, ratio: scenario.durableRatio!, judged: scenario.against === 'durable' },
+      ...(scenario.eventSourcedCeiling ? [{ name: 'event-sourced durable', figures: scenario.eventSourcedCeiling, ratio: scenario.eventSourcedRatio!, judged: scenario.against === 'event-sourced' }] : []),
+    ].map(({ name, figures, ratio, judged }: { name: string; figures: TargetFigures; ratio: number; judged: boolean }) =>
+      `| \`${scenario.label}\` | ${name} | ${rps(scenario.service.median)} | ${rps(figures.median)} | ${bold(ratio, judged)} | ${judged ? `≥ ${scenario.goal}×` : '–'} | ` +
+      `${scenario.service.latencyP99Ms} / ${figures.latencyP99Ms} ms | ${us(scenario.service.cpuPerRequestUs)} / ${us(figures.cpuPerRequestUs)} | ${loopShare(scenario.service)} / ${loopShare(figures)} |`)),
     '',
-    ...durable.filter((scenario) => scenario.creationRowsCeiling !== undefined).flatMap((scenario) => {
-      const rows = scenario.creationRowsCeiling!;
-      return [
-        `What the event-sourced rows alone allow: the durable ceiling writing, a turn at a time, what \`${scenario.label}\` writes into a copy of the service's database ` +
-          `(the ids drawn from the sequence, the new streams' versions read, a pet row and its PetAdded event a creation), with none of the service's checks, ` +
-          `reaches ${rps(rows.median)} req/s: **${scenario.creationRowsRatio!.toFixed(2)}×** the durable ceiling, at ${us(rows.cpuPerRequestUs)} of CPU a request. ` +
-          `The service reaches ${(scenario.service.median / rows.median).toFixed(2)}× of it.`,
-        '',
-      ];
-    }),
   ];
 }
 
@@ -229,57 +257,74 @@ function backendTables(backends: BackendComparison | undefined): string[] {
   ];
 }
 
-/** Grouped bars: the service and the ceiling, req/s, per scenario, with the ratio above each pair. */
+/** The bars of each scenario in the chart, in order: the service, then its baselines. */
+const CHART_SERIES = [
+  { name: 'petstore (key, request log, SQLite)', colour: '#2f6fdf', figures: (scenario: ScenarioFigures) => scenario.service },
+  { name: 'bare node:http, precomputed bodies', colour: '#d9d9d9', figures: (scenario: ScenarioFigures) => scenario.bare },
+  { name: 'Koa 3 + @koa/router, precomputed bodies', colour: '#aaaaaa', figures: (scenario: ScenarioFigures) => scenario.ceiling },
+  { name: 'Koa committing one row a pet (durable ceiling)', colour: '#777777', figures: (scenario: ScenarioFigures) => scenario.durableCeiling },
+  { name: 'Koa committing a creation\'s event and pet rows (event-sourced durable ceiling)', colour: '#444444', figures: (scenario: ScenarioFigures) => scenario.eventSourcedCeiling },
+] as const;
+
+/**
+ * Two panels of grouped bars, a group a scenario: requests a second (the judged ratio above each group)
+ * and the server's CPU time a request, the service beside bare node:http, Koa and the durable ceilings.
+ */
 export function chartSvg(results: BenchResults): string {
   const scenarios = results.http.scenarios;
-  // Wide enough that each group's label stays under its bars.
-  const width = Math.max(760, 90 + 240 * scenarios.length);
-  const height = 380;
+  const series = CHART_SERIES.filter((each) => scenarios.some((scenario) => each.figures(scenario) !== undefined));
   const left = 70;
-  const bottom = 300;
-  const top = 50;
-  const groupWidth = (width - left - 20) / scenarios.length;
-  const barWidth = Math.min(70, groupWidth / 4);
-  const highest = Math.max(1, ...scenarios.flatMap((scenario) => [scenario.service.median, scenario.ceiling.median, scenario.durableCeiling?.median ?? 0]));
-  const scale = niceCeiling(highest);
-  const y = (value: number) => bottom - ((bottom - top) * value) / scale;
+  const groupWidth = Math.max(250, 36 * series.length + 40);
+  const width = left + 20 + groupWidth * scenarios.length;
+  const barWidth = Math.min(34, (groupWidth - 30) / series.length);
+  const panelHeight = 230;
+  const panels = [
+    { title: `requests a second (median of ${results.http.rounds} rounds, ${results.http.connections} connections, ${count(results.http.pets)} pets)`, value: (figures: TargetFigures) => figures.median, format: rps, ratios: true },
+    { title: 'CPU a request (µs, user + system, the server\'s process)', value: (figures: TargetFigures) => figures.cpuPerRequestUs, format: (value: number) => value.toFixed(0), ratios: false },
+  ];
+  const legendTop = 40 + panels.length * (panelHeight + 40);
+  const height = legendTop + 18 * series.length + 10;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${left}" y="22" font-size="15" font-weight="bold">petstore vs the Koa ceiling (req/s, median of ${results.http.rounds} rounds, ${results.http.connections} connections, ${count(results.http.pets)} pets)</text>`,
+    `<text x="${left}" y="22" font-size="15" font-weight="bold">petstore beside bare node:http, Koa and the durable ceilings (run ${escapeXml(results.mode)}, commit ${escapeXml(results.commit)})</text>`,
   ];
-  for (let step = 0; step <= 4; step++) {
-    const value = (scale * step) / 4;
-    parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`);
-    parts.push(`<text x="${left - 8}" y="${y(value) + 4}" text-anchor="end">${rps(value)}</text>`);
-  }
-  scenarios.forEach((scenario, index) => {
-    const centre = left + groupWidth * index + groupWidth / 2;
-    const bars = scenario.durableCeiling === undefined
-      ? [
-        { value: scenario.service.median, x: centre - barWidth - 2, colour: '#2f6fdf' },
-        { value: scenario.ceiling.median, x: centre + 2, colour: '#aaaaaa' },
-      ]
-      : [
-        { value: scenario.service.median, x: centre - barWidth * 1.5 - 2, colour: '#2f6fdf' },
-        { value: scenario.durableCeiling.median, x: centre - barWidth / 2, colour: '#777777' },
-        { value: scenario.ceiling.median, x: centre + barWidth / 2 + 2, colour: '#aaaaaa' },
-      ];
-    for (const bar of bars) {
-      parts.push(`<rect x="${bar.x}" y="${y(bar.value)}" width="${barWidth}" height="${bottom - y(bar.value)}" fill="${bar.colour}"/>`);
-      parts.push(`<text x="${bar.x + barWidth / 2}" y="${y(bar.value) - 4}" text-anchor="middle">${rps(bar.value)}</text>`);
+  panels.forEach((panel, panelIndex) => {
+    const top = 40 + panelIndex * (panelHeight + 40) + 40;
+    const bottom = top + panelHeight - 60;
+    const highest = Math.max(1, ...scenarios.flatMap((scenario) => series.map((each) => { const figures = each.figures(scenario); return figures ? panel.value(figures) : 0; })));
+    const scale = niceCeiling(highest);
+    const y = (value: number) => bottom - ((bottom - top) * value) / scale;
+    parts.push(`<text x="${left}" y="${top - 36}" font-weight="bold">${escapeXml(panel.title)}</text>`);
+    for (let step = 0; step <= 4; step++) {
+      const value = (scale * step) / 4;
+      parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`);
+      parts.push(`<text x="${left - 8}" y="${y(value) + 4}" text-anchor="end">${panel.format(value)}</text>`);
     }
-    const { ratio, ceiling } = judgedRatio(scenario);
-    const met = ratio >= scenario.goal;
-    const against = scenario.against === 'durable' ? ` of the ${ceiling}` : '';
-    parts.push(`<text x="${centre}" y="${top - 8}" text-anchor="middle" font-weight="bold" fill="${met ? '#1a7f37' : '#c62828'}">${ratio.toFixed(2)}×${against} (goal ${scenario.goal}×)</text>`);
-    parts.push(`<text x="${centre}" y="${bottom + 18}" text-anchor="middle">${escapeXml(scenario.label)}</text>`);
+    scenarios.forEach((scenario, index) => {
+      const start = left + groupWidth * index + 15;
+      const bars = series.flatMap((each) => { const figures = each.figures(scenario); return figures ? [{ value: panel.value(figures), colour: each.colour }] : []; });
+      const offset = (groupWidth - 30 - bars.length * barWidth) / 2;
+      bars.forEach((bar, barIndex) => {
+        const x = start + offset + barIndex * barWidth;
+        parts.push(`<rect x="${x.toFixed(1)}" y="${y(bar.value).toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(bottom - y(bar.value)).toFixed(1)}" fill="${bar.colour}" stroke="#555" stroke-width="0.5"/>`);
+        parts.push(`<text x="${(x + barWidth / 2).toFixed(1)}" y="${(y(bar.value) - 4).toFixed(1)}" text-anchor="middle" font-size="9">${panel.format(bar.value)}</text>`);
+      });
+      const centre = left + groupWidth * index + groupWidth / 2;
+      if (panel.ratios) {
+        const { ratio, ceiling } = judgedRatio(scenario);
+        const met = ratio >= scenario.goal;
+        const colour = met ? '#1a7f37' : '#c62828';
+        parts.push(`<text x="${centre}" y="${top - 20}" text-anchor="middle" font-weight="bold" fill="${colour}">${ratio.toFixed(2)}× (goal ${scenario.goal}×)</text>`);
+        parts.push(`<text x="${centre}" y="${top - 7}" text-anchor="middle" font-size="11" fill="${colour}">of ${escapeXml(ceiling)}</text>`);
+      }
+      parts.push(`<text x="${centre}" y="${bottom + 16}" text-anchor="middle" font-size="11">${escapeXml(scenario.label)}</text>`);
+    });
   });
-  parts.push(`<rect x="${left}" y="${bottom + 34}" width="12" height="12" fill="#2f6fdf"/><text x="${left + 18}" y="${bottom + 44}">petstore (auth, request log, SQLite)</text>`);
-  parts.push(`<rect x="${left + 260}" y="${bottom + 34}" width="12" height="12" fill="#aaaaaa"/><text x="${left + 278}" y="${bottom + 44}">Koa 3 + @koa/router, precomputed body of the same size</text>`);
-  if (scenarios.some((scenario) => scenario.durableCeiling !== undefined)) {
-    parts.push(`<rect x="${left + 260}" y="${bottom + 52}" width="12" height="12" fill="#777777"/><text x="${left + 278}" y="${bottom + 62}">the same, committing each created pet to SQLite (the durable ceiling)</text>`);
-  }
+  series.forEach((each, index) => {
+    const yTop = legendTop + 18 * index;
+    parts.push(`<rect x="${left}" y="${yTop}" width="12" height="12" fill="${each.colour}" stroke="#555" stroke-width="0.5"/><text x="${left + 18}" y="${yTop + 10}">${escapeXml(each.name)}</text>`);
+  });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

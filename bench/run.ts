@@ -2,9 +2,9 @@
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
 // (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, and webhook
 // delivery: bench/webhooks.ts)
-// `npm run bench:report` (measures nothing: renders docs/performance.md from bench/results/latest.json).
+// `npm run bench:report` (measures nothing: renders docs/performance.md and the chart from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
-//   node --import tsx bench/run.ts <mode> --only list-20[,create] [--profile <folder>]
+//   node --import tsx bench/run.ts <mode> --only list-20[,create] [--pets 10000] [--profile <folder>]
 //   node --import tsx bench/run.ts <mode> --backends-only [--only list-20[,mix]] [--profile <folder>]
 // --backends-only: just the service on PostgreSQL beside SQLite, printed and not written (--only: just
 // those of its scenarios: list-20, list-100-available, mix, create);
@@ -19,7 +19,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import { join, resolve } from 'node:path';
 import { runFeed } from './event-feed.ts';
 import type { FeedOptions } from './event-feed.ts';
-import { runHttp, SCENARIOS } from './http-load.ts';
+import { memoryLine, runHttp, SCENARIOS } from './http-load.ts';
 import type { HttpOptions } from './http-load.ts';
 import { runInProcess } from './in-process.ts';
 import { runBackends } from './postgres-vs-sqlite.ts';
@@ -38,7 +38,7 @@ type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptio
 
 const MODES: Record<string, Settings> = {
   full: {
-    http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
+    http: { pets: 10_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
     backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
@@ -46,7 +46,7 @@ const MODES: Record<string, Settings> = {
     groups: { pets: 20_000, rounds: 3 },
   },
   quick: {
-    http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
+    http: { pets: 10_000, rounds: 3, seconds: 3, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
     backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
@@ -130,19 +130,22 @@ function optionValue(argv: readonly string[], name: string): string | undefined 
 }
 
 /** `--only`: the named HTTP scenarios alone, printed as service, ceiling and ratio. */
-async function runOnly(settings: Settings, only: readonly string[], profileDirectory: string | undefined, log: (line: string) => void): Promise<void> {
-  const http = await runHttp({ ...settings.http, memoryPets: [], only, profileDirectory: profileDirectory && resolve(profileDirectory), log });
+async function runOnly(settings: Settings, only: readonly string[], profileDirectory: string | undefined, pets: number | undefined, log: (line: string) => void): Promise<void> {
+  const http = await runHttp({ ...settings.http, ...(pets === undefined ? {} : { pets }), memoryPets: [], only, profileDirectory: profileDirectory && resolve(profileDirectory), log });
   for (const scenario of http.scenarios) {
     log(`${scenario.label}: service ${Math.round(scenario.service.median)} req/s, ceiling ${Math.round(scenario.ceiling.median)} req/s, ratio ${scenario.ratio.toFixed(2)}${scenario.against === 'ceiling' ? ` (goal ${scenario.goal})` : ''}; CPU a request ${scenario.service.cpuPerRequestUs.toFixed(1)} µs (${scenario.service.loopCpuPerRequestUs.toFixed(1)} on the event loop) against ${scenario.ceiling.cpuPerRequestUs.toFixed(1)} µs (${(scenario.ceiling.cpuPerRequestUs / scenario.service.cpuPerRequestUs).toFixed(2)})`);
-    const durable = scenario.durableCeiling;
-    if (durable) {
-      log(`${scenario.label}: durable ceiling ${Math.round(durable.median)} req/s, ratio ${scenario.durableRatio!.toFixed(2)}${scenario.against === 'durable' ? ` (goal ${scenario.goal})` : ''}; CPU a request ${durable.cpuPerRequestUs.toFixed(1)} µs (${durable.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
-    }
-    const rows = scenario.creationRowsCeiling;
-    if (rows) {
-      log(`${scenario.label}: the durable ceiling writing a creation's rows ${Math.round(rows.median)} req/s, ${scenario.creationRowsRatio!.toFixed(2)}x the durable ceiling; CPU a request ${rows.cpuPerRequestUs.toFixed(1)} µs (${rows.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
+    for (const [name, figures, ratio] of [
+      ['bare node:http', scenario.bare, scenario.bareRatio],
+      ['durable ceiling', scenario.durableCeiling, scenario.durableRatio],
+      ['event-sourced durable ceiling', scenario.eventSourcedCeiling, scenario.eventSourcedRatio],
+    ] as const) {
+      if (figures === undefined || ratio === undefined) continue;
+      log(`${scenario.label}: ${name} ${Math.round(figures.median)} req/s, ratio ${ratio.toFixed(2)}; CPU a request ${figures.cpuPerRequestUs.toFixed(1)} µs (${figures.loopCpuPerRequestUs.toFixed(1)} on the event loop)`);
     }
   }
+  const rss = http.peakRssMib ?? {};
+  log(`peak RSS over the rounds: service ${rss.service?.toFixed(0)} MiB, bare node:http ${rss.bare?.toFixed(0)} MiB, Koa ${rss.ceiling?.toFixed(0)} MiB`);
+  if (http.serviceMemory) log(`the service at its peak: ${memoryLine(http.serviceMemory)}`);
 }
 
 async function main(): Promise<void> {
@@ -160,10 +163,13 @@ async function main(): Promise<void> {
     }
     return;
   }
-  if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), log);
+  const pets = optionValue(argv, '--pets');
+  if (only !== undefined) return runOnly(MODES[argv[0] ?? 'quick'] ?? MODES.quick!, only.split(','), optionValue(argv, '--profile'), pets === undefined ? undefined : Number(pets), log);
   if (argv[0] === 'report') {
-    writePerformancePage(root, JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults);
-    log(`rendered ${PERFORMANCE_PAGE} from bench/results/latest.json`);
+    const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults;
+    writePerformancePage(root, results);
+    writeFileSync(join(root, 'bench', 'results', 'chart.svg'), chartSvg(results));
+    log(`rendered ${PERFORMANCE_PAGE} and bench/results/chart.svg from bench/results/latest.json`);
     return;
   }
   const { mode, out, updatePage, scratch } = parseArguments(argv);

@@ -18,8 +18,9 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
-import { invalidKey } from '../pipeline/require-api-key.ts';
-import { clientAddressKey } from '../pipeline/client-address.ts';
+import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { invalidKey } from '../guards/require-api-key.ts';
+import { clientAddressKey } from '../guards/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';
 
 /** What the consumer group routes work with. */
@@ -100,7 +101,14 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const router = new Router({ strict: true, sensitive: true });
   const owner = keyIdOf;
   const now = () => resource.clock.now();
-  const event = (stored: StoredEvent) => JSON.parse(cloudEventJson(stored, publicBaseUrl())) as unknown;
+  /**
+   * A JSON body whose `event` fields are the feed's CloudEvent text as is, written once: each entry's other
+   * fields as JSON, the event's text spliced in after them.
+   */
+  const withEvents = <T extends { readonly event: StoredEvent }>(entries: readonly T[], fields: (entry: T) => Record<string, unknown>): string => {
+    const source = publicBaseUrl();
+    return `[${entries.map((entry) => `${JSON.stringify(fields(entry)).slice(0, -1)},"event":${cloudEventJson(entry.event, source)}}`).join(',')}]`;
+  };
   const head = async () => await resource.eventLog.end();
   const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
@@ -191,12 +199,10 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
       if (waiting?.revoked) throw invalidKey();
       if (clientLeft) return;
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = {
-        claims: outcome.claims.map((claim) => ({
-          lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt, event: event(claim.event),
-        })),
-        ...(outcome.acked ? { acked: outcome.acked.done.length, stale: outcome.acked.stale } : {}),
-      };
+      ctx.set('Content-Type', JSON_TYPE);
+      const claims = withEvents(outcome.claims, (claim) => ({ lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt }));
+      const acked = outcome.acked ? `,"acked":${outcome.acked.done.length},"stale":${JSON.stringify(outcome.acked.stale)}` : '';
+      ctx.body = Buffer.from(`{"claims":${claims}${acked}}`);
     } finally {
       waiting?.done();
       ctx.res.off('close', leave);
@@ -235,7 +241,8 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
-    ctx.body = page.map((entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt, event: event(entry.event) }));
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = Buffer.from(withEvents(page, (entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt })));
   });
 
   router.post('replayParkedEvents', '/v1/consumer-groups/:group/parked/replay', requireJsonBody(['application/json']), async (ctx) => {

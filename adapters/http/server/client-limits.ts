@@ -1,15 +1,17 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ServerLimits } from '../../config/config.ts';
-import { clientAddressKey } from '../pipeline/client-address.ts';
+import { clientAddressKey } from '../guards/client-address.ts';
 
 /** Past this share of the connection cap the server is under pressure, and waiting connections are closed sooner. */
 export const PRESSURE_SHARE = 3 / 4;
 
 /** What the server tells the limits of each request: when it begins, and when its answer is closed. */
 export interface ClientLimits {
-  requestBegan(socket: Socket): void;
-  requestEnded(socket: Socket): void;
+  requestBegan(socket: Socket, response: ServerResponse): void;
+  requestEnded(socket: Socket, response: ServerResponse): void;
+  /** Whether the connection's latest answer has begun (its head is written): nothing else may be written on it then. */
+  answerBegun(socket: Socket): boolean;
 }
 
 /**
@@ -23,10 +25,11 @@ export function holdsEventStream(socket: Socket): void {
   streamingSince.set(socket, performance.now());
 }
 
-/** One open connection: its requests in flight, and since when it has had none (undefined while it has). */
+/** One open connection: its requests in flight, since when it has had none (undefined while it has), and its latest answer. */
 interface HeldConnection {
   inFlight: number;
   waitingSince: number | undefined;
+  answering: ServerResponse | undefined;
 }
 
 /**
@@ -62,7 +65,7 @@ export function limitClients(server: Server, limits: ServerLimits): ClientLimits
       return;
     }
     heldByAddress.set(address, held + 1);
-    open.set(socket, { inFlight: 0, waitingSince: performance.now() });
+    open.set(socket, { inFlight: 0, waitingSince: performance.now(), answering: undefined });
     socket.once('close', () => {
       const left = heldByAddress.get(address)! - 1;
       if (left === 0) heldByAddress.delete(address);
@@ -77,17 +80,20 @@ export function limitClients(server: Server, limits: ServerLimits): ClientLimits
   server.once('close', () => clearInterval(sweep));
 
   return {
-    requestBegan(socket) {
+    requestBegan(socket, response) {
       const held = open.get(socket);
       if (held === undefined) return;
       held.inFlight++;
       held.waitingSince = undefined;
+      held.answering = response;
     },
-    requestEnded(socket) {
+    requestEnded(socket, response) {
       const held = open.get(socket);
       if (held === undefined) return;
       held.inFlight--;
+      if (held.answering === response) held.answering = undefined;
       if (held.inFlight === 0 && !socket.destroyed) held.waitingSince = performance.now();
     },
+    answerBegun: (socket) => open.get(socket)?.answering?.headersSent === true,
   };
 }

@@ -41,10 +41,10 @@ export async function startHttpServer(dispatch: RequestListener, options: HttpSe
   const answer = (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
     const entry = inFlight.add(response);
-    clients.requestBegan(socket);
+    clients.requestBegan(socket, response);
     response.once('close', () => {
       inFlight.delete(entry);
-      clients.requestEnded(socket);
+      clients.requestEnded(socket, response);
     });
     // Once shutdown has begun, every answer closes its connection so no client keeps one open.
     if (closing) response.setHeader('Connection', 'close');
@@ -72,7 +72,7 @@ export async function startHttpServer(dispatch: RequestListener, options: HttpSe
   const routeAt = options.routeAt ?? (() => undefined);
   server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => {
     const started = performance.now();
-    const refused = answerClientError(error, socket, methodsAllowedAt, deprecationAt);
+    const refused = answerClientError(error, socket, clients.answerBegun(socket), methodsAllowedAt, deprecationAt);
     if (refused) {
       const route = refused.path === '' ? null : (routeAt(refused.path) ?? null);
       options.record?.({ requestId: refused.requestId, started }, refused.method, { route, path: refused.path, status: refused.status, keyId: null });
@@ -125,12 +125,12 @@ interface RefusedRequest {
 function answerClientError(
   error: Error & { code?: string; rawPacket?: Buffer },
   socket: Socket,
+  answerBegun: boolean,
   methodsAllowedAt: (path: string) => readonly string[],
   deprecationAt: (method: string, path: string) => Readonly<Record<string, string>> | undefined,
 ): RefusedRequest | undefined {
-  const started = (socket as { _httpMessage?: ServerResponse })._httpMessage;
   // A reset connection cannot be answered, nor one whose answer has begun.
-  if (!socket.writable || error.code === 'ECONNRESET' || started?.headersSent) {
+  if (!socket.writable || error.code === 'ECONNRESET' || answerBegun) {
     socket.destroy();
     return undefined;
   }
