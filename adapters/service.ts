@@ -9,7 +9,7 @@ import { countingEventStore } from './observability/counting-event-store.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError, localBaseUrl } from './config/config.ts';
 import { createHttpApp } from './http/app.ts';
-import type { Guard } from './http/pipeline/guards.ts';
+import type { Guard } from './http/guards/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/pipeline/listing-cache.ts';
@@ -52,7 +52,7 @@ export interface StartOptions {
   readonly worker?: number | undefined;
   /** A worker's way to every worker's metrics, asked of the primary (see `createServiceMetrics`). */
   readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
-  /** Checks run before any route after the service's own, by every way of answering (`http/pipeline/service-guards.ts`). */
+  /** Checks run before any route after the service's own, by every way of answering (`http/guards/service-guards.ts`). */
   readonly extraGuards?: readonly Guard[] | undefined;
 }
 

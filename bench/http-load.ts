@@ -140,6 +140,7 @@ export interface MemorySample {
   readonly heapUsedMib: number;
   readonly externalMib: number;
   readonly arrayBuffersMib: number;
+  /** Compiled code and bytecode, as the process exited. */
   readonly codeAndMetadataMib: number;
   readonly heapSpacesMib: Record<string, { committed: number; used: number }>;
 }

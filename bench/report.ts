@@ -274,7 +274,7 @@ export function chartSvg(results: BenchResults): string {
   const scenarios = results.http.scenarios;
   const series = CHART_SERIES.filter((each) => scenarios.some((scenario) => each.figures(scenario) !== undefined));
   const left = 70;
-  const groupWidth = Math.max(170, 36 * series.length + 40);
+  const groupWidth = Math.max(250, 36 * series.length + 40);
   const width = left + 20 + groupWidth * scenarios.length;
   const barWidth = Math.min(34, (groupWidth - 30) / series.length);
   const panelHeight = 230;
@@ -295,7 +295,7 @@ export function chartSvg(results: BenchResults): string {
     const highest = Math.max(1, ...scenarios.flatMap((scenario) => series.map((each) => { const figures = each.figures(scenario); return figures ? panel.value(figures) : 0; })));
     const scale = niceCeiling(highest);
     const y = (value: number) => bottom - ((bottom - top) * value) / scale;
-    parts.push(`<text x="${left}" y="${top - 26}" font-weight="bold">${escapeXml(panel.title)}</text>`);
+    parts.push(`<text x="${left}" y="${top - 36}" font-weight="bold">${escapeXml(panel.title)}</text>`);
     for (let step = 0; step <= 4; step++) {
       const value = (scale * step) / 4;
       parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`);
@@ -314,9 +314,11 @@ export function chartSvg(results: BenchResults): string {
       if (panel.ratios) {
         const { ratio, ceiling } = judgedRatio(scenario);
         const met = ratio >= scenario.goal;
-        parts.push(`<text x="${centre}" y="${top - 8}" text-anchor="middle" font-weight="bold" fill="${met ? '#1a7f37' : '#c62828'}">${ratio.toFixed(2)}× ${escapeXml(ceiling)} (goal ${scenario.goal}×)</text>`);
+        const colour = met ? '#1a7f37' : '#c62828';
+        parts.push(`<text x="${centre}" y="${top - 20}" text-anchor="middle" font-weight="bold" fill="${colour}">${ratio.toFixed(2)}× (goal ${scenario.goal}×)</text>`);
+        parts.push(`<text x="${centre}" y="${top - 7}" text-anchor="middle" font-size="11" fill="${colour}">of ${escapeXml(ceiling)}</text>`);
       }
-      parts.push(`<text x="${centre}" y="${bottom + 16}" text-anchor="middle">${escapeXml(scenario.label)}</text>`);
+      parts.push(`<text x="${centre}" y="${bottom + 16}" text-anchor="middle" font-size="11">${escapeXml(scenario.label)}</text>`);
     });
   });
   series.forEach((each, index) => {

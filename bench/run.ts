@@ -38,7 +38,7 @@ type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptio
 
 const MODES: Record<string, Settings> = {
   full: {
-    http: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
+    http: { pets: 10_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64, memoryPets: [1000, 1_000_000], memorySeconds: 10 },
     inProcess: { smallPets: 1000, largePets: 1_000_000, rebuildPets: 1_000_000, minCpuMs: 300, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 8, 64, 256], groupsEach: 40 },
     backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
@@ -46,7 +46,7 @@ const MODES: Record<string, Settings> = {
     groups: { pets: 20_000, rounds: 3 },
   },
   quick: {
-    http: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
+    http: { pets: 10_000, rounds: 3, seconds: 3, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
     inProcess: { smallPets: 1000, largePets: 100_000, rebuildPets: 100_000, minCpuMs: 20, statuses: ALL_STATUSES, limits: [1, 20, 100], groupSizes: [1, 64], groupsEach: 10 },
     backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },

@@ -5,7 +5,7 @@ import { copyFileSync } from 'node:fs';
 import { docExample } from './support/doc-example.ts';
 import { installPackedClient, typeCheckProject, userEnvironment } from './support/packed-client.ts';
 import { startTestService, TEST_API_KEY } from './support/test-service.ts';
-import type { Guard } from '../adapters/http/pipeline/guards.ts';
+import type { Guard } from '../adapters/http/guards/guards.ts';
 
 describe('docs/consumer-groups.md: the example worker', () => {
   it('runs as written with `node worker.js` in a project with the packed client and the README\'s variables: two workers share the pets added, each printed once, and stop on SIGTERM', { timeout: 120_000 }, async () => {

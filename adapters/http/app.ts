@@ -7,15 +7,15 @@ import type { Registry } from 'prom-client';
 import type { EventLog, PetStorePorts, PetUseCases } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
-import { serviceGuards } from './pipeline/service-guards.ts';
-import { guardRoutes } from './pipeline/guards.ts';
-import type { Guard, GuardedRoute } from './pipeline/guards.ts';
+import { serviceGuards } from './guards/service-guards.ts';
+import { guardRoutes } from './guards/guards.ts';
+import type { Guard, GuardedRoute } from './guards/guards.ts';
 import { createDocumentRouter } from './routes/document-routes.ts';
 import type { ListingCache } from './pipeline/listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
-import type { RouteMarks } from './pipeline/deprecation.ts';
+import type { RouteMarks } from './guards/deprecation.ts';
 import { createEventRouter } from './routes/event-routes.ts';
 import type { EventFeed } from './routes/event-routes.ts';
 import { createProbeRouter } from './routes/probe-routes.ts';
@@ -25,13 +25,13 @@ import type { ConsumerGroupResource } from './routes/consumer-group-routes.ts';
 import type { WebhookResource } from './routes/webhook-routes.ts';
 import type { ReadinessCheck } from './routes/probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
-import { createCachedListingBranch } from './pipeline/cached-listing.ts';
-import { createRateLimiter, limitKeyFailures } from './pipeline/rate-limit.ts';
+import { createCachedListingBranch } from './listing-cache/cached-listing.ts';
+import { createRateLimiter, limitKeyFailures } from './guards/rate-limit.ts';
 import { answerRecorder, createRequestPipeline } from './pipeline/request-pipeline.ts';
 import type { AnswerBranch, ObserveRequest, RecordAnswer } from './pipeline/request-pipeline.ts';
 import type { AroundAnswer } from '../observability/traced-http.ts';
 import { stateOf } from './pipeline/request-state.ts';
-import { createKeyCheck } from './pipeline/require-api-key.ts';
+import { createKeyCheck } from './guards/require-api-key.ts';
 import { createReadPositions } from './pipeline/read-positions.ts';
 import type { ReadPositions } from './pipeline/read-positions.ts';
 
@@ -83,7 +83,7 @@ export interface HttpApp {
 /**
  * The request pipeline and its Koa application: error rendering, the Host check, CORS, then the routes:
  * the pet operations, the documents, the probes. With a listing cache, cached listings are a branch of
- * the pipeline tried before the app, with the app's own checks (`pipeline/cached-listing.ts`).
+ * the pipeline tried before the app, with the app's own checks (`listing-cache/cached-listing.ts`).
  */
 /** Without a log to read, no position can be shown reached: such an app answers a position it has not seen 503. */
 const NO_LOG: Pick<EventLog, 'readLog'> = { readLog: async () => [] };

@@ -190,6 +190,18 @@ describe('dependency direction', () => {
     assert.deepEqual(roomCycles(join('adapters', 'http')), []);
   });
 
+  it('the rooms of http/ stand in their order: routes, the listing cache, the server, parsing, the guards, the pipeline; none imports one before it', () => {
+    const order = ['routes', 'listing-cache', 'server', 'parsing', 'guards', 'pipeline'];
+    const http = join(root, 'adapters', 'http');
+    const roomOf = (file: string) => relative(http, file).split(/[\\/]/)[0]!;
+    const rooms = readdirSync(http, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    assert.deepEqual(rooms.sort(), [...order].sort(), 'a room of http/ is missing from the order, or the order names one that is gone');
+    const offences = sourceFiles(join('adapters', 'http')).flatMap((file) => relativeImportsOf(file)
+      .filter((target) => target.startsWith(http + sep) && order.indexOf(roomOf(target)) < order.indexOf(roomOf(file)))
+      .map((target) => `${relative(root, file)} imports ${relative(root, target)}`));
+    assert.deepEqual(offences, []);
+  });
+
   it('the room cycle finder finds rooms that import each other (guards against a walk that sees none)', () => {
     assert.deepEqual(roomCycles(join('tests', 'architecture', 'fixtures')), [['cycle-a.ts', 'cycle-b.ts']]);
   });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpProblem } from '../../adapters/http/pipeline/errors.ts';
-import type { Guard } from '../../adapters/http/pipeline/guards.ts';
+import type { Guard } from '../../adapters/http/guards/guards.ts';
 import { koaContextsDuring } from '../support/koa-contexts.ts';
 import { readError, startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';

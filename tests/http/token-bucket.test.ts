@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTokenBuckets, MAX_TOKEN_BUCKETS } from '../../adapters/http/pipeline/token-bucket.ts';
+import { createTokenBuckets, MAX_TOKEN_BUCKETS } from '../../adapters/http/guards/token-bucket.ts';
 
 describe('token buckets', () => {
   function clock() {

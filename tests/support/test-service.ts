@@ -11,7 +11,7 @@ import type { ErrorAnswer } from './error-shape.ts';
 import { responseContract } from './response-contract.ts';
 import type { ResponseContract } from './response-contract.ts';
 import { temporaryDirectory } from './temporary-store.ts';
-import type { Guard } from '../../adapters/http/pipeline/guards.ts';
+import type { Guard } from '../../adapters/http/guards/guards.ts';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
 

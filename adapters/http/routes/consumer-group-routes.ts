@@ -19,8 +19,8 @@ import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-bod
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 import { JSON_TYPE } from '../pipeline/listing-cache.ts';
-import { invalidKey } from '../pipeline/require-api-key.ts';
-import { clientAddressKey } from '../pipeline/client-address.ts';
+import { invalidKey } from '../guards/require-api-key.ts';
+import { clientAddressKey } from '../guards/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';
 
 /** What the consumer group routes work with. */

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../../application/index.ts';
 import type { Commits, EventLog } from '../../../application/index.ts';
-import { clientAddressKey } from '../pipeline/client-address.ts';
+import { clientAddressKey } from '../guards/client-address.ts';
 import { cloudEventsJson } from '../../../contract/cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from '../parsing/event-query.ts';
 import type { EventStreams } from './event-stream.ts';

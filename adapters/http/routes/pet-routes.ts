@@ -6,16 +6,16 @@ import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../
 import { JSON_TYPE } from '../pipeline/listing-cache.ts';
 import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
-import { deprecated } from '../pipeline/deprecation.ts';
-import type { RouteMarks } from '../pipeline/deprecation.ts';
+import { deprecated } from '../guards/deprecation.ts';
+import type { RouteMarks } from '../guards/deprecation.ts';
 import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { parseListQuery } from '../parsing/list-query.ts';
 import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
 import type { RequestState } from '../pipeline/request-state.ts';
-import { admitted } from '../pipeline/guards.ts';
-import type { Guard, GuardedRoute } from '../pipeline/guards.ts';
+import { admitted } from '../guards/guards.ts';
+import type { Guard, GuardedRoute } from '../guards/guards.ts';
 import { problemAnswer } from '../pipeline/errors.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
 import { sendAnswer } from '../pipeline/request-pipeline.ts';
@@ -34,7 +34,7 @@ export interface PetRoutesOptions {
   readonly useCases?: PetUseCases | undefined;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
-  /** The checks before any route (`pipeline/guards.ts`), the app's own list, for the creation branch. */
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the creation branch. */
   readonly guards: readonly Guard[];
   /** How the app answers a failure, for the creation branch. */
   readonly problemOf: ProblemOf;
@@ -105,7 +105,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
 
   /**
    * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
-   * through (`pipeline/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
+   * through (`guards/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
    * renders it. Anything else (another path, a refusal) is the app's.
    */
   const creationBranch: AnswerBranch = (request, response, state) => {

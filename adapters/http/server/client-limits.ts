@@ -1,7 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ServerLimits } from '../../config/config.ts';
-import { clientAddressKey } from '../pipeline/client-address.ts';
+import { clientAddressKey } from '../guards/client-address.ts';
 
 /** Past this share of the connection cap the server is under pressure, and waiting connections are closed sooner. */
 export const PRESSURE_SHARE = 3 / 4;

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiKeyVerifier, KeyCheck } from '../../api-keys/key-verifier.ts';
-import { HttpProblem } from './errors.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 import type { Guard } from './guards.ts';
-import type { Access, RequestState } from './request-state.ts';
+import type { Access, RequestState } from '../pipeline/request-state.ts';
 
 // RFC 6750 b64token after a case-insensitive scheme name (RFC 9110 §11.1).
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
-import { HttpProblem } from './errors.ts';
-import { stateOf } from './request-state.ts';
-import type { RequestState } from './request-state.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
+import { stateOf } from '../pipeline/request-state.ts';
+import type { RequestState } from '../pipeline/request-state.ts';
 
 /** What a guard needs to know of the route a request is for. */
 export interface GuardedRoute {

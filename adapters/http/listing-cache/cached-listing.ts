@@ -1,13 +1,13 @@
-import { HttpProblem } from './errors.ts';
-import { admitted } from './guards.ts';
-import type { Guard, GuardedRoute } from './guards.ts';
-import { JSON_TYPE } from './listing-cache.ts';
-import type { ListingAnswer, ListingCache } from './listing-cache.ts';
-import { sendAnswer } from './request-pipeline.ts';
-import type { AnswerBranch } from './request-pipeline.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
+import { admitted } from '../guards/guards.ts';
+import type { Guard, GuardedRoute } from '../guards/guards.ts';
+import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
+import { sendAnswer } from '../pipeline/request-pipeline.ts';
+import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
 import type { Answered } from '../../observability/request-log.ts';
-import { MIN_POSITION_FIELD, minPositionOf } from './read-positions.ts';
-import type { ReadPositions } from './read-positions.ts';
+import { MIN_POSITION_FIELD, minPositionOf } from '../pipeline/read-positions.ts';
+import type { ReadPositions } from '../pipeline/read-positions.ts';
 
 export interface CachedListingOptions {
   readonly cache: ListingCache;

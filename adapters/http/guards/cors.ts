@@ -1,5 +1,5 @@
 import type { Guard } from './guards.ts';
-import { MIN_POSITION_HEADER, POSITION_HEADER } from './read-positions.ts';
+import { MIN_POSITION_HEADER, POSITION_HEADER } from '../pipeline/read-positions.ts';
 
 /** Headers a browser script may read from our answers. */
 export const EXPOSED_HEADERS = ['Location', 'ETag', 'Link', 'Deprecation', 'Sunset', 'X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'RateLimit', 'RateLimit-Policy', POSITION_HEADER];

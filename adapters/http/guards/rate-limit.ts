@@ -2,9 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Guard } from './guards.ts';
 import type { RateLimitPolicy } from '../../config/config.ts';
 import { clientAddressKey } from './client-address.ts';
-import { HttpProblem } from './errors.ts';
+import { HttpProblem } from '../pipeline/errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
-import type { RateDecision, RequestState } from './request-state.ts';
+import type { RateDecision, RequestState } from '../pipeline/request-state.ts';
 
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
 export const RATE_LIMIT_POLICY_NAME = 'per-key';
