@@ -9,7 +9,7 @@ import {
 import { ERROR_STATUS } from '../../../contract/error-codes.ts';
 import type { ErrorCode } from '../../../contract/error-codes.ts';
 import { createRepeatedFaultLog } from '../../observability/repeated-fault-log.ts';
-import { JSON_TYPE } from './listing-cache.ts';
+import { JSON_TYPE } from './media-types.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
 export { ERROR_STATUS } from '../../../contract/error-codes.ts';

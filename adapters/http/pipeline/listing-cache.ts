@@ -3,8 +3,6 @@ import type { Commits, PageScope } from '../../../application/index.ts';
 import { createScopeIndex } from './scope-index.ts';
 import type { ScopeIndex } from './scope-index.ts';
 
-// What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A listing answer as sent: the JSON body and the `Link` header, if any. */
 export interface ListingAnswer {

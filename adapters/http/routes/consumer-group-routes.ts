@@ -18,7 +18,7 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { invalidKey } from '../guards/require-api-key.ts';
 import { clientAddressKey } from '../guards/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';

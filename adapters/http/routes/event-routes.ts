@@ -6,7 +6,7 @@ import { clientAddressKey } from '../guards/client-address.ts';
 import { cloudEventsJson } from '../../../contract/cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from '../parsing/event-query.ts';
 import type { EventStreams } from './event-stream.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 

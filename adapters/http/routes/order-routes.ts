@@ -8,7 +8,7 @@ import { bodyShape, readBody } from '../parsing/checked-body.ts';
 import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
 import { nextPageLink, parsePageQuery } from '../parsing/list-query.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
