@@ -13,7 +13,7 @@ import { createHttpApp } from './http/app.ts';
 import type { Guard } from './http/guards/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
-import { createListingCache } from './http/pipeline/listing-cache.ts';
+import { createListingCache } from './http/listing-cache/listing-cache.ts';
 import { cachedInventory } from './http/pipeline/inventory-cache.ts';
 import { startHttpServer } from './http/server/server.ts';
 import { createLogger } from './observability/logger.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { measure } from 'mitata';
 import { addPet, listPets } from '../application/index.ts';
 import type { Pet, PetStatus } from '../domain/index.ts';
-import { createListingCache } from '../adapters/http/pipeline/listing-cache.ts';
+import { createListingCache } from '../adapters/http/listing-cache/listing-cache.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { rebuildReadModels } from '../adapters/store/read-model-maintenance.ts';
 import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';

@@ -11,7 +11,7 @@ import { serviceGuards } from './guards/service-guards.ts';
 import { guardRoutes } from './guards/guards.ts';
 import type { Guard, GuardedRoute } from './guards/guards.ts';
 import { createDocumentRouter } from './routes/document-routes.ts';
-import type { ListingCache } from './pipeline/listing-cache.ts';
+import type { ListingCache } from './listing-cache/listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createListingCache } from '../../adapters/http/pipeline/listing-cache.ts';
-import type { ListingScope } from '../../adapters/http/pipeline/listing-cache.ts';
+import { createListingCache } from '../../adapters/http/listing-cache/listing-cache.ts';
+import type { ListingScope } from '../../adapters/http/listing-cache/listing-cache.ts';
 import type { Commit, Commits, RowChange } from '../../application/index.ts';
 
 /** Commits told by hand. */

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
 import type { PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
-import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
+import type { ListingAnswer, ListingCache } from '../listing-cache/listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
 import { deprecated } from '../guards/deprecation.ts';
 import type { RouteMarks } from '../guards/deprecation.ts';
