@@ -87,6 +87,22 @@ describe('history checker: store orders', () => {
     assert.deepEqual(anomalies(steps), ['order-cancelled-reserved']);
   });
 
+  it('takes a change that found the status an order already set for a change that wrote nothing (no realtime-order)', () => {
+    // Tom reserved and freed by order 4; later Bo is added; then a change of Tom to available finds it so, and answers the freeing's position.
+    const log = [
+      ...cleanStoreLog(), added(14, 3, 'Tom', 1, 'available'), order(15, 4, 'OrderPlaced', { petId: 3, shipDate: null }), pet(16, 3, 'available', 'pending', 4),
+      order(17, 4, 'OrderCancelled'), pet(18, 3, 'pending', 'available', 4), added(19, 4, 'Bo', 1, null),
+    ];
+    const steps = storeSteps(log, [
+      { process: 'd', f: 'create', invoke: { name: 'Tom', categoryId: 1, status: 'available' }, outcome: 'ok', value: { id: 3, position: 14 } },
+      { process: 'd', f: 'order', invoke: { petId: 3 }, outcome: 'ok', value: { id: 4, position: 16 } },
+      { process: 'd', f: 'move-order', invoke: { id: 4, status: 'cancelled' }, outcome: 'ok', value: {} },
+      { process: 'd', f: 'create', invoke: { name: 'Bo', categoryId: 1 }, outcome: 'ok', value: { id: 4, position: 19 } },
+      { process: 'd', f: 'set-status', invoke: { id: 3, status: 'available' }, outcome: 'ok', value: { version: 3, position: 18 } },
+    ]);
+    assert.deepEqual(anomalies(steps), []);
+  });
+
   it('names an inventory read that no state of the log from its position on had (inventory-not-fold), and accepts any later state', () => {
     const later: Step = { process: 'c', f: 'inventory', invoke: { minPosition: 4 }, outcome: 'ok', value: { available: 0, pending: 1, sold: 1 } };
     assert.deepEqual(anomalies(storeSteps(cleanStoreLog(), [later])), [], 'a later state (after position 13) is as good');
