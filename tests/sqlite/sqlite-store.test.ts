@@ -61,6 +61,31 @@ describe('SQLite pet store', () => {
     assert.equal(row.status, 'pending');
   });
 
+  it('looks a pet up by id on the connection itself, not through Kysely\'s queue, outside a transaction', async () => {
+    const pet = await addPet(store, { name: 'Looked up', categoryId: 1, status: 'available' });
+    const executeQuery = store.db.executeQuery.bind(store.db);
+    let throughKysely = 0;
+    store.db.executeQuery = ((query: Parameters<typeof executeQuery>[0]) => (throughKysely++, executeQuery(query))) as typeof store.db.executeQuery;
+    try {
+      const found = await store.catalog.get(pet.id);
+      assert.deepEqual(found, { pet, version: 1 });
+      assert.equal(throughKysely, 0);
+    } finally {
+      delete (store.db as { executeQuery?: unknown }).executeQuery;
+    }
+  });
+
+  it('looks a pet up after a transaction open on the store\'s connection ends, never seeing its uncommitted rows', async () => {
+    const pet = await addPet(store, { name: 'Before', categoryId: 1, status: 'available' });
+    let lookup: Promise<unknown> | undefined;
+    await assert.rejects(store.db.transaction().execute(async (transaction) => {
+      await sql`update pets set name = 'Uncommitted' where id = ${pet.id}`.execute(transaction);
+      lookup = store.catalog.get(pet.id);
+      throw new Error('rolled back');
+    }), /rolled back/);
+    assert.deepEqual(await lookup, { pet, version: 1 });
+  });
+
   it('keeps the id sequence at the last id a creation took', async () => {
     const pets = await Promise.all(Array.from({ length: 20 }, (_, index) => addPet(store, { name: `in sequence ${index}`, categoryId: 1 })));
     const ids = pets.map((pet) => pet.id);
