@@ -1,4 +1,5 @@
-import { GROUP_LIMITS, PET_USE_CASES } from '../application/index.ts';
+import { GROUP_LIMITS, PET_USE_CASES, registerAggregate } from '../application/index.ts';
+import type { Aggregate } from '../application/index.ts';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -12,7 +13,8 @@ import { createHttpApp } from './http/app.ts';
 import type { Guard } from './http/guards/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
-import { createListingCache } from './http/pipeline/listing-cache.ts';
+import { createListingCache } from './http/listing-cache/listing-cache.ts';
+import { cachedInventory } from './http/pipeline/inventory-cache.ts';
 import { startHttpServer } from './http/server/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { openPetStore } from './store/open-store.ts';
@@ -54,11 +56,14 @@ export interface StartOptions {
   readonly everyWorkersMetrics?: (() => Promise<string>) | undefined;
   /** Checks run before any route after the service's own, by every way of answering (`http/guards/service-guards.ts`). */
   readonly extraGuards?: readonly Guard[] | undefined;
+  /** Aggregates beside the product's (`AGGREGATES`), registered before the store opens: their events are stored, rebuilt and fed as any other's. */
+  readonly aggregates?: readonly Aggregate<any, any>[] | undefined;
 }
 
 /** The composition root: builds every adapter from the configuration and starts listening. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const { worker } = options;
+  for (const aggregate of options.aggregates ?? []) registerAggregate(aggregate);
   const baseLogger = options.logger ?? (await createLogger(config));
   const logger = worker === undefined ? baseLogger : baseLogger.child({ worker });
   // The OpenTelemetry SDK is loaded only when tracing is configured.
@@ -108,6 +113,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      orders: {
+        eventStore: ports.eventStore, catalog: ports.catalog, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+        orders: store.orders, inventory: cachedInventory(store.inventory, store.commits),
+      },
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: {
         subscriptions: webhookSubscriptions, targets: config.webhooks, maxPerKey: config.webhooks.maxPerKey, clock: store.clock, changed: () => dispatcher?.poke(),

@@ -1,5 +1,6 @@
 import { checkNewPet, decide, petStreamId } from '../domain/index.ts';
 import type { Pet, PetState } from '../domain/index.ts';
+import { PET_AGGREGATE } from './pet-aggregate.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { handleCreation } from './command-handler.ts';
 import { IdempotencyKeyReused, IdempotencyKeyTaken } from './errors.ts';
@@ -51,11 +52,11 @@ export async function addPetWithPosition(
   const expiresAt = idempotencyKey === undefined ? '' : new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
   const fields = checkNewPet(newPet); // before the store draws an id, so refused requests leave no gaps
   try {
-    const outcome = await handleCreation(ports, petStreamId, (id, state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
+    const outcome = await handleCreation(ports, PET_AGGREGATE, (id, state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
       context,
       ...(idempotencyKey === undefined ? {} : {
         remember: (after) => ({
-          scope, key: idempotencyKey, fingerprint, pet: presentPet(after), expiresAt,
+          scope, key: idempotencyKey, fingerprint, answer: presentPet(after), expiresAt,
         }),
       }),
     });
@@ -75,8 +76,9 @@ async function replayIfRemembered(ports: PetStorePorts, scope: string, key: stri
   const record = await ports.idempotencyKeys.find(scope, key, ports.clock.now());
   if (!record) return undefined;
   if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
-  const stream = await ports.eventStore.readStream(petStreamId(record.pet.id));
-  return { pet: record.pet, position: stream.events[0]?.position ?? 0 };
+  const pet = record.answer as Pet;
+  const stream = await ports.eventStore.readStream(petStreamId(pet.id));
+  return { pet, position: stream.events[0]?.position ?? 0 };
 }
 
 function presentPet(state: PetState): Pet {

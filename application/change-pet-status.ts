@@ -1,4 +1,5 @@
-import { decide, petStreamId } from '../domain/index.ts';
+import { decide } from '../domain/index.ts';
+import { petStream } from './pet-aggregate.ts';
 import { handleCommand } from './command-handler.ts';
 import { PetNotFound, VersionMismatch } from './errors.ts';
 import type { PetStorePorts, RequestContext, VersionedPet } from './ports.ts';
@@ -26,14 +27,15 @@ export interface ChangedPet extends VersionedPet {
 export async function changePetStatus(ports: PetStorePorts, input: ChangePetStatusInput, context: RequestContext = {}): Promise<ChangedPet> {
   const { ifVersion } = input;
   const named = ifVersion !== undefined && ifVersion !== '*' ? ifVersion : undefined;
-  const outcome = await handleCommand(ports, petStreamId(input.id), (state, version) => {
+  const outcome = await handleCommand(ports, [petStream(input.id)], ([{ state, version }]) => {
     if (state.kind === 'absent') throw new PetNotFound(input.id);
     if (named && !named.includes(version)) throw new VersionMismatch(named, version);
-    return decide({ type: 'ChangePetStatus', data: { id: input.id, status: input.status } }, state);
+    return [decide({ type: 'ChangePetStatus', data: { id: input.id, status: input.status } }, state)];
   }, {
     context,
     ...(ifVersion === undefined ? {} : { onConflict: (conflict) => { throw new VersionMismatch(ifVersion, conflict.actual); } }),
   });
-  if (outcome.state.kind !== 'present') throw new PetNotFound(input.id);
-  return { pet: outcome.state.pet, version: outcome.version, position: outcome.position };
+  const [after] = outcome.states;
+  if (after.state.kind !== 'present') throw new PetNotFound(input.id);
+  return { pet: after.state.pet, version: after.version, position: outcome.position };
 }

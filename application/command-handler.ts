@@ -1,90 +1,131 @@
-import { evolve, initialState } from '../domain/index.ts';
-import type { PetEvent, PetState } from '../domain/index.ts';
+import type { Aggregate, DomainEvent } from './aggregate.ts';
+import { foldEvents } from './aggregate-registry.ts';
 import { StreamVersionConflict, TooMuchContention } from './errors.ts';
 import { isoTime } from './iso-time.ts';
-import type { AppendMetadata, AppendOptions, ExpectedVersion, IdempotencyRecord, PetStorePorts, RequestContext } from './ports.ts';
+import type { AppendMetadata, ExpectedVersion, IdempotencyRecord, PetStorePorts, RequestContext, StreamAppend } from './ports.ts';
 
-/** Attempts when no version is named and concurrent writers keep moving the stream. */
+/** Attempts when no version is named and concurrent writers keep moving a stream. */
 export const COMMAND_ATTEMPTS = 5;
 
-export interface CommandOptions {
-  readonly context?: RequestContext;
-  /** A conflict is the caller's to answer (If-Match named a version): no retry. */
-  readonly onConflict?: (error: StreamVersionConflict) => never;
-  /** The idempotency record to store with the append, made from the state the command leads to. */
-  readonly remember?: (after: PetState) => IdempotencyRecord;
+/** A stream a decision reads and may append to: which aggregate's, and which. */
+export interface StreamRef<State = unknown, Event extends DomainEvent = DomainEvent> {
+  readonly aggregate: Aggregate<State, Event>;
+  readonly streamId: string;
 }
 
-export interface CommandOutcome {
-  /** The state after the command (unchanged when it decided nothing). */
-  readonly state: PetState;
-  /** The stream's version after the command. */
+/** A stream as read: its state folded from its events, its version, the log position of its last event (0: none). */
+export interface StreamState<State> {
+  readonly state: State;
   readonly version: number;
-  readonly events: readonly PetEvent[];
+  readonly position: number;
+}
+
+type StateOf<R> = R extends StreamRef<infer S, any> ? S : never;
+type EventOf<R> = R extends StreamRef<any, infer E> ? E : never;
+/** The streams of a decision, as read. */
+export type StatesOf<T extends readonly StreamRef<any, any>[]> = { readonly [K in keyof T]: StreamState<StateOf<T[K]>> };
+/** What a decision appends to each of its streams (an empty list: nothing, but the version read still holds). */
+export type EventsOf<T extends readonly StreamRef<any, any>[]> = { readonly [K in keyof T]: readonly EventOf<T[K]>[] };
+
+export interface CommandOptions<States> {
+  readonly context?: RequestContext;
+  /** A conflict is the caller's to answer (If-Match named a version): no retry. */
+  readonly onConflict?: (error: StreamVersionConflict) => void;
+  /** The idempotency record to store with the append, made from the states the command leads to. */
+  readonly remember?: (after: States) => IdempotencyRecord;
+}
+
+export interface CommandOutcome<States> {
+  /** Each stream after the command (unchanged when it decided nothing for it), its version after. */
+  readonly states: States;
+  readonly events: readonly (readonly DomainEvent[])[];
   /**
    * How new a read must be to see the outcome: the append's log position, or, when the command decided
-   * nothing, the position of the stream's last event (0 for a stream that does not exist).
+   * nothing, the position of the newest event of its streams (0 when none exists).
    */
   readonly position: number;
 }
 
 /**
- * Every command, one way: read the stream, fold it, `decide`, append at the version read. A concurrent
- * append moves the stream under it: then read and decide again, up to `COMMAND_ATTEMPTS` times.
+ * Every command, one way (Emmett's `handleCommand`, over any number of streams): 1. read each stream
+ * the decision depends on and fold it; 2. decide; 3. append what was decided to every stream, each at
+ * the version read, in one commit. A concurrent append moves a stream under it: then read and decide
+ * again, up to `COMMAND_ATTEMPTS` times.
  */
-export async function handleCommand(
+export async function handleCommand<const T extends readonly StreamRef<any, any>[]>(
   ports: Pick<PetStorePorts, 'eventStore' | 'clock'>,
-  streamId: string,
-  decide: (state: PetState, version: number) => readonly PetEvent[],
-  options: CommandOptions = {},
-): Promise<CommandOutcome> {
+  streams: T,
+  decide: (read: StatesOf<T>) => EventsOf<T>,
+  options: CommandOptions<StatesOf<T>> = {},
+): Promise<CommandOutcome<StatesOf<T>>> {
   for (let attempt = 1; ; attempt++) {
-    const { state, version, position } = await readState(ports, streamId);
-    const events = decide(state, version);
-    if (events.length === 0) return { state, version, events, position };
-    const expected: ExpectedVersion = version === 0 ? 'no_stream' : version;
-    const { after, appendOptions } = appended(streamId, state, events, options.remember);
+    const read = await Promise.all(streams.map((stream) => readState(ports, stream))) as unknown as StatesOf<T>;
+    const decided = decide(read) as readonly (readonly DomainEvent[])[];
+    const reads = read as readonly StreamState<unknown>[];
+    if (decided.every((events) => events.length === 0)) {
+      return { states: read, events: decided, position: Math.max(0, ...reads.map((each) => each.position)) };
+    }
+    const appends = streams.map((stream, index) => appended(stream, reads[index]!, decided[index]!));
+    const after = appends.map((each, index) => ({ state: each.stateAfter, version: reads[index]!.version + decided[index]!.length, position: 0 })) as unknown as StatesOf<T>;
+    const record = options.remember?.(after);
     try {
-      const result = await ports.eventStore.append(streamId, expected, events, metadataOf(ports, options.context), appendOptions);
-      return { state: after, version: result.version, events, position: result.position };
+      const result = await ports.eventStore.append(appends, metadataOf(ports, options.context), record ? { remember: record } : {});
+      const states = (after as readonly StreamState<unknown>[]).map((each) => ({ ...each, position: result.position })) as unknown as StatesOf<T>;
+      return { states, events: decided, position: result.position };
     } catch (error) {
       if (!(error instanceof StreamVersionConflict)) throw error;
       options.onConflict?.(error);
-      if (attempt >= COMMAND_ATTEMPTS) throw new TooMuchContention(streamId, attempt);
+      if (attempt >= COMMAND_ATTEMPTS) throw new TooMuchContention(error.streamId, attempt);
     }
   }
 }
 
-/** A creation's outcome: its command's, and the id the store drew. */
-export interface CreationOutcome extends CommandOutcome {
+/** A creation's outcome: the new stream's state and version, the id the store drew, and the position. */
+export interface CreationOutcome<State> {
   readonly id: number;
+  readonly state: State;
+  readonly version: number;
+  readonly events: readonly DomainEvent[];
+  readonly position: number;
+}
+
+export interface CreationOptions<State> {
+  readonly context?: RequestContext;
+  readonly remember?: (after: State, id: number) => IdempotencyRecord;
+  /** Streams appended in the same commit, each at the version its decision read (built from the new id). */
+  readonly alongside?: (id: number) => readonly StreamAppend[];
 }
 
 /**
  * A command that starts a stream under an id the store draws (`EventStore.create`): `decide` gets the id
- * and the empty state. The store runs it under its write lock, so it must be pure and synchronous: the
- * command's input is checked before. A conflict is not retried: the id was the store's to give.
+ * and the aggregate's start. The store runs it under its write lock, so it must be pure and synchronous:
+ * the command's input is checked before. A conflict is not retried here: the id was the store's to give.
  */
-export async function handleCreation(
+export async function handleCreation<State, Event extends DomainEvent>(
   ports: Pick<PetStorePorts, 'eventStore' | 'clock'>,
-  streamIdOf: (id: number) => string,
-  decide: (id: number, state: PetState) => readonly PetEvent[],
-  options: Pick<CommandOptions, 'context' | 'remember'> = {},
-): Promise<CreationOutcome> {
+  aggregate: Aggregate<State, Event>,
+  decide: (id: number, state: State) => readonly Event[],
+  options: CreationOptions<State> = {},
+): Promise<CreationOutcome<State>> {
   const metadata = metadataOf(ports, options.context);
   const creation = (id: number) => {
-    const streamId = streamIdOf(id);
-    const events = decide(id, initialState());
+    const streamId = `${aggregate.streamPrefix}${id}`;
+    const events = decide(id, aggregate.initialState());
     if (events.length === 0) throw new Error(`the command decided nothing to start ${streamId}`);
-    return { streamId, events, ...appended(streamId, initialState(), events, options.remember) };
+    return { streamId, events, stateAfter: foldEvents(aggregate, events) };
   };
-  const created = await ports.eventStore.create((id) => {
-    const { streamId, events, appendOptions } = creation(id);
-    return { streamId, events, metadata, options: appendOptions };
+  const created = await ports.eventStore.create(aggregate.name, (id) => {
+    const { streamId, events, stateAfter } = creation(id);
+    const record = options.remember?.(stateAfter, id);
+    return {
+      streams: [{ streamId, expected: 'no_stream', events, stateAfter }, ...(options.alongside?.(id) ?? [])],
+      metadata,
+      ...(record ? { options: { remember: record } } : {}),
+    };
   });
   // Decided again from the id given: `decide` is pure, so this is what was appended.
-  const { events, after } = creation(created.id);
-  return { id: created.id, state: after, version: created.version, events, position: created.position };
+  const { events, stateAfter } = creation(created.id);
+  return { id: created.id, state: stateAfter, version: created.version, events, position: created.position };
 }
 
 /** What the store is told beside the events: when, and on whose behalf. */
@@ -92,25 +133,18 @@ function metadataOf(ports: Pick<PetStorePorts, 'clock'>, context: RequestContext
   return { recordedAt: isoTime(ports.clock.now()), ...context };
 }
 
-/** The state `events` lead to from `state` (it must hold a pet), and what the append stores with them. */
-function appended(
-  streamId: string, state: PetState, events: readonly PetEvent[], remember: CommandOptions['remember'],
-): { after: PetState; appendOptions: AppendOptions } {
-  const after = events.reduce(evolve, state);
-  if (after.kind !== 'present') throw new Error(`the events decided for ${streamId} leave no pet`);
-  const record = remember?.(after);
-  return { after, appendOptions: { petAfter: after.pet, ...(record ? { remember: record } : {}) } };
+/** One stream's part of the append: the events decided for it, at the version read, and the state they leave. */
+function appended(stream: StreamRef<any, any>, read: StreamState<unknown>, events: readonly DomainEvent[]): StreamAppend {
+  const expected: ExpectedVersion = read.version === 0 ? 'no_stream' : read.version;
+  return { streamId: stream.streamId, expected, events, stateAfter: foldEvents(stream.aggregate, events, read.state) };
 }
 
 /** A stream's current state, folded from its events, its version, and the log position of its last event (0 when none). */
-export async function readState(
-  ports: Pick<PetStorePorts, 'eventStore'>,
-  streamId: string,
-): Promise<{ state: PetState; version: number; position: number }> {
-  const stream = await ports.eventStore.readStream(streamId);
+export async function readState<State>(ports: Pick<PetStorePorts, 'eventStore'>, stream: StreamRef<State, any>): Promise<StreamState<State>> {
+  const read = await ports.eventStore.readStream(stream.streamId);
   return {
-    state: stream.events.reduce((state, stored) => evolve(state, stored.event), initialState()),
-    version: stream.version,
-    position: stream.events.at(-1)?.position ?? 0,
+    state: foldEvents(stream.aggregate, read.events.map((stored) => stored.event)),
+    version: read.version,
+    position: read.events.at(-1)?.position ?? 0,
   };
 }

@@ -1,17 +1,19 @@
-import type { PetStatus } from '../domain/index.ts';
-
-/** A pet whose read-model row changed, with its status before and after (`null`: none; before is `null` for a new pet). */
-export interface PetChange {
+/**
+ * A read-model row a commit changed (`table`, `id`), with the statuses it left and entered (`null`:
+ * none; a new row has only its status after).
+ */
+export interface RowChange {
+  readonly table: string;
   readonly id: number;
-  readonly statuses: readonly (PetStatus | null)[];
+  readonly statuses: readonly (string | null)[];
 }
 
-/** Positions of the log committed, with the pets they changed. */
+/** Positions of the log committed, with the read-model rows they changed. */
 export interface Commit {
   /** The log's last position after it, where known. */
   readonly last?: number;
-  /** The pets it changed; undefined: anything may have changed (another process's commit, a write around the store). */
-  readonly changes?: readonly PetChange[];
+  /** The rows it changed; undefined: anything may have changed (another process's commit, a write around the store). */
+  readonly changes?: readonly RowChange[];
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { PetEvent } from '../domain/index.ts';
 import type { Commits } from './commits.ts';
 import type { EventLog } from './event-log.ts';
 import type { Clock, StoredEvent } from './ports.ts';
@@ -12,7 +11,7 @@ export interface GroupSettings {
   readonly maxDeliveries: number;
   readonly start: GroupStart;
   /** Only events of these types; absent: every type. */
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
 }
 
 export const DEFAULT_GROUP_SETTINGS = { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'beginning' } as const satisfies GroupSettings;
@@ -439,7 +438,7 @@ export interface NewGroup {
   readonly ackTimeoutMs?: number;
   readonly maxDeliveries?: number;
   readonly start?: GroupStart;
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { PetEvent } from '../domain/index.ts';
+import { petStreamId } from '../domain/index.ts';
 import { InvalidPetQuery, PetNotFound } from './errors.ts';
 import type { StoredEvent } from './ports.ts';
 import type { Commits } from './commits.ts';
@@ -11,9 +11,9 @@ export interface LogQuery {
   readonly after: number;
   readonly limit: number;
   /** Only events of these types; absent: every type. */
-  readonly types?: readonly PetEvent['type'][];
-  /** Only this pet's events. */
-  readonly petId?: number;
+  readonly types?: readonly string[];
+  /** Only this stream's events. */
+  readonly streamId?: string;
 }
 
 /** The log as readers outside the write path see it: committed events only, in position order. */
@@ -27,7 +27,7 @@ export interface EventLog {
 export interface ReadEventsInput {
   readonly after?: number;
   readonly limit?: number;
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
   readonly petId?: number;
 }
 
@@ -51,7 +51,7 @@ export async function readPetHistory(ports: { eventLog: Pick<EventLog, 'readLog'
   const events: StoredEvent[] = [];
   if (Number.isSafeInteger(petId) && petId > 0) {
     for (;;) {
-      const page = await ports.eventLog.readLog({ after: events.at(-1)?.position ?? 0, limit: MAX_EVENT_LIMIT, petId });
+      const page = await ports.eventLog.readLog({ after: events.at(-1)?.position ?? 0, limit: MAX_EVENT_LIMIT, streamId: petStreamId(petId) });
       events.push(...page);
       if (page.length < MAX_EVENT_LIMIT) break;
     }
@@ -75,7 +75,7 @@ export function checkedLogQuery(input: ReadEventsInput): LogQuery {
     after,
     limit,
     ...(input.types === undefined ? {} : { types: input.types }),
-    ...(input.petId === undefined ? {} : { petId: input.petId }),
+    ...(input.petId === undefined ? {} : { streamId: petStreamId(input.petId) }),
   };
 }
 

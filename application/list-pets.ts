@@ -50,14 +50,26 @@ export async function listPetPage(ports: Pick<PetStorePorts, 'catalog'>, input: 
   return { pets, nextAfter: pets.at(-1)!.id, limit: query.limit, scope: { ...scope, through } };
 }
 
-function checkedQuery(input: ListPetsInput): PetQuery {
+/** A page of a listing as asked for: how many, and after which id. */
+export interface PageInput {
+  readonly limit?: number;
+  readonly after?: number;
+}
+
+/** Every listing's page rule, checked once: `limit` 1 to `MAX_LIMIT` (`DEFAULT_LIMIT` when absent), `after` an id of `what` or 0. */
+export function checkedPage(input: PageInput, what: string): { limit: number; after?: number } {
   const limit = input.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidPetQuery('limit', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${JSON.stringify(input.limit)}`);
   }
   if (input.after !== undefined && (!Number.isSafeInteger(input.after) || input.after < 0)) {
-    throw new InvalidPetQuery('after', `after must be a pet id: an integer from 0 to 2^53-1, got ${JSON.stringify(input.after)}`);
+    throw new InvalidPetQuery('after', `after must be a ${what} id: an integer from 0 to 2^53-1, got ${JSON.stringify(input.after)}`);
   }
+  return input.after === undefined ? { limit } : { limit, after: input.after };
+}
+
+function checkedQuery(input: ListPetsInput): PetQuery {
+  const { limit } = checkedPage(input, 'pet');
   const status = input.status;
   if (status !== undefined) {
     try {

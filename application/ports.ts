@@ -1,4 +1,5 @@
-import type { Pet, PetEvent, PetStatus } from '../domain/index.ts';
+import type { Pet, PetStatus } from '../domain/index.ts';
+import type { DomainEvent } from './aggregate.ts';
 
 /** `no_stream`: the stream must not exist yet. A number: the stream must be at exactly that version. */
 export type ExpectedVersion = 'no_stream' | number;
@@ -28,7 +29,7 @@ export interface StoredEvent {
   readonly position: number;
   readonly streamId: string;
   readonly streamVersion: number;
-  readonly event: PetEvent;
+  readonly event: DomainEvent;
   readonly metadata: EventMetadata;
 }
 
@@ -39,8 +40,10 @@ export interface StreamRead {
 }
 
 export interface AppendResult {
-  /** The stream's version after the append. */
+  /** The first stream's version after the append. */
   readonly version: number;
+  /** Each stream's version after the append, in the order the append named them. */
+  readonly versions: readonly number[];
   /** The log position of the append's last event: how new a reader must be to see it. */
   readonly position: number;
 }
@@ -52,16 +55,24 @@ export interface IdempotencyRecord {
   readonly key: string;
   /** The request as canonical JSON: a later request with the key must match it. */
   readonly fingerprint: string;
-  readonly pet: Pet;
+  /** What the first request was answered (JSON), answered again to a repeat. */
+  readonly answer: unknown;
   readonly expiresAt: string;
 }
 
-export interface AppendOptions {
+/** One stream of an append: the version its decision read, the events it decided, and the state they leave. */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly expected: ExpectedVersion;
+  readonly events: readonly DomainEvent[];
   /**
-   * The pet as the events leave it, folded by the caller (the use case decided the events from the
-   * state it read): the store writes it to the read model as it appends, without folding anything itself.
+   * The aggregate's state as the events leave it, folded by the caller (the use case decided the events
+   * from the state it read): the store writes its read-model row from it, without folding anything itself.
    */
-  readonly petAfter: Pet;
+  readonly stateAfter: unknown;
+}
+
+export interface AppendOptions {
   /** Stored in the same transaction as the events; fails with `IdempotencyKeyTaken` when already stored. */
   readonly remember?: IdempotencyRecord;
 }
@@ -69,32 +80,27 @@ export interface AppendOptions {
 export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /**
-   * Appends atomically and writes `options.petAfter` to the read model in the same transaction. Each event is stored with
-   * its type's current schema version (`CURRENT_SCHEMA_VERSION`).
-   * Rejects with `StreamVersionConflict` when the stream is not at `expected`.
+   * Appends to every stream of `streams` in one transaction, each at the version it expects, or to none:
+   * rejects with `StreamVersionConflict` (naming the first that moved) when one is not at `expected`.
+   * Writes each stream's read-model row from its `stateAfter` in the same transaction. Each event is
+   * stored with its type's current schema version.
    */
-  append(
-    streamId: string,
-    expected: ExpectedVersion,
-    events: readonly PetEvent[],
-    metadata: AppendMetadata,
-    options: AppendOptions,
-  ): Promise<AppendResult>;
+  append(streams: readonly StreamAppend[], metadata: AppendMetadata, options?: AppendOptions): Promise<AppendResult>;
   /**
-   * Starts a new pet's stream under an id the store draws, in the transaction that appends it: ids are
-   * never handed out twice and grow from 1, and an id whose append is refused stays taken. `build` makes
-   * the append from the id; the store calls it while it holds its write lock, so it must be pure and
-   * synchronous (the new pet's rules checked before). Rejects as `append` does.
+   * Starts a new stream of `aggregate` under an id the store draws from the aggregate's sequence, in
+   * the transaction that appends it: ids are never handed out twice and grow from 1, and an id whose
+   * append is refused stays taken. `build` makes the append from the id (its first stream the new one,
+   * expected 'no_stream'; others as `append`'s); the store calls it while it holds its write lock, so
+   * it must be pure and synchronous (the command's rules checked before). Rejects as `append` does.
    */
-  create(build: (id: number) => NewStream): Promise<Created>;
+  create(aggregate: string, build: (id: number) => NewAppend): Promise<Created>;
 }
 
-/** What a creation appends to the new stream (which must not exist yet): as `append`'s arguments. */
-export interface NewStream {
-  readonly streamId: string;
-  readonly events: readonly PetEvent[];
+/** What a creation appends: as `append`'s arguments, its first stream the new one. */
+export interface NewAppend {
+  readonly streams: readonly StreamAppend[];
   readonly metadata: AppendMetadata;
-  readonly options: AppendOptions;
+  readonly options?: AppendOptions;
 }
 
 /** A committed creation: the id the store drew for it, and the append's result. */

@@ -1,4 +1,3 @@
-import type { PetEvent } from '../domain/index.ts';
 
 export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -10,7 +9,7 @@ export interface WebhookSubscription {
   readonly ownerKeyId: string;
   readonly url: string;
   /** Only events of these types; absent: every type. */
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
   /** Only this pet's events. */
   readonly petId?: number;
   readonly createdAt: string;
@@ -43,7 +42,7 @@ export interface WebhookSubscription {
 export interface NewWebhookSubscription {
   readonly ownerKeyId: string;
   readonly url: string;
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
   readonly petId?: number;
   readonly batchSize?: number;
   readonly maxPerSecond?: number;

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { measure } from 'mitata';
 import { addPet, listPets } from '../application/index.ts';
 import type { Pet, PetStatus } from '../domain/index.ts';
-import { createListingCache } from '../adapters/http/pipeline/listing-cache.ts';
+import { createListingCache } from '../adapters/http/listing-cache/listing-cache.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
-import { rebuildPetProjection } from '../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels } from '../adapters/store/read-model-maintenance.ts';
 import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import type { SqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
@@ -129,9 +129,9 @@ async function measureRebuild(options: InProcessOptions): Promise<InProcessFigur
     const { db } = await openSqlite(await seededCopy(options.rebuildPets, join(directory, 'rebuild.db')));
     try {
       const started = performance.now();
-      const result = await rebuildPetProjection({ db, dialect: sqliteSqlDialect });
+      const result = await rebuildReadModels({ db, dialect: sqliteSqlDialect });
       const seconds = (performance.now() - started) / 1000;
-      const figure = { pets: result.pets, events: result.events, seconds, eventsPerSecond: result.events / seconds };
+      const figure = { pets: result.rows, events: result.events, seconds, eventsPerSecond: result.events / seconds };
       options.log(`projection rebuild: ${result.events} events in ${seconds.toFixed(2)} s, ${Math.round(figure.eventsPerSecond)} events/s`);
       return figure;
     } finally {
@@ -149,7 +149,8 @@ async function measureAppends(options: InProcessOptions): Promise<InProcessFigur
   let nextId = 1_000_000_000;
   const append = () => {
     const id = nextId++;
-    return store.eventStore.append(`pet-${id}`, 'no_stream', [{ type: 'PetAdded', data: { id, name: 'bench', categoryId: 1, status: 'available' } }], { recordedAt: new Date().toISOString() }, { petAfter: { id, name: 'bench', categoryId: 1, status: 'available' } });
+    const stateAfter = { kind: 'present', pet: { id, name: 'bench', categoryId: 1, status: 'available' } };
+    return store.eventStore.append([{ streamId: `pet-${id}`, expected: 'no_stream', events: [{ type: 'PetAdded', data: { id, name: 'bench', categoryId: 1, status: 'available' } }], stateAfter }], { recordedAt: new Date().toISOString() });
   };
   const create = (index: number) => addPet(store, { name: `bench ${index}`, categoryId: 1, status: 'available' });
   /** Groups of `size` concurrent calls, one group after another: calls a second. */

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CURRENT_SCHEMA_VERSION } from '../application/index.ts';
+import { currentSchemaVersion } from '../application/index.ts';
 import { migrations } from '../adapters/store/migrations.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 
@@ -64,8 +64,8 @@ async function writeSeed(file: string, pets: number): Promise<void> {
   const commit = statement('commit');
   const insertEvent = statement('insert into events (stream_id, stream_version, type, data, metadata, recorded_at) values (?, ?, ?, ?, ?, ?)');
   const insertPet = statement('insert into pets (id, name, category_id, status, version, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
-  const addedMetadata = (at: string) => JSON.stringify({ schemaVersion: CURRENT_SCHEMA_VERSION.PetAdded, recordedAt: at, requestId: 'seed', apiKeyId: 'seed' });
-  const changedMetadata = (at: string) => JSON.stringify({ schemaVersion: CURRENT_SCHEMA_VERSION.PetStatusChanged, recordedAt: at, requestId: 'seed', apiKeyId: 'seed' });
+  const addedMetadata = (at: string) => JSON.stringify({ schemaVersion: currentSchemaVersion('PetAdded'), recordedAt: at, requestId: 'seed', apiKeyId: 'seed' });
+  const changedMetadata = (at: string) => JSON.stringify({ schemaVersion: currentSchemaVersion('PetStatusChanged'), recordedAt: at, requestId: 'seed', apiKeyId: 'seed' });
   try {
     for (let first = 1; first <= pets; first += PETS_PER_TRANSACTION) {
       const last = Math.min(pets, first + PETS_PER_TRANSACTION - 1);

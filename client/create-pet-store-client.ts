@@ -8,6 +8,8 @@ import type { RetryPolicy } from './retry.ts';
 import { followEvents } from './event-stream.ts';
 import { consumerGroupCalls } from './consumer-groups.ts';
 import type { ConsumerGroupCalls } from './consumer-groups.ts';
+import { storeOrderCalls } from './store-orders.ts';
+import type { StoreOrderCalls } from './store-orders.ts';
 import type { CloudEvent, CloudEventType, NewPet, Pet, PetStatus, Webhook, WebhookAttempt, WebhookSecretRotated } from './types.ts';
 
 export interface PetStoreClientOptions {
@@ -80,7 +82,7 @@ export interface VersionedPet {
   readonly etag: string;
 }
 
-export interface PetStoreClient extends ConsumerGroupCalls {
+export interface PetStoreClient extends ConsumerGroupCalls, StoreOrderCalls {
   /** One page of pets in ascending id order. */
   listPets(query?: ListPetsQuery, options?: CallOptions): Promise<Pet[]>;
   /** Every pet (with the status, if given), page after page, following each answer's `Link: rel="next"`. */
@@ -183,6 +185,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
 
   return {
     ...consumerGroupCalls(settings, (path) => url(path)),
+    ...storeOrderCalls({ settings, url, retried, readHeaders, traceHeaders, notePosition }),
 
     async listPets(query = {}, options = {}) {
       const { body } = await retried({ method: 'GET', url: url('/pets', { ...query }), headers: readHeaders(options), signal: options.signal });

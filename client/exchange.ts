@@ -7,7 +7,7 @@ export interface ExchangeSettings {
 }
 
 export interface ExchangeRequest {
-  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   readonly url: URL;
   /** Sent as JSON with this media type. */
   readonly json?: { readonly body: unknown; readonly mediaType: string };
@@ -62,6 +62,8 @@ export async function exchange(settings: ExchangeSettings, request: ExchangeRequ
   }
   request.observe?.(response);
   if (!response.ok) throw errorFrom(response, text);
+  // 204 No Content: an answer without a body, as a cancellation's.
+  if (response.status === 204) return { response, body: undefined };
   const body = parseJson(text);
   if (body === undefined) throw answerError(response, 'unexpected_response', `the ${response.status} answer is not JSON: ${excerpt(text)}`);
   return { response, body };

@@ -3,6 +3,7 @@ import type { ErrorSchema, NewPetSchema, PetSchema, PetStatusSchema } from '../c
 import type { CloudEventSchema } from '../contract/event-feed.ts';
 import type { WebhookAttemptSchema, WebhookSchema, WebhookSecretRotatedSchema } from '../contract/webhooks.ts';
 import type { AckedSchema, ClaimsSchema, ConsumerGroupSchema, ExtendedSchema, NackedSchema, NewConsumerGroupSchema } from '../contract/consumer-groups.ts';
+import type { InventorySchema, NewOrderSchema, OrderSchema, OrderStatusSchema } from '../contract/orders.ts';
 
 // Type-only imports: the server's schemas shape these types and are erased at run time,
 // so the client loads no TypeBox and no server code.
@@ -48,3 +49,10 @@ export type Claim = Static<typeof ClaimsSchema>['claims'][number];
 export type Acked = Static<typeof AckedSchema>;
 export type Nacked = Static<typeof NackedSchema>;
 export type Extended = Static<typeof ExtendedSchema>;
+
+/** A store order as the service answers it (experimental). */
+export type Order = Static<typeof OrderSchema>;
+export type NewOrder = Static<typeof NewOrderSchema>;
+export type OrderStatus = Static<typeof OrderStatusSchema>;
+/** The pets by status (experimental). */
+export type Inventory = Static<typeof InventorySchema>;

@@ -1,11 +1,19 @@
-import type { PetEvent } from '../domain/index.ts';
+import { aggregateOfStream, eventTypeOf } from '../application/index.ts';
 import type { StoredEvent } from '../application/index.ts';
-import { CLOUD_EVENT_TYPES } from './event-feed.ts';
 
-/** The text between an event's `source` and its pet id, one per event type: `type` and the start of `subject`. */
-const TYPE_AND_SUBJECT = Object.fromEntries(
-  Object.entries(CLOUD_EVENT_TYPES).map(([type, name]) => [type, `,"type":${JSON.stringify(name)},"subject":"pets/`]),
-) as Record<PetEvent['type'], string>;
+/** The text between an event's `source` and its id in its subject, by event type and aggregate: `type` and the start of `subject`. */
+const typeAndSubject = new Map<string, string>();
+
+function typeAndSubjectOf(type: string, streamId: string): string {
+  let text = typeAndSubject.get(type);
+  if (text === undefined) {
+    const found = eventTypeOf(type);
+    const subject = aggregateOfStream(streamId)?.aggregate.subject ?? streamId.slice(0, streamId.lastIndexOf('-'));
+    text = `,"type":${JSON.stringify(found?.shape.cloudEventType ?? type)},"subject":${JSON.stringify(`${subject}/`).slice(0, -1)}`;
+    typeAndSubject.set(type, text);
+  }
+  return text;
+}
 
 let lastSource = '';
 let lastSourceJson = '""';
@@ -20,18 +28,25 @@ function sourceJson(source: string): string {
 }
 
 /**
- * One stored event as CloudEvents 1.0 structured JSON text: the same text in the JSON feed, a pet's
- * history and each SSE message. Only the event itself leaves: none of who caused it (key id, request
- * id, trace id) is in it. Built from a template a type rather than one object stringified: a stream
- * catching up sends hundreds of thousands, and the text is `JSON.stringify` of the object, key for key.
+ * One stored event as CloudEvents 1.0 structured JSON text: the same text in the JSON feed, a stream's
+ * history and each SSE message. Its subject is its stream's: `<aggregate's subject>/<id>`. Only the
+ * event itself leaves: none of who caused it (key id, request id, trace id) is in it. Built from a
+ * template a type rather than one object stringified: a stream catching up sends hundreds of
+ * thousands, and the text is `JSON.stringify` of the object, key for key.
  */
 export function cloudEventJson(stored: StoredEvent, source: string): string {
-  const { type, data } = stored.event;
-  return `{"specversion":"1.0","id":"${stored.position}","source":${sourceJson(source)}${TYPE_AND_SUBJECT[type]}${data.id}","time":${
+  const { streamId, event: { type, data } } = stored;
+  return `{"specversion":"1.0","id":"${stored.position}","source":${sourceJson(source)}${typeAndSubjectOf(type, streamId)}${streamId.slice(streamId.lastIndexOf('-') + 1)}","time":${
     JSON.stringify(stored.metadata.recordedAt)},"datacontenttype":"application/json","data":${JSON.stringify(data)}}`;
 }
 
 /** Events as one JSON array, built from their texts. */
 export function cloudEventsJson(events: readonly StoredEvent[], source: string): string {
   return `[${events.map((stored) => cloudEventJson(stored, source)).join(',')}]`;
+}
+
+/** An event's CloudEvents subject, from its stream: `<aggregate's subject>/<id>`. */
+export function subjectOf(streamId: string): string {
+  const dash = streamId.lastIndexOf('-');
+  return `${aggregateOfStream(streamId)?.aggregate.subject ?? streamId.slice(0, dash)}/${streamId.slice(dash + 1)}`;
 }

@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { POSITIVE_INTEGER_DIGITS, POSITIVE_INTEGER_PATTERN } from './decimal-integer.ts';
 import { PET_STATUSES } from '../domain/index.ts';
-import type { PetEvent } from '../domain/index.ts';
-import { DEFAULT_EVENT_LIMIT, MAX_EVENT_LIMIT } from '../application/index.ts';
+import { AGGREGATES, DEFAULT_EVENT_LIMIT, eventTypeOf, MAX_EVENT_LIMIT, eventTypeNamed as registeredTypeNamed } from '../application/index.ts';
 
 /** What an event stream's `retry:` tells a client to wait before reconnecting, in milliseconds. */
 export const RECONNECT_MS = 2000;
@@ -11,14 +10,21 @@ export const RECONNECT_MS = 2000;
  * The CloudEvents `type` of each event type: stable names that consumers filter on and store. A change
  * of an event's shape that a consumer would notice gets a new name (`.v2`), never the old one.
  */
-export const CLOUD_EVENT_TYPES: Readonly<Record<PetEvent['type'], string>> = Object.freeze({
-  PetAdded: 'com.petstore.pet.added.v1',
-  PetStatusChanged: 'com.petstore.pet.status-changed.v1',
-});
+export const CLOUD_EVENT_TYPES = Object.freeze(Object.fromEntries(AGGREGATES.flatMap((aggregate) =>
+  Object.entries(aggregate.events).map(([type, shape]) => [type, shape.cloudEventType])))) as Readonly<Record<ProductEventType, string>>;
 
-/** The event type a CloudEvents `type` names, if any. */
-export function eventTypeNamed(cloudEventType: string): PetEvent['type'] | undefined {
-  return (Object.keys(CLOUD_EVENT_TYPES) as PetEvent['type'][]).find((type) => CLOUD_EVENT_TYPES[type] === cloudEventType);
+/** The event types of the product's aggregates. */
+export type ProductEventType = EventTypesOf<(typeof AGGREGATES)[number]>;
+type EventTypesOf<A> = A extends { readonly events: infer Shapes } ? keyof Shapes & string : never;
+
+/** The event type a CloudEvents `type` names, if any: of any aggregate registered. */
+export function eventTypeNamed(cloudEventType: string): string | undefined {
+  return registeredTypeNamed(cloudEventType);
+}
+
+/** The CloudEvents `type` of an event type registered (the type itself when none is). */
+export function cloudEventTypeOf(type: string): string {
+  return eventTypeOf(type)?.shape.cloudEventType ?? type;
 }
 
 const NullableStatus = Type.Union([...PET_STATUSES.map((status) => Type.Literal(status)), Type.Null()]);
@@ -30,8 +36,23 @@ export const PetAddedDataSchema = Type.Object(
 );
 
 export const PetStatusChangedDataSchema = Type.Object(
-  { id: PetIdField, from: NullableStatus, to: Type.Union(PET_STATUSES.map((status) => Type.Literal(status))) },
+  {
+    id: PetIdField, from: NullableStatus, to: Type.Union(PET_STATUSES.map((status) => Type.Literal(status))),
+    orderId: Type.Optional(Type.Integer({ minimum: 1, format: 'int64', description: 'The store order that moved the pet: reserved (pending), sold or freed it.' })),
+  },
   { additionalProperties: false, description: `The data of ${CLOUD_EVENT_TYPES.PetStatusChanged}: the status before (null: none) and after.` },
+);
+
+const OrderIdField = Type.Integer({ minimum: 1, format: 'int64' });
+
+export const OrderPlacedDataSchema = Type.Object(
+  { id: OrderIdField, petId: PetIdField, shipDate: Type.Union([Type.String(), Type.Null()]) },
+  { additionalProperties: false, description: `The data of ${CLOUD_EVENT_TYPES.OrderPlaced}: the order as placed (shipDate null: none); its pet's reservation is the event after it.` },
+);
+
+export const OrderMovedDataSchema = Type.Object(
+  { id: OrderIdField },
+  { additionalProperties: false, description: `The data of ${CLOUD_EVENT_TYPES.OrderApproved}, ${CLOUD_EVENT_TYPES.OrderDelivered} and ${CLOUD_EVENT_TYPES.OrderCancelled}: the order; what it did to its pet is the pet's event of the same commit.` },
 );
 
 /** One event of the log in CloudEvents 1.0 structured JSON. */
@@ -41,10 +62,12 @@ export const CloudEventSchema = Type.Object(
     id: Type.String({ pattern: POSITIVE_INTEGER_PATTERN, description: 'The position in the log, as decimal digits; the SSE `id:` of its message.' }),
     source: Type.String({ format: 'uri', description: "The deployment's public base address." }),
     type: Type.Union(Object.values(CLOUD_EVENT_TYPES).map((name) => Type.Literal(name))),
-    subject: Type.String({ pattern: `^pets/${POSITIVE_INTEGER_DIGITS}$`, description: 'The pet: `pets/{id}`, the same for all its events.' }),
+    subject: Type.String({
+      pattern: `^(pets|store/orders)/${POSITIVE_INTEGER_DIGITS}$`, description: 'The stream the event belongs to: `pets/{id}` or `store/orders/{id}`, the same for all its events.',
+    }),
     time: Type.String({ format: 'date-time', description: 'When the event was recorded.' }),
     datacontenttype: Type.Literal('application/json'),
-    data: Type.Union([PetAddedDataSchema, PetStatusChangedDataSchema]),
+    data: Type.Union([PetAddedDataSchema, PetStatusChangedDataSchema, OrderPlacedDataSchema, OrderMovedDataSchema]),
   },
   { $id: 'CloudEvent', additionalProperties: false },
 );

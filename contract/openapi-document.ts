@@ -14,6 +14,7 @@ import {
   WebhookSchema, WebhookSecretRotatedSchema, WebhooksSchema,
 } from './webhooks.ts';
 import { CONSUMER_GROUP_COMPONENTS, GROUP_NAME_PATTERN } from './consumer-groups.ts';
+import { InventorySchema, NewOrderSchema, OrderIdParameterSchema, OrderPatchSchema, OrderSchema, OrdersSchema, OrderStatusSchema } from './orders.ts';
 
 /** The interface version the document describes (not the package's). */
 export const INTERFACE_VERSION = '1.0.0';
@@ -61,6 +62,12 @@ const COMPONENT_SCHEMAS: Record<string, TSchema> = {
   WebhookReplay: WebhookReplaySchema,
   WebhookSecretRotated: WebhookSecretRotatedSchema,
   ...CONSUMER_GROUP_COMPONENTS,
+  Order: OrderSchema,
+  NewOrder: NewOrderSchema,
+  Orders: OrdersSchema,
+  OrderStatus: OrderStatusSchema,
+  OrderPatch: OrderPatchSchema,
+  Inventory: InventorySchema,
 };
 
 /**
@@ -299,19 +306,21 @@ const WEBHOOK_PATHS: Json = {
 const GROUP_EXPERIMENTAL =
   'Experimental: not part of interface 1.0.0. A consumer group belongs to the API key that made it, its name within that key: another key is told 404.';
 
-/** An experimental consumer group operation: its summary, description, body, success answer and error codes. */
-function groupOperation(operationId: string, summary: string, description: string, success: Json, codes: readonly ErrorCode[], extra: Json = {}): Json {
-  return {
+/** The experimental operations of one tag, each told by its summary, description, success answer, error codes and what else it has (a body). */
+function experimentalOperations(tag: string, preface: string) {
+  return (operationId: string, summary: string, description: string, success: Json, codes: readonly ErrorCode[], extra: Json = {}): Json => ({
     operationId,
-    tags: ['Consumer groups'],
+    tags: [tag],
     summary: `${summary} (experimental)`,
-    description: `${GROUP_EXPERIMENTAL} ${description}`,
+    description: `${preface} ${description}`,
     'x-stability': 'experimental',
     parameters: [parameter('XRequestId')],
     ...extra,
     responses: { ...success, ...errorResponses(codes) },
-  };
+  });
 }
+
+const groupOperation = experimentalOperations('Consumer groups', GROUP_EXPERIMENTAL);
 const answer = (description: string, schemaName?: string, headers: Json = {}) => ({
   description, headers: { ...withRequestId, ...headers, ...RATE_LIMIT_HEADERS }, ...(schemaName ? { content: json(schemaName) } : {}),
 });
@@ -389,6 +398,65 @@ const CONSUMER_GROUP_PATHS: Json = {
   },
 };
 
+const STORE_EXPERIMENTAL = 'Experimental: not part of interface 1.0.0. Every key sees the store\'s orders, as it sees its pets.';
+
+const storeOperation = experimentalOperations('Store', STORE_EXPERIMENTAL);
+const writtenOrder = (description: string, headers: Json = {}) => answer(description, 'Order', { ETag: header('OrderETag'), 'Petstore-Position': header('Position'), ...headers });
+
+/** The store (`/store`): orders that reserve their pet, and the inventory, each operation experimental. */
+const STORE_PATHS: Json = {
+  '/store/orders': {
+    post: storeOperation(
+      'placeOrder', 'Place an order for an animal',
+      'The animal must be `available`: it becomes `pending`, held by the order, in the same commit. An animal that is pending, sold or without a status is 409 ' +
+        '`pet_not_available`; a `petId` that names no animal is 422 `unknown_pet`. Unknown fields are refused.',
+      { 201: writtenOrder('Placed (the same answer again for a repeated Idempotency-Key and body)', { Location: header('OrderLocation') }) },
+      [...BODY_CODES, 'idempotency_key_reused', 'pet_not_available', 'unknown_pet'],
+      { parameters: [parameter('IdempotencyKey'), parameter('XRequestId')], ...body('NewOrder') },
+    ),
+    get: storeOperation(
+      'listOrders', 'List store orders',
+      'A page of orders in ascending id order, optionally of one status or one animal; `Link: <…>; rel="next"` (RFC 8288) when more follow.',
+      { 200: answer('A page of orders', 'Orders', { Link: header('NextOrdersLink') }) }, ['invalid_query'],
+      { parameters: [parameter('Limit'), parameter('OrderStatus'), parameter('OrderPetId'), parameter('OrderAfter'), parameter('MinPosition'), parameter('XRequestId')] },
+    ),
+  },
+  '/store/orders/{orderId}': {
+    parameters: [parameter('OrderId')],
+    get: storeOperation(
+      'getOrder', 'Get a store order', 'The order with its version as `ETag`.',
+      { 200: answer('The order', 'Order', { ETag: header('OrderETag') }) }, ['invalid_path', 'not_found'],
+      { parameters: [parameter('MinPosition'), parameter('XRequestId')] },
+    ),
+    patch: storeOperation(
+      'updateOrder', 'Approve or deliver an order',
+      'placed → approved → delivered; delivering sells the animal in the same commit. Moving to the status it has changes nothing; any other move is 409 ' +
+        '`illegal_transition`. With `If-Match` the move applies only while the order is at that version.',
+      { 200: writtenOrder('The order after the move') }, ['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch'],
+      {
+        parameters: [parameter('IfMatch'), parameter('XRequestId')],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: schemaRef('OrderPatch') } }, 'application/merge-patch+json': { schema: { $ref: schemaRef('OrderPatch') } } },
+        },
+      },
+    ),
+    delete: storeOperation(
+      'cancelOrder', 'Cancel an order',
+      'A placed or approved order is cancelled (it stays readable as `cancelled`) and its animal is `available` again in the same commit; cancelling again is 204 too; ' +
+        'a delivered order is 409 `illegal_transition`.',
+      { 204: answer('Cancelled', undefined, { 'Petstore-Position': header('Position') }) }, ['invalid_path', 'not_found', 'illegal_transition', 'version_mismatch'],
+      { parameters: [parameter('IfMatch'), parameter('XRequestId')] },
+    ),
+  },
+  '/store/inventory': {
+    get: storeOperation(
+      'getInventory', 'Count the animals by status', 'Exact: the read model at the time of the answer (at least `Petstore-Min-Position` when sent). An animal without a status is in no count.',
+      { 200: answer('The counts', 'Inventory') }, [], { parameters: [parameter('MinPosition'), parameter('XRequestId')] },
+    ),
+  },
+};
+
 /** What the service sends to a subscribed URL (OpenAPI 3.1 `webhooks`). */
 const WEBHOOK_CALLBACKS: Json = {
   petEvent: {
@@ -458,6 +526,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
     tags: [{ name: 'Pets', description: 'The animals in the store' }, { name: 'Events', description: 'The log of every change, as CloudEvents (experimental)' },
       { name: 'Webhooks', description: 'The log of every change, POSTed to your URL (experimental)' },
       { name: 'Consumer groups', description: 'The log shared by competing consumers, each event acked by one (experimental)' },
+      { name: 'Store', description: 'Store orders, each holding the animal it orders, and the inventory (experimental)', 'x-stability': 'experimental' },
     ],
     security: [{ bearerAuth: [] }],
     paths: {
@@ -536,7 +605,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
               headers: { 'X-Request-Id': header('XRequestId'), ETag: header('ETag'), 'Petstore-Position': header('Position'), ...RATE_LIMIT_HEADERS },
               content: json('Pet'),
             },
-            ...errorResponses(['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch']),
+            ...errorResponses(['invalid_path', ...BODY_CODES, 'not_found', 'illegal_transition', 'version_mismatch', 'pet_reserved']),
           },
         },
       },
@@ -589,6 +658,7 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       },
       ...WEBHOOK_PATHS,
       ...CONSUMER_GROUP_PATHS,
+      ...STORE_PATHS,
     },
     webhooks: WEBHOOK_CALLBACKS,
     components: {
@@ -598,6 +668,13 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
       },
       parameters: {
         PetId: { name: 'petId', in: 'path', required: true, schema: documentSchema(PetIdSchema) },
+        OrderId: { name: 'orderId', in: 'path', required: true, schema: documentSchema(OrderIdParameterSchema) },
+        OrderStatus: { name: 'status', in: 'query', required: false, description: 'Only orders with this status.', schema: { $ref: schemaRef('OrderStatus') } },
+        OrderPetId: { name: 'petId', in: 'query', required: false, description: 'Only the orders of this animal.', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' } },
+        OrderAfter: {
+          name: 'after', in: 'query', required: false, description: 'Continue after the order with this id (exclusive), in id order: plain decimal digits.',
+          schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' },
+        },
         Limit: { name: 'limit', in: 'query', required: false, schema: documentSchema(LimitSchema) },
         Status: { name: 'status', in: 'query', required: false, description: 'Only animals with this status.', schema: { $ref: schemaRef('PetStatus') } },
         After: { name: 'after', in: 'query', required: false, schema: documentSchema(AfterSchema) },
@@ -674,6 +751,12 @@ export function buildOpenApiDocument(servers: readonly OpenApiServer[]): OpenApi
           schema: { type: 'string', pattern: POSITIVE_INTEGER_PATTERN },
         },
         ETag: { description: 'The version of the animal as a strong entity tag, e.g. `"3"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
+        OrderETag: { description: 'The version of the order as a strong entity tag, e.g. `"2"`; send it back in If-Match.', required: true, schema: { type: 'string' } },
+        OrderLocation: { description: 'The absolute address of the new order.', required: true, schema: { type: 'string', format: 'uri' } },
+        NextOrdersLink: {
+          description: 'Present when more orders follow: `<{base}/store/orders?limit=…&status=…&petId=…&after=…>; rel="next"` (RFC 8288).',
+          schema: { type: 'string' },
+        },
         NextLink: {
           description: 'Present when more animals follow: `<{base}/pets?limit=…&status=…&after=…>; rel="next"` (RFC 8288).',
           schema: { type: 'string' },

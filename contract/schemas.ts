@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { CATEGORY_ID_MAX, NAME_MAX_CODE_POINTS, PET_STATUSES } from '../domain/index.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../application/index.ts';
 import { ERROR_STATUS } from './error-codes.ts';
@@ -74,6 +73,3 @@ export const PetIdSchema = Type.Integer({
 });
 
 export type NewPetBody = Static<typeof NewPetSchema>;
-
-/** Compiled once at load: validation is a plain function call per request. */
-export const StatusPatchCheck = TypeCompiler.Compile(StatusPatchSchema);

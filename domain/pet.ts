@@ -70,10 +70,10 @@ export type PetAdded = {
   readonly data: { readonly id: number; readonly name: string; readonly categoryId: number; readonly status: PetStatus | null };
 };
 
-/** A pet's status changed; `from: null` when it had none. */
+/** A pet's status changed; `from: null` when it had none. `orderId`: the store order that moved it (reserved, sold or freed it). */
 export type PetStatusChanged = {
   readonly type: 'PetStatusChanged';
-  readonly data: { readonly id: number; readonly from: PetStatus | null; readonly to: PetStatus };
+  readonly data: { readonly id: number; readonly from: PetStatus | null; readonly to: PetStatus; readonly orderId?: number };
 };
 
 export type PetEvent = PetAdded | PetStatusChanged;
@@ -91,12 +91,21 @@ export type ChangePetStatus = {
 
 export type PetCommand = AddPet | ChangePetStatus;
 
+/** `heldBy`: the store order that holds the pet (reserved it and is placed or approved); only that order moves it. */
 export type PetState =
   | { readonly kind: 'absent' }
-  | { readonly kind: 'present'; readonly pet: Pet };
+  | { readonly kind: 'present'; readonly pet: Pet; readonly heldBy?: number };
 
 export function initialState(): PetState {
   return { kind: 'absent' };
+}
+
+/** A store order holds the pet: its status is the order's to move. */
+export class PetReserved extends Error {
+  constructor(readonly petId: number, readonly orderId: number) {
+    super(`pet ${petId} is reserved by order ${orderId}: only the order moves it`);
+    this.name = 'PetReserved';
+  }
 }
 
 /** Thrown by `decide` when a command does not fit whether the pet exists. */
@@ -118,6 +127,7 @@ export function decide(command: PetCommand, state: PetState): PetEvent[] {
       if (state.kind === 'absent') throw new PetStateConflict(`pet ${command.data.id} does not exist`);
       const { status } = command.data;
       assertValidStatus(status);
+      if (state.heldBy !== undefined) throw new PetReserved(state.pet.id, state.heldBy);
       const from = state.pet.status;
       if (from === status) return [];
       if (!isAllowedTransition(from, status)) throw new IllegalStatusTransition(from ?? 'no status', status);
@@ -137,7 +147,10 @@ export function evolve(state: PetState, event: PetEvent): PetState {
     case 'PetStatusChanged': {
       if (state.kind === 'absent') return state;
       const { id, name, categoryId } = state.pet;
-      return { kind: 'present', pet: { id, name, categoryId, status: event.data.to } };
+      const { to, orderId } = event.data;
+      const pet = { id, name, categoryId, status: to };
+      // An order reserves its pet (pending); its next move of the pet (sold, available) ends the hold.
+      return orderId !== undefined && to === 'pending' ? { kind: 'present', pet, heldBy: orderId } : { kind: 'present', pet };
     }
     default:
       return unreachable(event);

@@ -109,6 +109,26 @@ describe('README', () => {
       await api.stop();
     }
   });
+
+  it('the store order tour runs as written after the curl tour: the order placed, approved and delivered, the inventory as its comment says', async () => {
+    const [block = ''] = readmeBlocks('## Store orders (experimental)', 'sh');
+    const api = await startTestService();
+    try {
+      // The curl tour's pets as it leaves them: Rex pending, Kit available, Tom without a status.
+      for (const pet of [{ name: 'Rex', categoryId: 1, status: 'pending' }, { name: 'Kit', categoryId: 2, status: 'available' }, { name: 'Tom', categoryId: 2 }]) {
+        assert.equal((await api.createPet(pet)).status, 201);
+      }
+      const { stdout } = await promisify(execFile)('bash', ['-ec', block], { env: { ...process.env, KEY: TEST_API_KEY, B: api.baseUrl } });
+      // curl -s adds no line break after a body.
+      const lines = stdout.trim().replaceAll('}{', '}\n{').split('\n');
+      assert.equal(lines[0], '{"id":1,"petId":2,"status":"placed","complete":false}');
+      assert.equal(lines.at(-1), '{"available":0,"pending":1,"sold":1}');
+      // What the block's comments say it prints.
+      assert.ok(block.includes(`# ${lines[0]}`) && block.includes(`# ${lines.at(-1)}:`), 'the comments show what it prints');
+    } finally {
+      await api.stop();
+    }
+  });
 });
 
 async function untilListening(port: number): Promise<void> {

@@ -1,9 +1,8 @@
 import { followLog } from '../../application/index.ts';
-import type { PetEvent } from '../../domain/index.ts';
 import { parseDecimalInteger } from '../../contract/decimal-integer.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../contract/event-feed.ts';
+import { CLOUD_EVENT_TYPES, cloudEventTypeOf, eventTypeNamed } from '../../contract/event-feed.ts';
 import { loadConfig, localBaseUrl } from '../config/config.ts';
-import { cloudEventJson } from '../../contract/cloud-events.ts';
+import { cloudEventJson, subjectOf } from '../../contract/cloud-events.ts';
 import { UsageError } from './command.ts';
 import type { ParsedArguments } from './command.ts';
 import { requireExistingDatabase, withDatabase } from './with-database.ts';
@@ -19,7 +18,7 @@ export async function tailEvents({ options, environment }: ParsedArguments): Pro
   if (parseDecimalInteger(afterText) === undefined) {
     throw new UsageError(`--after must be a log position in plain digits, got ${JSON.stringify(afterText)}`);
   }
-  const types: PetEvent['type'][] = [];
+  const types: string[] = [];
   for (const name of (options.type as string[] | undefined) ?? []) {
     const type = eventTypeNamed(name);
     if (type === undefined) throw new UsageError(`--type must be one of ${Object.values(CLOUD_EVENT_TYPES).join(', ')}, got ${JSON.stringify(name)}`);
@@ -40,7 +39,7 @@ export async function tailEvents({ options, environment }: ParsedArguments): Pro
         for (const stored of page) {
           text += options.json
             ? `${cloudEventJson(stored, source)}\n`
-            : `${stored.position} ${stored.metadata.recordedAt} ${CLOUD_EVENT_TYPES[stored.event.type]} pets/${stored.event.data.id} ${JSON.stringify(stored.event.data)}\n`;
+            : `${stored.position} ${stored.metadata.recordedAt} ${cloudEventTypeOf(stored.event.type)} ${subjectOf(stored.streamId)} ${JSON.stringify(stored.event.data)}\n`;
         }
         if (text !== '' && !process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
       }

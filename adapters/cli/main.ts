@@ -77,11 +77,11 @@ const COMMANDS: Record<string, Command> = {
   ...GROUP_COMMANDS,
   'projection rebuild': {
     summary: 'replay the whole log into a fresh read model and swap it in',
-    help: `petstore projection rebuild\n\nReplays every event in log order into a new pets table and swaps it in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
+    help: `petstore projection rebuild\n\nReplays every event in log order into new read-model tables and swaps them in atomically.\nSafe while the service runs: writers wait for the swap only, readers see the old or the new table. ${COMMON}`,
     async run({ environment }) {
       const [{ withExistingDatabase }, { progressReporter }] = await projectionModules();
       const result = await withExistingDatabase(environment, (store) => store.rebuildProjection(progressReporter('rebuild')));
-      process.stdout.write(`rebuilt the read model: ${result.pets} pets from ${result.events} events\n`);
+      process.stdout.write(`rebuilt the read model: ${result.rows} rows from ${result.events} events\n`);
       return 0;
     },
   },

@@ -44,12 +44,12 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
         process.stdout.write(status === undefined ? 'no webhook subscriptions\n' : `no ${status} webhook subscriptions\n`);
         return 0;
       }
-      const [{ CLOUD_EVENT_TYPES }] = await Promise.all([import('../../contract/event-feed.ts')]);
+      const [{ cloudEventTypeOf }] = await Promise.all([import('../../contract/event-feed.ts')]);
       const rows = [
         ['id', 'key', 'status', 'position', 'attempts', 'url', 'types', 'last error'],
         ...subscriptions.map((subscription) => [
           subscription.id, subscription.ownerKeyId, subscription.status, String(subscription.position), String(subscription.attempts), subscription.url,
-          `${subscription.types?.map((type) => CLOUD_EVENT_TYPES[type]).join(',') ?? 'all'}${subscription.petId ? ` (pet ${subscription.petId})` : ''}`,
+          `${subscription.types?.map(cloudEventTypeOf).join(',') ?? 'all'}${subscription.petId ? ` (pet ${subscription.petId})` : ''}`,
           subscription.lastError ?? '',
         ]),
       ];

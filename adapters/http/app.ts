@@ -4,14 +4,14 @@ import type { Context } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { EventLog, PetStorePorts, PetUseCases } from '../../application/index.ts';
+import type { EventLog, OrderPorts, PetStorePorts, PetUseCases } from '../../application/index.ts';
 import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { serviceGuards } from './guards/service-guards.ts';
 import { guardRoutes } from './guards/guards.ts';
 import type { Guard, GuardedRoute } from './guards/guards.ts';
 import { createDocumentRouter } from './routes/document-routes.ts';
-import type { ListingCache } from './pipeline/listing-cache.ts';
+import type { ListingCache } from './listing-cache/listing-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
@@ -21,6 +21,7 @@ import type { EventFeed } from './routes/event-routes.ts';
 import { createProbeRouter } from './routes/probe-routes.ts';
 import { createWebhookRouter } from './routes/webhook-routes.ts';
 import { createConsumerGroupRouter } from './routes/consumer-group-routes.ts';
+import { createOrderRouter } from './routes/order-routes.ts';
 import type { ConsumerGroupResource } from './routes/consumer-group-routes.ts';
 import type { WebhookResource } from './routes/webhook-routes.ts';
 import type { ReadinessCheck } from './routes/probe-routes.ts';
@@ -59,6 +60,8 @@ export interface HttpAppOptions {
   readonly feed?: EventFeed | undefined;
   /** The webhook subscriptions' routes (experimental), when given. */
   readonly webhooks?: WebhookResource | undefined;
+  /** The store orders' routes (experimental), when given. */
+  readonly orders?: OrderPorts | undefined;
   /** The consumer groups' routes (experimental), when given. */
   readonly consumerGroups?: ConsumerGroupResource | undefined;
   /** What reads are known to include; unless given, checked against `ports.eventStore` (the cache's own look at the file keeps it exact). */
@@ -105,6 +108,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     { router: pets.router, keyed: true, marks: pets.marks },
     ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
     ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
+    ...(options.orders ? [{ router: createOrderRouter({ ...options, orders: options.orders, readPositions }), keyed: true }] : []),
     ...(options.consumerGroups ? [{ router: createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups }), keyed: true }] : []),
     { router: createDocumentRouter(options), keyed: false },
     {

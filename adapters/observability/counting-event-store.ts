@@ -1,21 +1,23 @@
-import type { EventStore } from '../../application/index.ts';
+import type { EventStore, StreamAppend } from '../../application/index.ts';
+
+const typesOf = (streams: readonly StreamAppend[]) => streams.flatMap((stream) => stream.events.map((event) => event.type));
 
 /** The event store, counting what it appended once the append has committed. */
 export function countingEventStore(store: EventStore, countAppended: (eventTypes: readonly string[]) => void): EventStore {
   return {
     readStream: (streamId) => store.readStream(streamId),
-    async append(streamId, expected, events, metadata, options) {
-      const result = await store.append(streamId, expected, events, metadata, options);
-      countAppended(events.map((event) => event.type));
+    async append(streams, metadata, options) {
+      const result = await store.append(streams, metadata, options);
+      countAppended(typesOf(streams));
       return result;
     },
-    async create(build) {
-      // The last build is the one committed: a group that runs again builds again.
+    async create(aggregate, build) {
+      // The last build is the one committed: a batch that runs again builds again.
       let types: readonly string[] = [];
-      const created = await store.create((id) => {
-        const stream = build(id);
-        types = stream.events.map((event) => event.type);
-        return stream;
+      const created = await store.create(aggregate, (id) => {
+        const append = build(id);
+        types = typesOf(append.streams);
+        return append;
       });
       countAppended(types);
       return created;

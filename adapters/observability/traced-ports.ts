@@ -1,8 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Span, SpanOptions } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
-import type { EventStore, ExpectedVersion, IdempotencyKeys, NewStream, PetCatalog, PetStorePorts, PetUseCases } from '../../application/index.ts';
-import type { PetEvent } from '../../domain/index.ts';
+import type { EventStore, IdempotencyKeys, NewAppend, PetCatalog, PetStorePorts, PetUseCases, StreamAppend } from '../../application/index.ts';
 import type { WriteObserver } from '../store/write-observer.ts';
 import type { Spans } from './spans.ts';
 
@@ -32,14 +31,15 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
     span.setAttribute(ATTR_DB_RETURNED_ROWS, rows);
     return value;
   };
-  const appending = (streamId: string, expected: ExpectedVersion, events: readonly PetEvent[]): SpanOptions => ({
+  // The first stream's id and expected version (the one the command is about), every stream's event types.
+  const streamAttributes = (streams: readonly StreamAppend[]): Attributes => ({
+    [ATTR_STREAM_ID]: streams[0]?.streamId ?? '',
+    [ATTR_EXPECTED_VERSION]: streams[0] === undefined || streams[0].expected === 'no_stream' ? 0 : streams[0].expected,
+    [ATTR_EVENT_TYPES]: streams.flatMap((stream) => stream.events.map((event) => event.type)),
+  });
+  const appending = (streams: readonly StreamAppend[]): SpanOptions => ({
     kind: SpanKind.INTERNAL,
-    attributes: {
-      [ATTR_DB_SYSTEM_NAME]: databaseSystem,
-      [ATTR_STREAM_ID]: streamId,
-      [ATTR_EXPECTED_VERSION]: expected === 'no_stream' ? 0 : expected,
-      [ATTR_EVENT_TYPES]: events.map((event) => event.type),
-    },
+    attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem, ...streamAttributes(streams) },
   });
 
   const { eventStore, catalog, idempotencyKeys } = ports;
@@ -49,20 +49,21 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         const read = await eventStore.readStream(streamId);
         return returned(span, read.events.length, read);
       }),
-    append: (streamId, expected, events, metadata, options) =>
-      spans.run('append', appending(streamId, expected, events), async (span) => {
-        const result = await eventStore.append(streamId, expected, events, metadata, options);
+    append: (streams, metadata, options) =>
+      spans.run('append', appending(streams), async (span) => {
+        const result = await eventStore.append(streams, metadata, options);
         span.setAttributes({ [ATTR_STREAM_VERSION]: result.version, [ATTR_LOG_POSITION]: result.position });
         return result;
       }),
     // The id is drawn by the group that appends it: the span covers the draw, the append and the commit.
-    create: (build) =>
+    create: (aggregate, build) =>
       spans.run('create', { kind: SpanKind.INTERNAL, attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem, [ATTR_EXPECTED_VERSION]: 0 } }, async (span) => {
         // The last build is the one committed: a group that runs again builds again.
-        let built: NewStream | undefined;
-        const created = await eventStore.create((id) => (built = build(id)));
+        let built: NewAppend | undefined;
+        const created = await eventStore.create(aggregate, (id) => (built = build(id)));
         span.setAttributes({
-          [ATTR_PET_ID]: created.id, [ATTR_STREAM_ID]: built!.streamId, [ATTR_EVENT_TYPES]: built!.events.map((event) => event.type),
+          // `petstore.<aggregate>.id`: the id drawn, named as the aggregate's spans name it (`petstore.pet.id`).
+          [`petstore.${aggregate}.id`]: created.id, ...streamAttributes(built!.streams), [ATTR_EXPECTED_VERSION]: 0,
           [ATTR_STREAM_VERSION]: created.version, [ATTR_LOG_POSITION]: created.position,
         });
         return created;

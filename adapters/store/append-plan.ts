@@ -1,60 +1,76 @@
-import type { Pet, PetEvent, PetStatus } from '../../domain/index.ts';
-import { IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
-import type { AppendMetadata, AppendOptions, AppendResult, ExpectedVersion, IdempotencyRecord, PetChange } from '../../application/index.ts';
-import { newEventRow, rowForPet } from './schema.ts';
-import type { NewEventRow, PetRow } from './schema.ts';
+import { aggregateOfStream, IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
+import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend } from '../../application/index.ts';
+import { newEventRow } from './schema.ts';
+import type { NewEventRow } from './schema.ts';
 
 export type { NewEventRow } from './schema.ts';
 
+/** An append as the store takes it: several streams, each at its expected version, in one commit. */
 export interface AppendRequest {
-  readonly streamId: string;
-  readonly expected: ExpectedVersion;
-  readonly events: readonly PetEvent[];
+  readonly streams: readonly StreamAppend[];
   readonly metadata: AppendMetadata;
-  readonly options: AppendOptions;
+  readonly options?: AppendOptions | undefined;
 }
 
 /**
  * What a backend does inside an append's transaction: read and write rows, nothing more. Every rule
- * (the expected version, the idempotency record, event metadata, the read-model row) is `executeAppend`'s.
- * Synchronous: a group reads its rows before its plans run, so no plan waits while the lock is held.
+ * (the expected versions, the idempotency record, event metadata, the read-model rows) is `executeAppend`'s.
+ * Synchronous: a batch reads its rows before its plans run, so no plan waits while the lock is held.
  */
 export interface AppendRows {
-  /** The stream's version: that of its last event, 0 when it has no events. */
+  /** The stream's version: that of its last event, 0 when it has no events. The plan reads every stream's first. */
   streamVersion(streamId: string): number;
-  petRow(id: number): PetRow | undefined;
+  /** The read-model row of `table` with this id, a copy the plan may change. */
+  row(table: string, id: number): ReadModelRow | undefined;
   /** Stores the record unless a live (unexpired at `now`) one holds its scope and key; false when one does. */
   remember(record: IdempotencyRecord, now: string): boolean;
-  writePet(row: PetRow, isNew: boolean): void;
+  writeRow(table: string, row: ReadModelRow, isNew: boolean): void;
   /** Stores the events in order, as the transaction's last write; resolves with the last one's position. */
   insertEvents(rows: readonly NewEventRow[]): number;
 }
 
-/** What an append did: its result, and the pet whose row it changed (for the listing cache). */
+/** What an append did: its result, and the read-model rows it changed (for the listing cache). */
 export interface Appended extends AppendResult {
-  readonly change: PetChange | undefined;
+  readonly changes: readonly RowChange[];
 }
 
 /** The one append plan that every backend executes, inside a transaction the backend holds. */
-export function executeAppend(rows: AppendRows, { streamId, expected, events, metadata, options }: AppendRequest, now: Date): Appended {
-  const actual = rows.streamVersion(streamId);
-  if (expected === 'no_stream' ? actual !== 0 : expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
-  if (options.remember && !rows.remember(options.remember, now.toISOString())) {
-    throw new IdempotencyKeyTaken(options.remember.scope, options.remember.key);
-  }
-  const change = events.length === 0 ? undefined : writePetRow(rows, options.petAfter, actual, actual + events.length, metadata.recordedAt);
-  const position = rows.insertEvents(events.map((event, index) =>
-    newEventRow(streamId, actual + index + 1, event.type, JSON.stringify(event.data), JSON.stringify(metadataFor(event, metadata)), metadata.recordedAt)));
-  return { version: actual + events.length, position, change };
+export function executeAppend(rows: AppendRows, { streams, metadata, options }: AppendRequest, now: Date): Appended {
+  const actuals = streams.map((stream) => rows.streamVersion(stream.streamId));
+  streams.forEach(({ streamId, expected }, index) => {
+    const actual = actuals[index]!;
+    if (expected === 'no_stream' ? actual !== 0 : expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
+    if (streams.findIndex((other) => other.streamId === streamId) !== index) throw new Error(`stream ${streamId} named twice in one append`);
+  });
+  const remember = options?.remember;
+  if (remember && !rows.remember(remember, now.toISOString())) throw new IdempotencyKeyTaken(remember.scope, remember.key);
+  const changes: RowChange[] = [];
+  const eventRows: NewEventRow[] = [];
+  const versions = streams.map((stream, index) => {
+    const actual = actuals[index]!;
+    const { streamId, events } = stream;
+    if (events.length === 0) return actual;
+    const change = writeReadModelRow(rows, stream, actual, actual + events.length, metadata.recordedAt);
+    if (change) changes.push(change);
+    events.forEach((event, at) => eventRows.push(newEventRow(
+      streamId, actual + at + 1, event.type, JSON.stringify(event.data), JSON.stringify(metadataFor(event, metadata)), metadata.recordedAt,
+    )));
+    return actual + events.length;
+  });
+  const position = rows.insertEvents(eventRows);
+  return { version: versions[0] ?? 0, versions, position, changes };
 }
 
-/** The read model's row, in the append's transaction, so a reader never sees one without the other. */
-function writePetRow(rows: AppendRows, pet: Pet, versionBefore: number, versionAfter: number, at: string): PetChange {
+/** The stream's read-model row, in the append's transaction, so a reader never sees one without the other. */
+function writeReadModelRow(rows: AppendRows, { streamId, stateAfter }: StreamAppend, versionBefore: number, versionAfter: number, at: string): RowChange | undefined {
+  const found = aggregateOfStream(streamId);
+  const model = found?.aggregate.readModel;
+  if (!model) return undefined;
   // A new stream has no row yet: nothing to read.
-  const existing = versionBefore === 0 ? undefined : rows.petRow(pet.id);
-  const before = existing ? existing.status as PetStatus | null : undefined;
-  const row = rowForPet(existing, pet, versionAfter, at);
-  rows.writePet(row, existing === undefined);
-  const after = row.status as PetStatus | null;
-  return { id: pet.id, statuses: before === undefined ? [after] : [before, after] };
+  const existing = versionBefore === 0 ? undefined : rows.row(model.table, found.id);
+  const before = existing === undefined ? undefined : existing.status ?? null;
+  const row = model.rowOf(existing, stateAfter, versionAfter, at);
+  rows.writeRow(model.table, row, existing === undefined);
+  const after = row.status ?? null;
+  return { table: model.table, id: found.id, statuses: before === undefined ? [after as string | null] : [before as string | null, after as string | null] };
 }

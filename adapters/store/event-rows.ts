@@ -1,9 +1,8 @@
-import { petStreamId } from '../../domain/index.ts';
 import { upcast } from '../../application/index.ts';
 import type { EventMetadata, StoredEvent } from '../../application/index.ts';
 
-/** An event as a log page holds it: position, stream version, type, data and metadata as stored. */
-export type PageEvent = [number, number, string, Record<string, unknown>, EventMetadata];
+/** An event as a log page holds it: position, stream, stream version, type, data and metadata as stored. */
+export type PageEvent = [number, string, number, string, Record<string, unknown>, EventMetadata];
 
 /** The page's events in position order: they come in it, but the dialects do not promise it. */
 export function inPositionOrder(events: PageEvent[]): PageEvent[] {
@@ -15,9 +14,7 @@ export function inPositionOrder(events: PageEvent[]): PageEvent[] {
 
 /** A log page's text (`LogPage`) as stored events in today's shape, in position order: one parse for the page. */
 export function storedEventsFromPage(text: string): StoredEvent[] {
-  return inPositionOrder(JSON.parse(text) as PageEvent[]).map(([position, streamVersion, type, data, metadata]) => {
-    const event = upcast(type, metadata.schemaVersion, data);
-    // Every event is a pet's, in the pet's stream: the page leaves the stream out rather than carry it for the replay.
-    return { position, streamId: petStreamId(event.data.id), streamVersion, event, metadata };
-  });
+  return inPositionOrder(JSON.parse(text) as PageEvent[]).map(([position, streamId, streamVersion, type, data, metadata]) => (
+    { position, streamId, streamVersion, event: upcast(type, metadata.schemaVersion, data), metadata }
+  ));
 }

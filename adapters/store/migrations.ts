@@ -208,6 +208,32 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0011_idempotency_answers': {
+    async up(db: Kysely<any>) {
+      // A record keeps the answer of any creation, not only a pet's.
+      await db.schema.alterTable('idempotency_keys').renameColumn('pet', 'answer').execute();
+    },
+  },
+  '0012_orders': {
+    async up(db: Kysely<any>) {
+      const postgres = onPostgres(db);
+      const id = postgres ? 'bigint' : 'integer';
+      await db.schema
+        .createTable('orders')
+        .addColumn('id', id, (column) => column.primaryKey())
+        .addColumn('pet_id', id, (column) => column.notNull())
+        .addColumn('status', 'text', (column) => column.notNull())
+        .addColumn('ship_date', 'text')
+        .addColumn('version', 'integer', (column) => column.notNull())
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('updated_at', 'text', (column) => column.notNull())
+        .execute();
+      await db.schema.createIndex('orders_status_id').on('orders').columns(['status', 'id']).execute();
+      await db.schema.createIndex('orders_pet_id_id').on('orders').columns(['pet_id', 'id']).execute();
+      // Order ids from 1, as pet ids: SQLite's row in `sequences` is written at the first draw.
+      if (postgres) await sql`create sequence order_ids as bigint`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

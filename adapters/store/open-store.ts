@@ -5,8 +5,8 @@ import type { DatabaseConfig } from '../config/config.ts';
 import { startIdempotencyExpiry } from './idempotency-expiry.ts';
 import type { IdempotencyExpiry, IdempotencyExpiryOptions } from './idempotency-expiry.ts';
 import { pendingMigrations } from './migrations.ts';
-import { rebuildPetProjection, verifyPetProjection } from './pet-projection-maintenance.ts';
-import type { Progress, ProjectionDifference } from './pet-projection-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from './read-model-maintenance.ts';
+import type { Progress, ProjectionDifference } from './read-model-maintenance.ts';
 import { createSqlApiKeyTable } from './sql-api-key-table.ts';
 import type { PetStore, SqlPetStore } from './sql-pet-store.ts';
 import { createSqlWebhookSubscriptions } from './sql-webhook-subscriptions.ts';
@@ -44,7 +44,7 @@ export interface OpenedStore extends PetStore {
   petCountsByStatus(): Promise<Map<PetStatus | null, number>>;
   /** The migrations this code knows that the database has not applied. */
   pendingMigrations(): Promise<string[]>;
-  rebuildProjection(onProgress?: Progress): Promise<{ events: number; pets: number }>;
+  rebuildProjection(onProgress?: Progress): Promise<{ events: number; rows: number }>;
   verifyProjection(onProgress?: Progress): Promise<ProjectionDifference[]>;
   startIdempotencyExpiry(options: IdempotencyExpiryOptions): IdempotencyExpiry;
 }
@@ -73,9 +73,9 @@ export function sqlStoreBeneath(store: PetStore): SqlPetStore | undefined {
 
 /** `store`'s capabilities over its database, which none of them hands out. */
 export function opened(store: SqlPetStore): OpenedStore {
-  const { eventStore, catalog, idempotencyKeys, clock, eventLog, commits } = store;
+  const { eventStore, catalog, orders, inventory, idempotencyKeys, clock, eventLog, commits } = store;
   const lent: OpenedStore = {
-    eventStore, catalog, idempotencyKeys, clock, eventLog, commits,
+    eventStore, catalog, orders, inventory, idempotencyKeys, clock, eventLog, commits,
     ready: () => store.ready(),
     ...(store.checkWrites ? { checkWrites: store.checkWrites } : {}),
     close: () => store.close(),
@@ -86,8 +86,8 @@ export function opened(store: SqlPetStore): OpenedStore {
     reachable: () => throwUnlessReachable(store.db),
     petCountsByStatus: () => countPetsByStatus(store.db),
     pendingMigrations: () => pendingMigrations(store.db),
-    rebuildProjection: (onProgress) => rebuildPetProjection(store, onProgress),
-    verifyProjection: (onProgress) => verifyPetProjection(store, onProgress),
+    rebuildProjection: (onProgress) => rebuildReadModels(store, onProgress),
+    verifyProjection: (onProgress) => verifyReadModels(store, onProgress),
     startIdempotencyExpiry: (options) => startIdempotencyExpiry(store, options),
   };
   beneath.set(lent, store);

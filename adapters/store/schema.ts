@@ -1,6 +1,5 @@
 import { PostgresAdapter } from 'kysely';
 import type { Generated, Kysely } from 'kysely';
-import type { Pet, PetStatus } from '../../domain/index.ts';
 import { upcast } from '../../application/index.ts';
 import type { EventMetadata, StoredEvent } from '../../application/index.ts';
 
@@ -57,7 +56,16 @@ export const PETS = {
   indexes: { pets_status_id: ['status', 'id'] },
 } as const satisfies TableDeclaration;
 
-/** PostgreSQL takes pet ids from the sequence `pet_ids` instead. */
+/** The read model of store orders: one row an order. */
+export const ORDERS = {
+  name: 'orders',
+  columns: { id, pet_id: id, status: text, ship_date: nullableText, version: integer, created_at: text, updated_at: text },
+  primaryKey: ['id'],
+  // Serve the listing by status or by pet, in id order, without a sort.
+  indexes: { orders_status_id: ['status', 'id'], orders_pet_id_id: ['pet_id', 'id'] },
+} as const satisfies TableDeclaration;
+
+/** Ids drawn for each aggregate (`<aggregate>_id`), a row each; PostgreSQL takes them from the sequences `<aggregate>_ids` instead. */
 export const SEQUENCES = {
   name: 'sequences', columns: { name: text, value: integer }, primaryKey: ['name'], only: 'sqlite',
 } as const satisfies TableDeclaration;
@@ -71,8 +79,8 @@ export const API_KEYS = {
 
 export const IDEMPOTENCY_KEYS = {
   name: 'idempotency_keys',
-  // `pet`: the created pet's JSON, answered again on a replay.
-  columns: { scope: text, idempotency_key: text, fingerprint: text, pet: text, expires_at: text },
+  // `answer`: what the first request was answered (JSON), answered again to a repeat.
+  columns: { scope: text, idempotency_key: text, fingerprint: text, answer: text, expires_at: text },
   primaryKey: ['scope', 'idempotency_key'],
   indexes: { idempotency_keys_expires_at: ['expires_at'] },
 } as const satisfies TableDeclaration;
@@ -152,8 +160,15 @@ export const CONSUMER_GROUP_CONSUMERS = {
 } as const satisfies TableDeclaration;
 
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS, CONSUMER_GROUP_CONSUMERS,
+  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS, CONSUMER_GROUP_CONSUMERS,
 ];
+
+/** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
+export function readModelTable(name: string): TableDeclaration {
+  const table = TABLES.find((each) => each.name === name);
+  if (!table || !('id' in table.columns)) throw new Error(`no read-model table ${name} with an id column is declared`);
+  return table;
+}
 
 type ValueOf<C extends ColumnDeclaration> = (C['type'] extends 'text' ? string : number) | (C extends { nullable: true } ? null : never);
 
@@ -167,6 +182,7 @@ export type ReadRow<T extends TableDeclaration> = { -readonly [K in keyof T['col
 
 export type EventsTable = TableRow<typeof EVENTS>;
 export type PetsTable = TableRow<typeof PETS>;
+export type OrdersTable = TableRow<typeof ORDERS>;
 export type SequencesTable = TableRow<typeof SEQUENCES>;
 export type ApiKeysTable = TableRow<typeof API_KEYS>;
 export type IdempotencyKeysTable = TableRow<typeof IDEMPOTENCY_KEYS>;
@@ -180,6 +196,7 @@ export type ConsumerGroupConsumersTable = TableRow<typeof CONSUMER_GROUP_CONSUME
 export interface PetStoreDatabase {
   events: EventsTable;
   pets: PetsTable;
+  orders: OrdersTable;
   sequences: SequencesTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -286,23 +303,5 @@ export function storedEventFromRow(row: EventRow): StoredEvent {
 /** A pet's row of the read model `pets`. */
 export type PetRow = PetsTable;
 
-/** `pet` at `version` as its row of `pets`: a new row (created at `at`), or `row` changed in place. */
-export function rowForPet(row: PetRow | undefined, pet: Pet, version: number, at: string): PetRow {
-  if (!row) return { id: pet.id, name: pet.name, category_id: pet.categoryId, status: pet.status ?? null, version, created_at: at, updated_at: at };
-  row.name = pet.name;
-  row.category_id = pet.categoryId;
-  row.status = pet.status ?? null;
-  row.version = version;
-  row.updated_at = at;
-  return row;
-}
-
 /** The columns of `pets` a Pet is read from (`petFromRow`): what listings select. */
 export const PET_FIELD_COLUMNS = ['id', 'name', 'category_id', 'status'] as const satisfies readonly (keyof PetRow)[];
-
-export function petFromRow(row: Pick<PetRow, (typeof PET_FIELD_COLUMNS)[number]>): Pet {
-  // Key order id, name, categoryId, status: the order clients see in JSON.
-  return row.status === null
-    ? { id: row.id, name: row.name, categoryId: row.category_id }
-    : { id: row.id, name: row.name, categoryId: row.category_id, status: row.status as PetStatus };
-}

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { PetRow, PetStoreDatabase, ReadRow, TableDeclaration } from './schema.ts';
+import type { ReadModelRow } from '../../application/index.ts';
+import type { PetStoreDatabase, ReadRow, TableDeclaration } from './schema.ts';
 
 /**
  * What the code shared by both SQL databases (the event store's reads, the catalogue, the key table,
@@ -12,15 +13,15 @@ export interface SqlDialect {
   readonly name: 'sqlite' | 'postgres';
   /** The database's own failures in the application's words (`StoreUnavailable`); anything else unchanged. */
   translateError(error: unknown): unknown;
-  /** True when `error` says that a unique constraint refused a row: `events_stream_version_unique` or `pets_pkey`. */
-  isUniqueViolation(error: unknown, constraint: 'events_stream_version_unique' | 'pets_pkey'): boolean;
+  /** True when `error` says that a unique constraint refused a row: `events_stream_version_unique`, or a read-model table's `<table>_pkey`. */
+  isUniqueViolation(error: unknown, constraint: string): boolean;
 
-  /** Begins, on `connection`, a transaction during which no append can commit. */
-  beginExclusive(connection: Kysely<PetStoreDatabase>): Promise<void>;
+  /** Begins, on `connection`, a transaction during which no append can commit (nor anything else write to `tables`). */
+  beginExclusive(connection: Kysely<PetStoreDatabase>, tables: readonly string[]): Promise<void>;
   /** Begins, on `connection`, a transaction that reads one consistent snapshot throughout. */
   beginSnapshot(connection: Kysely<PetStoreDatabase>): Promise<void>;
-  /** Inside `beginExclusive`'s transaction: replaces what `pets` holds with what `from` holds; `from` goes. */
-  swapInPets(connection: Kysely<PetStoreDatabase>, from: string): Promise<void>;
+  /** Inside `beginExclusive`'s transaction: replaces what `table` holds with what `from` holds; `from` goes. */
+  swapIn(connection: Kysely<PetStoreDatabase>, table: TableDeclaration, from: string): Promise<void>;
 
   /**
    * The first `limit` events after `afterPosition` (only those `filter` keeps), null when there are none.
@@ -34,11 +35,11 @@ export interface SqlDialect {
    */
   readLogAhead?(db: Kysely<PetStoreDatabase>, afterPosition: number, limit: number): Promise<AsyncIterable<LogPage> | undefined>;
   /**
-   * Inserts `rows` into the table `into`, shaped as `pets` and holding none of their ids.
+   * Inserts `rows` into `into` (the table itself unless another is named: a scratch copy shaped as
+   * `table`), which holds none of their keys, in one statement whose text comes from the declaration
+   * (hundreds of rows: no query builder).
    */
-  insertPetRows(executor: Kysely<PetStoreDatabase>, into: string, rows: readonly PetRow[]): Promise<void>;
-  /** Inserts `rows` into `table` in one statement whose text comes from its declaration (hundreds of rows: no query builder). */
-  insertRows<T extends TableDeclaration>(executor: Kysely<PetStoreDatabase>, table: T, rows: readonly ReadRow<T>[]): Promise<void>;
+  insertRows<T extends TableDeclaration>(executor: Kysely<PetStoreDatabase>, table: T, rows: readonly (ReadRow<T> | ReadModelRow)[], into?: string): Promise<void>;
 
   /**
    * Inside a transaction, `query` (a select of rows it will change) with those rows held against other

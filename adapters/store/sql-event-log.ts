@@ -1,6 +1,5 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { petStreamId } from '../../domain/index.ts';
 import type { EventLog, LogQuery, StoredEvent, StreamRead } from '../../application/index.ts';
 import { storedEventsFromPage } from './event-rows.ts';
 import { columnsOf, EVENTS, storedEventFromRow } from './schema.ts';
@@ -37,8 +36,8 @@ export async function readLogEnd(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
 }
 
 const EVENT_COLUMNS = columnsOf(EVENTS).join(', ');
-/** What a page holds of each event, in `LogPage`'s order (the stream is the pet's, read from the data). */
-const PAGE_COLUMNS = 'position, stream_version, type, data, metadata';
+/** What a page holds of each event, in `LogPage`'s order. */
+const PAGE_COLUMNS = 'position, stream_id, stream_version, type, data, metadata';
 
 /** PostgreSQL: every column of up to `$2` events after position `$1`, in position order. */
 export const POSTGRES_EVENTS_AFTER = `select ${EVENT_COLUMNS} from events where position > $1 order by position limit $2`;
@@ -64,7 +63,7 @@ export function sqliteLogPageSql(filter: LogFilter = {}): string {
   const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
   return `
   select max(position) as last,
-    '[' || group_concat(printf('[%d,%d,%s,%s,%s]', position, stream_version, json_quote(type), data, metadata), ',') || ']' as text
+    '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), data, metadata), ',') || ']' as text
   from (select ${PAGE_COLUMNS} from events where position > ?${types}${stream} order by position limit ?)`;
 }
 
@@ -88,7 +87,7 @@ export async function readPostgresLogPage(executor: Kysely<PetStoreDatabase>, af
   const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
   const { rows } = await sql<LogPage | { text: null }>`
     select max(position) as last,
-      '[' || string_agg(format('[%s,%s,%s,%s,%s]', position, stream_version, to_json(type), data, metadata), ',') || ']' as text
+      '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), data, metadata), ',') || ']' as text
     from (select ${sql.raw(PAGE_COLUMNS)} from events
       where position > ${afterPosition}${types}${stream} order by position limit ${limit}) as page`
     .execute(executor);
@@ -123,10 +122,8 @@ export async function streamsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPos
  */
 export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): EventLog {
   return {
-    async readLog({ after, limit, types, petId }: LogQuery): Promise<StoredEvent[]> {
-      const filter = types === undefined && petId === undefined
-        ? undefined
-        : { types, streamId: petId === undefined ? undefined : petStreamId(petId) };
+    async readLog({ after, limit, types, streamId }: LogQuery): Promise<StoredEvent[]> {
+      const filter = types === undefined && streamId === undefined ? undefined : { types, streamId };
       const page = await translated(dialect, () => dialect.readLogPage(db, after, limit, filter));
       return page === null ? [] : storedEventsFromPage(page.text);
     },

@@ -2,16 +2,22 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Pet } from '../../domain/index.ts';
 import type {
-  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead,
+  VersionedPet,
 } from '../../application/index.ts';
 import { createSqlEventLog, readStream } from './sql-event-log.ts';
-import { PET_FIELD_COLUMNS, petFromRow } from './schema.ts';
+import { createSqlInventory, createSqlOrderBook } from './sql-order-book.ts';
+import { petFromRow } from '../../application/index.ts';
+import { PET_FIELD_COLUMNS } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { SqlDialect } from './sql-dialect.ts';
 import type { PetStoreDatabase } from './schema.ts';
 
 /** The pet store as the service's users see it: the application's ports, readiness and closing; no SQL. */
 export interface PetStore extends PetStorePorts {
+  /** The store's orders and the pets' inventory (`OrderPorts`). */
+  readonly orders: OrderBook;
+  readonly inventory: Inventory;
   /** The log by position, for its readers (the event feed). */
   readonly eventLog: EventLog;
   /** Tells what was committed, by this process or by any other on the same database. */
@@ -54,7 +60,7 @@ export function createSqlPetStore(
   db: Kysely<PetStoreDatabase>,
   dialect: SqlDialect,
   options: {
-    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; checkWrites?: () => Promise<Error | undefined>; checkFollowing?: () => Error | undefined; close: () => Promise<void>;
+    clock: Clock; writes: SqlWrites; commits: Commits; list?: PetCatalog['list']; get?: PetCatalog['get']; checkWrites?: () => Promise<Error | undefined>; checkFollowing?: () => Error | undefined; close: () => Promise<void>;
   },
 ): SqlPetStore {
   const { clock, writes } = options;
@@ -63,7 +69,9 @@ export function createSqlPetStore(
     db,
     dialect,
     eventStore: { ...createSqlEventReads(db, dialect), append: writes.append, create: writes.create },
-    catalog: options.list ? { ...catalog, list: options.list } : catalog,
+    catalog: { list: options.list ?? catalog.list, get: options.get ?? catalog.get },
+    orders: createSqlOrderBook(db, dialect),
+    inventory: createSqlInventory(db, dialect),
     idempotencyKeys: createSqlIdempotencyKeys(db, dialect),
     clock,
     eventLog: createSqlEventLog(db, dialect),
@@ -118,7 +126,7 @@ function createSqlIdempotencyKeys(db: Kysely<PetStoreDatabase>, dialect: SqlDial
           .where('expires_at', '>', now.toISOString())
           .executeTakeFirst(),
       );
-      return row && { scope, key, fingerprint: row.fingerprint, pet: JSON.parse(row.pet) as Pet, expiresAt: row.expires_at };
+      return row && { scope, key, fingerprint: row.fingerprint, answer: JSON.parse(row.answer) as unknown, expiresAt: row.expires_at };
     },
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { petStreamId } from '../../domain/index.ts';
 import { afterFailure, followLog, secretsSigningAt, StoreUnavailable } from '../../application/index.ts';
 import type {
   Clock, Commits, DeliveryRun, EventLog, NewWebhookAttempt, StoredEvent, WebhookDeliveryState, WebhookSubscription,
@@ -186,7 +187,7 @@ export function startWebhookDispatcher(options: WebhookDispatcherOptions): Webho
     worker.replays = found.subscription.replays;
     const run: DeliveryRun = { holder, replays: found.subscription.replays };
     let state: WebhookSubscription = found.subscription;
-    const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { petId: state.petId } : {}) };
+    const from = { after: state.position, ...(state.types ? { types: state.types } : {}), ...(state.petId ? { streamId: petStreamId(state.petId) } : {}) };
     const eventLog = { readLog: (query: Parameters<EventLog['readLog']>[0]) => turn(() => options.eventLog.readLog(query)) };
     const pages = followLog({ eventLog, commits: options.commits }, from, { pageSize: Math.max(PAGE_EVENTS, state.batchSize), idleMs: delivery.leaseMs, signal });
     const positions = positionWriter(id, run, signal, turn);

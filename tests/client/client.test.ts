@@ -221,6 +221,13 @@ const PROVOKE: Record<ErrorCode, ((client: PetStoreClient) => Promise<unknown>) 
   not_found: (client) => client.getPet(987_654_321),
   method_not_allowed: 'the client calls each path only with a method it allows',
   limit_reached: 'the client makes no webhook subscriptions',
+  pet_not_available: async (client) => client.placeOrder({ petId: (await client.createPet({ name: 'Unsold', categoryId: 1 })).id }),
+  unknown_pet: (client) => client.placeOrder({ petId: 987_654_321 }),
+  pet_reserved: async (client) => {
+    const pet = await client.createPet({ name: 'Reserved', categoryId: 1, status: 'available' });
+    await client.placeOrder({ petId: pet.id });
+    return client.changePetStatus(pet.id, 'sold');
+  },
   group_exists: async (client) => {
     await client.createConsumerGroup('provoked', { maxDeliveries: 2 });
     return client.createConsumerGroup('provoked', { maxDeliveries: 3 });

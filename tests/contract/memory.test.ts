@@ -1,4 +1,8 @@
 import { createInMemoryPetStore } from '../../adapters/store/memory/in-memory-pet-store.ts';
+import { orderStoreContract } from './order-store-contract.ts';
 import { petStoreContract } from './pet-store-contract.ts';
 
-petStoreContract('memory', async () => ({ ports: createInMemoryPetStore(), close: async () => {} }));
+const open = async () => ({ ports: createInMemoryPetStore(), close: async () => {} });
+
+petStoreContract('memory', open);
+orderStoreContract('memory', open);

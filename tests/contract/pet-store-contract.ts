@@ -2,11 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PetEvent, PetStatus } from '../../domain/index.ts';
 import {
-  addPet, changePetStatus, CURRENT_SCHEMA_VERSION, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
+  addPet, changePetStatus, currentSchemaVersion, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
   readPetHistory, StreamVersionConflict,
 } from '../../application/index.ts';
-import type { AppendMetadata, Commits, EventLog, IdempotencyRecord, NewStream, PetStorePorts } from '../../application/index.ts';
-import { appendAsUseCase } from '../support/append-as-use-case.ts';
+import type { AppendMetadata, Commits, EventLog, ExpectedVersion, IdempotencyRecord, PetStorePorts, StreamAppend } from '../../application/index.ts';
+import { appendAsUseCase, createPet } from '../support/append-as-use-case.ts';
+import type { PetCreation } from '../support/append-as-use-case.ts';
 import type { Append } from '../support/append-as-use-case.ts';
 
 export interface ContractSubject {
@@ -98,7 +99,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
     describe('creations', () => {
       /** A creation of a pet named `name`; each id it was built with is pushed to `built`, when given. */
-      const creation = (name: string, options: { built?: number[]; remember?: (id: number) => IdempotencyRecord } = {}) => (id: number): NewStream => {
+      const creation = (name: string, options: { built?: number[]; remember?: (id: number) => IdempotencyRecord } = {}) => (id: number): PetCreation => {
         options.built?.push(id);
         const remember = options.remember?.(id);
         return {
@@ -108,19 +109,19 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       };
 
       it('draws an id for each creation, never one drawn before, each greater than the ones committed before it', async () => {
-        const first = await ports.eventStore.create(creation('first'));
-        const created = await Promise.all(Array.from({ length: 10 }, (_, index) => ports.eventStore.create(creation(`next ${index}`))));
+        const first = await createPet(ports.eventStore, creation('first'));
+        const created = await Promise.all(Array.from({ length: 10 }, (_, index) => createPet(ports.eventStore, creation(`next ${index}`))));
         const ids = created.map((each) => each.id);
         assert.equal(new Set(ids).size, 10);
         assert.ok(ids.every((id) => id > first.id));
-        const later = await ports.eventStore.create(creation('later'));
+        const later = await createPet(ports.eventStore, creation('later'));
         assert.ok(ids.every((id) => later.id > id));
       });
 
       it('stores each creation in its own stream under the id it was built with, and answers its version and position', async () => {
         const made = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
           const built: number[] = [];
-          const created = await ports.eventStore.create(creation(`many ${index}`, { built }));
+          const created = await createPet(ports.eventStore, creation(`many ${index}`, { built }));
           assert.equal(built.at(-1), created.id, 'answered with the id of the append committed');
           return { ...created, name: `many ${index}` };
         }));
@@ -133,12 +134,12 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
 
       it('gives a creation of more than one event a position for each, none shared with the creations committed beside it', async () => {
-        const sold = (id: number): NewStream => ({
+        const sold = (id: number): PetCreation => ({
           streamId: `pet-${id}`, events: [petAdded(id, 'sold at once', 'available'), { type: 'PetStatusChanged', data: { id, from: 'available', to: 'sold' } }], metadata,
           options: { petAfter: { id, name: 'sold at once', categoryId: 1, status: 'sold' } },
         });
         const [first, longer, ...others] = await Promise.all([
-          ports.eventStore.create(creation('beside')), ports.eventStore.create(sold), ...Array.from({ length: 4 }, () => ports.eventStore.create(creation('beside'))),
+          createPet(ports.eventStore, creation('beside')), createPet(ports.eventStore, sold), ...Array.from({ length: 4 }, () => createPet(ports.eventStore, creation('beside'))),
         ]);
         const stream = await ports.eventStore.readStream(`pet-${longer!.id}`);
         assert.deepEqual(stream.events.map((stored) => stored.streamVersion), [1, 2]);
@@ -150,16 +151,16 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
       });
 
       it('stores an idempotency record with the creation, and refuses a taken key, writing nothing and keeping the id taken', async () => {
-        const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', pet: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
-        const kept = await ports.eventStore.create(creation('kept', { remember: record }));
+        const record = (id: number) => ({ scope: 'k', key: 'new-stream', fingerprint: '{}', answer: { id, name: 'kept', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
+        const kept = await createPet(ports.eventStore, creation('kept', { remember: record }));
         assert.deepEqual(await ports.idempotencyKeys.find('k', 'new-stream', new Date()), record(kept.id));
         const built: number[] = [];
-        await assert.rejects(ports.eventStore.create(creation('refused', { built, remember: record })), IdempotencyKeyTaken);
+        await assert.rejects(createPet(ports.eventStore, creation('refused', { built, remember: record })), IdempotencyKeyTaken);
         const refused = built.at(-1)!;
         assert.notEqual(refused, kept.id);
         assert.equal(await ports.catalog.get(refused), undefined);
         assert.deepEqual(await ports.eventStore.readStream(`pet-${refused}`), { version: 0, events: [] });
-        assert.ok((await ports.eventStore.create(creation('after'))).id > refused, 'the refused creation\'s id is not drawn again');
+        assert.ok((await createPet(ports.eventStore, creation('after'))).id > refused, 'the refused creation\'s id is not drawn again');
       });
 
       it('refuses alone a creation whose append cannot be built; the others asked with it are stored', async () => {
@@ -167,7 +168,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
           throw new Error('no append for this id');
         };
         const [before, broken, after] = await Promise.allSettled([
-          ports.eventStore.create(creation('before broken')), ports.eventStore.create(failing), ports.eventStore.create(creation('after broken')),
+          createPet(ports.eventStore, creation('before broken')), createPet(ports.eventStore, failing), createPet(ports.eventStore, creation('after broken')),
         ]);
         assert.ok(broken.status === 'rejected' && /no append for this id/.test(String(broken.reason)), String((broken as PromiseRejectedResult).reason));
         for (const [outcome, name] of [[before, 'before broken'], [after, 'after broken']] as const) {
@@ -175,6 +176,90 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
           const { id } = (outcome as PromiseFulfilledResult<{ id: number }>).value;
           assert.equal((await ports.catalog.get(id))?.pet.name, name);
         }
+      });
+    });
+
+    describe('appends of several streams', () => {
+      /** One stream's part of an append: `events` to pet `id`'s stream at `expected`, leaving `pet`. */
+      const part = (id: number, expected: ExpectedVersion, events: readonly PetEvent[], status?: PetStatus): StreamAppend => ({
+        streamId: `pet-${id}`, expected, events, stateAfter: { kind: 'present', pet: { id, name: 'A', categoryId: 1, ...(status ? { status } : {}) } },
+      });
+      const toPending = (id: number, from: PetStatus | null): PetEvent => ({ type: 'PetStatusChanged', data: { id, from, to: 'pending' } });
+
+      it('commits every stream of one append at its version, in one position range', async () => {
+        const [one, two] = [freshId(), freshId()];
+        const appended = await ports.eventStore.append([part(one, 'no_stream', [petAdded(one)]), part(two, 'no_stream', [petAdded(two)])], metadata);
+        assert.deepEqual(appended.versions, [1, 1]);
+        const moved = await ports.eventStore.append([part(one, 1, [toPending(one, null)], 'pending'), part(two, 1, [toPending(two, null)], 'pending')], metadata);
+        assert.deepEqual([moved.version, moved.versions], [2, [2, 2]]);
+        const events = await ports.eventLog.readLog({ after: moved.position - 2, limit: 10 });
+        assert.deepEqual(events.map((stored) => [stored.streamId, stored.streamVersion]), [[`pet-${one}`, 2], [`pet-${two}`, 2]]);
+        assert.equal(events.at(-1)?.position, moved.position);
+        assert.equal((await ports.catalog.get(one))?.pet.status, 'pending');
+        assert.deepEqual(await ports.catalog.get(two), { pet: { id: two, name: 'A', categoryId: 1, status: 'pending' }, version: 2 });
+      });
+
+      it('refuses the whole append when one stream moved, naming it, and writes nothing to any', async () => {
+        const [one, two] = [freshId(), freshId()];
+        await append(`pet-${one}`, 'no_stream', [petAdded(one)], metadata);
+        await append(`pet-${two}`, 'no_stream', [petAdded(two)], metadata);
+        await append(`pet-${two}`, 1, [toPending(two, null)], metadata);
+        const end = await ports.eventLog.end();
+        await assert.rejects(
+          ports.eventStore.append([part(one, 1, [toPending(one, null)], 'pending'), part(two, 1, [toPending(two, null)], 'pending')], metadata),
+          (error: unknown) => error instanceof StreamVersionConflict && error.streamId === `pet-${two}` && error.actual === 2,
+        );
+        assert.equal(await ports.eventLog.end(), end, 'no event of either stream');
+        assert.equal((await ports.eventStore.readStream(`pet-${one}`)).version, 1);
+        assert.deepEqual(await ports.catalog.get(one), { pet: { id: one, name: 'A', categoryId: 1 }, version: 1 });
+      });
+
+      it('checks a stream the append reads but does not write: a moved one refuses the append', async () => {
+        const [one, two] = [freshId(), freshId()];
+        await append(`pet-${one}`, 'no_stream', [petAdded(one)], metadata);
+        await append(`pet-${two}`, 'no_stream', [petAdded(two)], metadata);
+        await append(`pet-${two}`, 1, [toPending(two, null)], metadata);
+        await assert.rejects(ports.eventStore.append([part(one, 1, [toPending(one, null)], 'pending'), part(two, 1, [])], metadata), StreamVersionConflict);
+        assert.equal((await ports.eventStore.readStream(`pet-${one}`)).version, 1);
+        const passed = await ports.eventStore.append([part(one, 1, [toPending(one, null)], 'pending'), part(two, 2, [])], metadata);
+        assert.deepEqual(passed.versions, [2, 2]);
+      });
+
+      it('lets one of many concurrent appends over a shared stream win; the others write nothing', async () => {
+        const shared = freshId();
+        await append(`pet-${shared}`, 'no_stream', [petAdded(shared, 'A', 'available')], metadata);
+        const others = Array.from({ length: 8 }, () => freshId());
+        for (const id of others) await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
+        const outcomes = await Promise.allSettled(others.map((id) => ports.eventStore.append([
+          part(id, 1, [toPending(id, null)], 'pending'), part(shared, 1, [toPending(shared, 'available')], 'pending'),
+        ], metadata)));
+        assert.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 1);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof StreamVersionConflict, String(outcome.reason));
+        const moved = await Promise.all(others.map(async (id) => (await ports.eventStore.readStream(`pet-${id}`)).version));
+        assert.deepEqual(moved.sort(), [1, 1, 1, 1, 1, 1, 1, 2]);
+        assert.equal((await ports.eventStore.readStream(`pet-${shared}`)).version, 2);
+      });
+
+      it('creates a stream beside an append to another in one commit, or neither when the other moved', async () => {
+        const other = freshId();
+        await append(`pet-${other}`, 'no_stream', [petAdded(other, 'A', 'available')], metadata);
+        const alongside = (expected: ExpectedVersion) => (id: number) => ({
+          streams: [
+            { streamId: `pet-${id}`, expected: 'no_stream' as const, events: [petAdded(id)], stateAfter: { kind: 'present', pet: { id, name: 'A', categoryId: 1 } } },
+            part(other, expected, [toPending(other, 'available')], 'pending'),
+          ],
+          metadata,
+        });
+        const created = await ports.eventStore.create('pet', alongside(1));
+        assert.deepEqual(created.versions, [1, 2]);
+        assert.equal((await ports.catalog.get(created.id))?.version, 1);
+        assert.equal((await ports.catalog.get(other))?.pet.status, 'pending');
+        let refusedId = 0;
+        await assert.rejects(ports.eventStore.create('pet', (id) => ((refusedId = id), alongside(1)(id))), StreamVersionConflict);
+        assert.equal(await ports.catalog.get(refusedId), undefined, 'the new stream was not written');
+        assert.equal((await ports.eventStore.readStream(`pet-${refusedId}`)).version, 0);
+        assert.ok((await createPet(ports.eventStore, (id) => ({ streamId: `pet-${id}`, events: [petAdded(id)], metadata, options: { petAfter: { id, name: 'A', categoryId: 1 } } }))).id > refusedId,
+          'the refused creation\'s id stays taken');
       });
     });
 
@@ -188,8 +273,8 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         assert.equal(stream.version, 2);
         assert.deepEqual(stream.events.map((stored) => [stored.streamVersion, stored.event]), [[1, petAdded(id)], [2, change]]);
         assert.deepEqual(stream.events.map((stored) => stored.metadata), [
-          { schemaVersion: CURRENT_SCHEMA_VERSION.PetAdded, ...metadata },
-          { schemaVersion: CURRENT_SCHEMA_VERSION.PetStatusChanged, ...metadata },
+          { schemaVersion: currentSchemaVersion('PetAdded'), ...metadata },
+          { schemaVersion: currentSchemaVersion('PetStatusChanged'), ...metadata },
         ]);
         assert.deepEqual(await ports.eventStore.readStream('pet-none'), { version: 0, events: [] });
       });
@@ -230,12 +315,12 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         await append(`pet-${one}`, 1, [{ type: 'PetStatusChanged', data: { id: one, from: null, to: 'pending' } }], metadata);
         await append(`pet-${two}`, 1, [{ type: 'PetStatusChanged', data: { id: two, from: null, to: 'sold' } }], metadata);
         const after = first.position - 1;
-        const describe = (events: { streamId: string; event: PetEvent }[]) => events.map((stored) => [stored.streamId, stored.event.type]);
-        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, petId: one })), [[`pet-${one}`, 'PetAdded'], [`pet-${one}`, 'PetStatusChanged']]);
+        const describe = (events: { streamId: string; event: { type: string } }[]) => events.map((stored) => [stored.streamId, stored.event.type]);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, streamId: `pet-${one}` })), [[`pet-${one}`, 'PetAdded'], [`pet-${one}`, 'PetStatusChanged']]);
         assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, types: ['PetStatusChanged'] })), [
           [`pet-${one}`, 'PetStatusChanged'], [`pet-${two}`, 'PetStatusChanged'],
         ]);
-        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, types: ['PetAdded'], petId: two })), [[`pet-${two}`, 'PetAdded']]);
+        assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 10, types: ['PetAdded'], streamId: `pet-${two}` })), [[`pet-${two}`, 'PetAdded']]);
         assert.deepEqual(await ports.eventLog.readLog({ after, limit: 10, types: [] }), []);
         assert.deepEqual(describe(await ports.eventLog.readLog({ after, limit: 1, types: ['PetStatusChanged'] })), [[`pet-${one}`, 'PetStatusChanged']]);
       });
@@ -258,7 +343,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         let readable: Promise<number[]> | undefined;
         const unsubscribe = ports.commits.onCommitted(({ last }) => {
           heard.push(last);
-          readable ??= ports.eventLog.readLog({ after: 0, limit: 1_000_000, petId: id }).then((events) => events.map((stored) => stored.streamVersion));
+          readable ??= ports.eventLog.readLog({ after: 0, limit: 1_000_000, streamId: `pet-${id}` }).then((events) => events.map((stored) => stored.streamVersion));
         });
         await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata);
         await waitFor(() => heard.length > 0);
@@ -275,13 +360,13 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
     describe('idempotency records', () => {
       it('stores a record with the append, and refuses the same key again', async () => {
         const id = freshId();
-        const record = { scope: 'k', key: `key-${id}`, fingerprint: '{"x":1}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' };
+        const record = { scope: 'k', key: `key-${id}`, fingerprint: '{"x":1}', answer: { id, name: 'A', categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' };
         await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
         assert.deepEqual(await ports.idempotencyKeys.find('k', record.key, new Date()), record);
         assert.equal(await ports.idempotencyKeys.find('other', record.key, new Date()), undefined);
         const second = freshId();
         await assert.rejects(
-          append(`pet-${second}`, 'no_stream', [petAdded(second)], metadata, { remember: { ...record, pet: { ...record.pet, id: second } } }),
+          append(`pet-${second}`, 'no_stream', [petAdded(second)], metadata, { remember: { ...record, answer: { ...record.answer, id: second } } }),
           IdempotencyKeyTaken,
         );
         assert.equal(await ports.catalog.get(second), undefined, 'the refused append wrote nothing');
@@ -289,7 +374,7 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
 
       it('forgets a record once it expires', async () => {
         const id = freshId();
-        const record = { scope: 'k', key: `old-${id}`, fingerprint: '{}', pet: { id, name: 'A', categoryId: 1 }, expiresAt: '2026-01-01T00:00:00.000Z' };
+        const record = { scope: 'k', key: `old-${id}`, fingerprint: '{}', answer: { id, name: 'A', categoryId: 1 }, expiresAt: '2026-01-01T00:00:00.000Z' };
         await append(`pet-${id}`, 'no_stream', [petAdded(id)], metadata, { remember: record });
         assert.equal(await ports.idempotencyKeys.find('k', record.key, new Date('2026-01-02T00:00:00.000Z')), undefined);
       });

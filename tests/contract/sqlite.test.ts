@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
+import { orderStoreContract } from './order-store-contract.ts';
 import { petStoreContract } from './pet-store-contract.ts';
 
-petStoreContract('SQLite', async () => {
+async function open() {
   const directory = mkdtempSync(join(tmpdir(), 'petstore-contract-'));
   const store = await openSqlitePetStore(join(directory, 'contract.db'));
   return {
@@ -14,4 +15,7 @@ petStoreContract('SQLite', async () => {
       rmSync(directory, { recursive: true, force: true });
     },
   };
-});
+}
+
+petStoreContract('SQLite', open);
+orderStoreContract('SQLite', open);

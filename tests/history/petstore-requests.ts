@@ -26,7 +26,7 @@ interface Answer {
 /** Kept-alive connections: node:http costs the recorder far less CPU a request than fetch, on a machine the service shares. */
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-function send(target: Target, path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Answer | Outcome> {
+export function send(target: Target, path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Answer | Outcome> {
   return new Promise((resolve) => {
     const request = httpRequest(`${target.base}${path}`, {
       agent, method: init.method ?? 'GET', headers: { authorization: `Bearer ${target.key}`, ...init.headers }, timeout: target.timeoutMs,
@@ -63,7 +63,7 @@ function errorName(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 }
 
-const isOutcome = (answer: Answer | Outcome): answer is Outcome => 'type' in answer;
+export const isOutcome = (answer: Answer | Outcome): answer is Outcome => 'type' in answer;
 
 /**
  * An answer the recorder could not read (a body cut short, a proxy's page in place of JSON, a field
@@ -73,11 +73,11 @@ const unreadable = (answer: Answer, what: string): Outcome => ({ type: 'info', v
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `ok` with these fields of the answer, when each is a whole number; otherwise unknown. */
-function okWithIntegers(answer: Answer, value: Record<string, unknown>): Outcome {
+export function okWithIntegers(answer: Answer, value: Record<string, unknown>): Outcome {
   const missing = Object.keys(value).find((name) => !Number.isSafeInteger(value[name]));
   return missing === undefined ? { type: 'ok', value } : unreadable(answer, `${missing} is not a whole number`);
 }
-const refused = (answer: Answer): Outcome => ({ type: 'fail', value: { status: answer.status, code: (answer.body as { code?: unknown })?.code ?? null } });
+export const refused = (answer: Answer): Outcome => ({ type: 'fail', value: { status: answer.status, code: (answer.body as { code?: unknown })?.code ?? null } });
 const positionOf = (answer: Answer) => Number(answer.headers['petstore-position']);
 const versionOf = (answer: Answer) => Number(/^"(\d+)"$/.exec(answer.headers.etag ?? '')?.[1]);
 

@@ -2,6 +2,7 @@ import { streamSession } from './event-stream-session.ts';
 import type { HistoryFile } from './history-file.ts';
 import { createPet, feedPage, listPets, readPet, setStatus } from './petstore-requests.ts';
 import type { Outcome, Target } from './petstore-requests.ts';
+import { orderClient } from './order-clients.ts';
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
 /** Attempts of a creation under one Idempotency-Key while its outcome stays unknown. */
@@ -38,6 +39,10 @@ export async function runWorkload(options: WorkloadOptions): Promise<void> {
   const knowledge: Knowledge = { ids: [], versions: new Map() };
   const loops: Promise<void>[] = [];
   for (let client = 0; client < options.clients; client++) loops.push(petClient(options, knowledge, `client-${client}`));
+  // A store client for every four pet clients, ordering the pets they create.
+  for (let client = 0; client < Math.max(1, Math.floor(options.clients / 4)); client++) {
+    loops.push(orderClient({ ...options, petIds: knowledge.ids, record }, `orders-${client}`));
+  }
   for (let consumer = 0; consumer < options.pageConsumers; consumer++) loops.push(pageConsumer(options, `pages-${consumer}`));
   for (let consumer = 0; consumer < options.streamConsumers; consumer++) loops.push(streamConsumer(options, `stream-${consumer}`));
   await Promise.all(loops);

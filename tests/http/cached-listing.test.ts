@@ -10,8 +10,8 @@ import { createCachedListingBranch } from '../../adapters/http/listing-cache/cac
 import { serviceGuards } from '../../adapters/http/guards/service-guards.ts';
 import type { RateLimiter } from '../../adapters/http/guards/rate-limit.ts';
 import type { CachedListingOptions } from '../../adapters/http/listing-cache/cached-listing.ts';
-import { createListingCache } from '../../adapters/http/pipeline/listing-cache.ts';
-import type { ListingCache } from '../../adapters/http/pipeline/listing-cache.ts';
+import { createListingCache } from '../../adapters/http/listing-cache/listing-cache.ts';
+import type { ListingCache } from '../../adapters/http/listing-cache/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/guards/rate-limit.ts';
 import { beginRequest } from '../../adapters/http/pipeline/request-state.ts';
 import { startHttpServer } from '../../adapters/http/server/server.ts';

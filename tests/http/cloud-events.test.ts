@@ -12,7 +12,7 @@ function stringifiedWhole(stored: StoredEvent, source: string): string {
     specversion: '1.0',
     id: String(stored.position),
     source,
-    type: CLOUD_EVENT_TYPES[stored.event.type],
+    type: CLOUD_EVENT_TYPES[stored.event.type as keyof typeof CLOUD_EVENT_TYPES],
     subject: `pets/${stored.event.data.id}`,
     time: stored.metadata.recordedAt,
     datacontenttype: 'application/json',

@@ -29,7 +29,7 @@ async function operationsWithBodies(): Promise<Array<{ method: string; path: str
     for (const [method, operation] of Object.entries(operations)) {
       if (operation.requestBody === undefined) continue;
       // Path parameters that name something absent: the body is read before the route looks anything up.
-      const path = '/v1' + template.replace('{petId}', '1').replace(/\{[^}]+\}/g, 'absent-name');
+      const path = '/v1' + template.replace('{petId}', '1').replace('{orderId}', '1').replace(/\{[^}]+\}/g, 'absent-name');
       found.push({ method: method.toUpperCase(), path, operationId: operation.operationId, mediaType: Object.keys(operation.requestBody.content)[0]! });
     }
   }

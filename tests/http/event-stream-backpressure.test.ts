@@ -14,7 +14,10 @@ describe('an event stream to a consumer that stops reading', () => {
     const store = createInMemoryPetStore();
     const name = 'n'.repeat(200);
     await Promise.all(Array.from({ length: EVENTS }, (_, index) =>
-      store.eventStore.append(`pet-${index + 1}`, 'no_stream', [{ type: 'PetAdded', data: { id: index + 1, name, categoryId: 1, status: null } }], { recordedAt: '2026-11-24T00:00:00.000Z' }, { petAfter: { id: index + 1, name, categoryId: 1 } })));
+      store.eventStore.append([{
+        streamId: `pet-${index + 1}`, expected: 'no_stream', events: [{ type: 'PetAdded', data: { id: index + 1, name, categoryId: 1, status: null } }],
+        stateAfter: { kind: 'present', pet: { id: index + 1, name, categoryId: 1 } },
+      }], { recordedAt: '2026-11-24T00:00:00.000Z' })));
     let read = 0;
     const eventLog: Pick<EventLog, 'readLog'> = {
       async readLog(query: LogQuery) {

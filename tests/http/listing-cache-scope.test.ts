@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createListingCache } from '../../adapters/http/pipeline/listing-cache.ts';
-import type { ListingScope } from '../../adapters/http/pipeline/listing-cache.ts';
-import type { Commit, Commits, PetChange } from '../../application/index.ts';
+import { createListingCache } from '../../adapters/http/listing-cache/listing-cache.ts';
+import type { ListingScope } from '../../adapters/http/listing-cache/listing-cache.ts';
+import type { Commit, Commits, RowChange } from '../../application/index.ts';
 
 /** Commits told by hand. */
-function toldChanges(): Commits & { tell(changes: readonly PetChange[] | undefined): void; refreshes: number } {
+function toldChanges(): Commits & { tell(changes: readonly RowChange[] | undefined): void; refreshes: number } {
   const listeners: ((commit: Commit) => void)[] = [];
   return {
     refreshes: 0,
@@ -35,7 +35,7 @@ describe('listing cache: which changes drop which answers', () => {
   it('drops an answer when a pet of its filter changes inside its id range, ends included', () => {
     for (const id of [11, 15, 20]) {
       const { changes, cache } = cacheWith(page);
-      changes.tell([{ id, statuses: ['available'] }]);
+      changes.tell([{ table: 'pets', id, statuses: ['available'] }]);
       assert.equal(cache.get('q'), undefined, `id ${id}`);
     }
   });
@@ -43,28 +43,28 @@ describe('listing cache: which changes drop which answers', () => {
   it('keeps an answer when the change is outside its range (a new pet past the look-ahead, or at or before after)', () => {
     for (const id of [10, 21, 1000]) {
       const { changes, cache } = cacheWith(page);
-      changes.tell([{ id, statuses: ['available'] }]);
+      changes.tell([{ table: 'pets', id, statuses: ['available'] }]);
       assert.ok(cache.get('q'), `id ${id}`);
     }
   });
 
   it('keeps a filtered answer when the change never had or has its status, and drops it when the pet leaves or enters it', () => {
     const untouched = cacheWith(page);
-    untouched.changes.tell([{ id: 15, statuses: ['pending', 'sold'] }]);
+    untouched.changes.tell([{ table: 'pets', id: 15, statuses: ['pending', 'sold'] }]);
     assert.ok(untouched.cache.get('q'));
     for (const statuses of [['available', 'sold'], [null, 'available']] as const) {
       const touched = cacheWith(page);
-      touched.changes.tell([{ id: 15, statuses }]);
+      touched.changes.tell([{ table: 'pets', id: 15, statuses }]);
       assert.equal(touched.cache.get('q'), undefined);
     }
   });
 
   it('drops an unfiltered answer for a change of any status in range, and a last page for any later id', () => {
     const unfiltered = cacheWith({ status: undefined, after: 0, through: 20 });
-    unfiltered.changes.tell([{ id: 5, statuses: [null] }]);
+    unfiltered.changes.tell([{ table: 'pets', id: 5, statuses: [null] }]);
     assert.equal(unfiltered.cache.get('q'), undefined);
     const last = cacheWith({ status: undefined, after: 0, through: Infinity });
-    last.changes.tell([{ id: 10_000_000, statuses: ['sold'] }]);
+    last.changes.tell([{ table: 'pets', id: 10_000_000, statuses: ['sold'] }]);
     assert.equal(last.cache.get('q'), undefined);
   });
 
@@ -80,7 +80,7 @@ describe('listing cache: which changes drop which answers', () => {
     const changes = toldChanges();
     const cache = createListingCache(changes);
     const mark = cache.mark();
-    changes.tell([{ id: 999, statuses: ['sold'] }]);
+    changes.tell([{ table: 'pets', id: 999, statuses: ['sold'] }]);
     cache.set('q', mark, answer('[]'), page);
     assert.equal(cache.get('q'), undefined);
   });
@@ -114,9 +114,10 @@ describe('listing cache: which changes drop which answers', () => {
 
 describe('listing cache: the cost of staying exact', () => {
   /** A change whose fields count how often they are read: what the cache does per answer it holds would read them per answer. */
-  function countedChange(id: number, statuses: PetChange['statuses']) {
+  function countedChange(id: number, statuses: RowChange['statuses']) {
     const reads = { count: 0 };
     const change = {
+      table: 'pets',
       get id() {
         reads.count += 1;
         return id;
@@ -153,7 +154,7 @@ describe('listing cache: the cost of staying exact', () => {
 
   it('drops exactly the answers a commit touches among 20,000, and keeps the rest', () => {
     const { changes, cache } = cacheOfLastPages(20_000);
-    changes.tell([{ id: 1_000_010, statuses: [null, 'pending'] }]);
+    changes.tell([{ table: 'pets', id: 1_000_010, statuses: [null, 'pending'] }]);
     for (let index = 0; index < 20_000; index += 1) {
       assert.equal(cache.get(`limit=1&after=${1_000_000 + index}`) === undefined, index < 10, `after=${1_000_000 + index}`);
     }

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import { startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
-import type { PetChange } from '../../application/index.ts';
+import type { RowChange } from '../../application/index.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 
 interface Pet {
@@ -87,7 +87,7 @@ describe('the listing stays exact while answers are cached', () => {
   it('keeps unrelated answers through this service\'s own creations: each commit is reported pet by pet', async () => {
     const sold = await create('sold before', 'sold');
     const before = await list(`status=sold&after=${sold.id - 1}`);
-    const heard: (readonly PetChange[] | undefined)[] = [];
+    const heard: (readonly RowChange[] | undefined)[] = [];
     (api.service.store as SqlitePetStore).commits.onCommitted(({ changes }) => heard.push(changes));
     const created = await Promise.all(Array.from({ length: 10 }, (_, index) => create(`available ${index}`, 'available')));
     assert.ok(heard.length > 0);

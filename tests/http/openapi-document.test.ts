@@ -45,19 +45,21 @@ describe('GET /v1/openapi.json', () => {
     assert.equal((await validate(broken)).valid, false);
   });
 
-  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents, the webhook and the consumer group operations (x-stability: experimental)', () => {
+  it('names the operations listPets, createPet, getPet (deprecated), and changePetStatus, listEvents, listPetEvents, the webhook, consumer group and store operations (x-stability: experimental)', () => {
     const operations = Object.values(document.paths as Json).flatMap((item: Json) =>
       Object.values(item).filter((value): value is Json => typeof value?.operationId === 'string'));
     const webhookOperations = [
       'createWebhook', 'deleteWebhook', 'getWebhook', 'getWebhookDeliveries', 'listWebhookAttempts', 'listWebhooks', 'replayWebhook', 'resumeWebhook', 'rotateWebhookSecret',
       'putConsumerGroup', 'getConsumerGroup', 'deleteConsumerGroup', 'listConsumerGroups', 'claimConsumerGroupEvents', 'ackConsumerGroupEvents',
       'nackConsumerGroupEvents', 'extendConsumerGroupLeases', 'listParkedEvents', 'replayParkedEvents',
+      'placeOrder', 'listOrders', 'getOrder', 'updateOrder', 'cancelOrder', 'getInventory',
     ];
     assert.deepEqual(operations.map((operation) => operation.operationId).sort(), ['changePetStatus', 'createPet', 'getPet', 'listEvents', 'listPetEvents', 'listPets', ...webhookOperations].sort());
     for (const operation of operations.filter((candidate) => webhookOperations.includes(candidate.operationId))) assert.equal(operation['x-stability'], 'experimental');
     // The callback a subscribed URL receives, under the 3.1 document's `webhooks`.
     assert.equal(document.webhooks.petEvent.post['x-stability'], 'experimental');
     assert.deepEqual(Object.keys(document.webhooks.petEvent.post.requestBody.content), ['application/cloudevents+json', 'application/cloudevents-batch+json']);
+    assert.equal(document.tags.find((tag: Json) => tag.name === 'Store')['x-stability'], 'experimental');
     assert.equal(document.paths['/pets/{petId}'].get.deprecated, true);
     assert.equal(document.paths['/pets/{petId}'].patch['x-stability'], 'experimental');
     assert.equal(document.paths['/events'].get['x-stability'], 'experimental');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createScopeIndex } from '../../adapters/http/pipeline/scope-index.ts';
+import { createScopeIndex } from '../../adapters/http/listing-cache/scope-index.ts';
 
 /** A range that counts how often the index looks at it. */
 function countedRange(first: number, last: number, looks: { count: number }) {

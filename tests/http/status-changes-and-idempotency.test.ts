@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
-import { verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
+import { verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
 import type { TestService } from '../support/test-service.ts';
 
 /**
@@ -620,6 +620,6 @@ describe('a random walk of status changes', () => {
       assert.equal(pet.status, tracked.get(id)!.status, `pet ${id} ${context}`);
       assert.equal(etag, `"${tracked.get(id)!.version}"`, `pet ${id} ${context}`);
     }
-    assert.deepEqual(await verifyPetProjection(await api.database()), [], 'projection verify finds no difference');
+    assert.deepEqual(await verifyReadModels(await api.database()), [], 'projection verify finds no difference');
   });
 });

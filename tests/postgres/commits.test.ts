@@ -1,7 +1,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus, StoreUnavailable } from '../../application/index.ts';
-import type { Commit, LogQuery, PetChange, StoredEvent } from '../../application/index.ts';
+import type { Commit, LogQuery, RowChange, StoredEvent } from '../../application/index.ts';
 import { LOOK_BOUND_MS, postgresCommits, readLogHead } from '../../adapters/store/postgres/postgres-commits.ts';
 import type { PostgresCommits } from '../../adapters/store/postgres/postgres-commits.ts';
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
@@ -46,7 +46,7 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     const changes = postgresCommits(store.db, { log, pollMs: 3_600_000 });
     opens.push(changes);
     const commits: Commit[] = [];
-    const heard: (readonly PetChange[] | undefined)[] = [];
+    const heard: (readonly RowChange[] | undefined)[] = [];
     changes.onCommitted((commit) => {
       commits.push(commit);
       heard.push(commit.changes);
@@ -68,11 +68,11 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     assert.deepEqual(commits, [{ last: await readLogHead(opened.store.db) }], 'the first look finds where the log ends');
     const pet = await addPet(opened.store, { name: 'unnotified', categoryId: 1, status: 'available' });
     await changes.refresh();
-    assert.deepEqual(commits.at(-1), { last: await readLogHead(opened.store.db), changes: [{ id: pet.id, statuses: ['available'] }] });
+    assert.deepEqual(commits.at(-1), { last: await readLogHead(opened.store.db), changes: [{ table: 'pets', id: pet.id, statuses: ['available'] }] });
     await changePetStatus(opened.store, { id: pet.id, status: 'pending' });
     await changePetStatus(opened.store, { id: pet.id, status: 'sold' });
     await changes.refresh();
-    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['available', 'pending'] }, { id: pet.id, statuses: ['pending', 'sold'] }]);
+    assert.deepEqual(heard.at(-1), [{ table: 'pets', id: pet.id, statuses: ['available', 'pending'] }, { table: 'pets', id: pet.id, statuses: ['pending', 'sold'] }]);
     const told = heard.length;
     await changes.refresh();
     assert.equal(heard.length, told, 'nothing new: nothing told');
@@ -88,7 +88,7 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     const pet = await addPet(opened.store, { name: 'found by the head', categoryId: 1, status: 'sold' });
     await changes.refresh();
     assert.deepEqual([looks.length - looked, reads.length - read], [3, 1], 'the head moved on: the events are read');
-    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['sold'] }]);
+    assert.deepEqual(heard.at(-1), [{ table: 'pets', id: pet.id, statuses: ['sold'] }]);
   });
 
   it('reads the events at once, without asking where the log ends, when a notification announced a commit', async () => {
@@ -99,7 +99,7 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     announce((await readLogHead(opened.store.db)));
     await changes.refresh();
     assert.deepEqual([looks.length - looked, reads.length - read], [0, 1]);
-    assert.deepEqual(heard.at(-1), [{ id: pet.id, statuses: ['pending'] }]);
+    assert.deepEqual(heard.at(-1), [{ table: 'pets', id: pet.id, statuses: ['pending'] }]);
   });
 
   it("tells this instance's own group at once when it follows what was told, and leaves one past a gap to a look", async () => {
@@ -107,14 +107,14 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     await changes.refresh();
     const head = await readLogHead(opened.store.db);
     const [looked, read, told] = [looks.length, reads.length, heard.length];
-    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] });
-    assert.deepEqual(commits.slice(told), [{ last: head + 2, changes: [{ id: 7, statuses: ['sold'] }] }]);
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }] });
+    assert.deepEqual(commits.slice(told), [{ last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }] }]);
     // Its own notification, when it comes, finds it told already.
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual([looks.length - looked, reads.length - read], [0, 0], 'no look');
     // Positions past a gap: another instance's commit may lie between, so only a look may tell it.
-    changes.committed({ drawnFrom: head + 10, last: head + 11, changes: [{ id: 8, statuses: ['available'] }] });
+    changes.committed({ drawnFrom: head + 10, last: head + 11, changes: [{ table: 'pets', id: 8, statuses: ['available'] }] });
     assert.equal(heard.length, told + 1, 'not told');
     await changes.refresh();
     assert.equal(reads.length - read, 1, 'a look reads the log after what was told');
@@ -132,14 +132,14 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     announce(head);
     await changes.refresh();
     assert.equal(reads.length - read, 1, "another instance's commit: a read of the log");
-    assert.deepEqual(commits.at(-1), { last: head, changes: [{ id: pet.id, statuses: ['sold'] }] });
+    assert.deepEqual(commits.at(-1), { last: head, changes: [{ table: 'pets', id: pet.id, statuses: ['sold'] }] });
     // This instance's group: its notification outruns the answer to its COMMIT.
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(reads.length - read, 1, 'its own group: no read of the log');
     changes.committing(undefined);
-    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ id: 9, statuses: ['pending'] }] });
-    assert.deepEqual(commits.at(-1), { last: head + 2, changes: [{ id: 9, statuses: ['pending'] }] });
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }] });
+    assert.deepEqual(commits.at(-1), { last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }] });
   });
 
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {

@@ -14,7 +14,7 @@ import { migrations } from '../../adapters/store/migrations.ts';
 import { createTestDatabase, testPostgresEngine } from '../support/postgres.ts';
 import { pgliteAsPool } from '../support/pglite-pool.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
-import { appendAsUseCase } from '../support/append-as-use-case.ts';
+import { appendAsUseCase, appendPet, createPet } from '../support/append-as-use-case.ts';
 import type { TemporaryPostgresStore } from '../support/temporary-store.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
@@ -86,7 +86,7 @@ describe(`PostgreSQL pet store (${testPostgresEngine()})`, () => {
     const creation = (id: number) => ({ streamId: `pet-${id}`, events: [added(id)], metadata, options: { petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'available' as const } } });
     const built: number[] = [];
     // Asked for in one turn: one group.
-    const outcomes = await Promise.allSettled([0, 1, 2].map(() => opened.store.eventStore.create((id) => (built.push(id), creation(id)))));
+    const outcomes = await Promise.allSettled([0, 1, 2].map(() => createPet(opened.store.eventStore, (id) => (built.push(id), creation(id)))));
     const ids = [drawn!.id + 1, taken, drawn!.id + 3];
     assert.deepEqual(built.slice(0, 3), ids, 'the group drew the ids in the order asked');
     assert.equal(outcomes[0]!.status, 'fulfilled');
@@ -138,7 +138,7 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
 
   const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
   const sold = (id: number): PetEvent => ({ type: 'PetStatusChanged', data: { id, from: 'available', to: 'sold' } });
-  const record = (id: number, key: string, expiresAt: string) => ({ scope: 'k', key, fingerprint: '{}', pet: { id, name: `pet ${id}`, categoryId: 1 }, expiresAt });
+  const record = (id: number, key: string, expiresAt: string) => ({ scope: 'k', key, fingerprint: '{}', answer: { id, name: `pet ${id}`, categoryId: 1 }, expiresAt });
   /** The statements sent while `work` runs. */
   const counted = async (work: () => Promise<unknown>) => {
     const before = opened.statements();
@@ -150,15 +150,15 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
     const eventStore = { ...opened.store.eventStore, append: appendAsUseCase(opened.store.eventStore) };
     const creation = (id: number) => ({ streamId: `pet-${id}`, events: [added(id)], metadata, options: { petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'available' as const } } });
     let alone = 0;
-    const oneCreation = await counted(async () => (alone = (await eventStore.create(creation)).id));
+    const oneCreation = await counted(async () => (alone = (await createPet(eventStore, creation)).id));
     // Asked for in one turn: one group, whose ids come with its positions, in no statement of their own.
     let many: number[] = [];
-    const manyCreations = await counted(async () => (many = (await Promise.all(Array.from({ length: 40 }, () => eventStore.create(creation)))).map((created) => created.id)));
+    const manyCreations = await counted(async () => (many = (await Promise.all(Array.from({ length: 40 }, () => createPet(eventStore, creation)))).map((created) => created.id)));
     assert.equal(manyCreations, oneCreation);
     const ids = [alone, ...many];
     const far = '2999-01-01T00:00:00.000Z';
     // As the use case appends a change, having read the stream (not counted here).
-    const sell = (id: number) => opened.store.eventStore.append(`pet-${id}`, 1, [sold(id)], metadata, {
+    const sell = (id: number) => appendPet(opened.store.eventStore, `pet-${id}`, 1, [sold(id)], metadata, {
       petAfter: { id, name: `pet ${id}`, categoryId: 1, status: 'sold' }, remember: record(id, `one ${id}`, far),
     });
     const oneChange = await counted(() => sell(alone));
@@ -167,8 +167,8 @@ describe(`a group of appends on PostgreSQL (${testPostgresEngine()})`, () => {
     assert.ok(oneChange <= 5, `${oneChange} statements: begin, the lock and positions, the reads, the write, commit`);
     // Creations with changes in one group: the changes' reads, and nothing more.
     const mixed = await counted(() => Promise.all([
-      ...Array.from({ length: 10 }, () => eventStore.create(creation)),
-      opened.store.eventStore.append(`pet-${alone}`, 2, [{ type: 'PetStatusChanged', data: { id: alone, from: 'sold', to: 'available' } }], metadata, {
+      ...Array.from({ length: 10 }, () => createPet(eventStore, creation)),
+      appendPet(opened.store.eventStore, `pet-${alone}`, 2, [{ type: 'PetStatusChanged', data: { id: alone, from: 'sold', to: 'available' } }], metadata, {
         petAfter: { id: alone, name: `pet ${alone}`, categoryId: 1, status: 'available' }, remember: record(alone, `mixed ${alone}`, far),
       }),
     ]));

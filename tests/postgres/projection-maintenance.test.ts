@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { testPostgresEngine } from '../support/postgres.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
@@ -21,14 +21,14 @@ describe(`projection rebuild and verify on PostgreSQL (${testPostgresEngine()})`
   after(() => opened.close());
 
   it('finds no difference in a read model kept by the inline projection', async () => {
-    assert.deepEqual(await verifyPetProjection(opened.store), []);
+    assert.deepEqual(await verifyReadModels(opened.store), []);
   });
 
   it('reports a changed, a missing and an extra row', async () => {
     await sql`update pets set status = 'pending' where id = 3`.execute(opened.store.db);
     await sql`delete from pets where id = 4`.execute(opened.store.db);
     await sql`insert into pets values (${2 ** 40}, 'ghost', 1, null, 1, 'x', 'x')`.execute(opened.store.db);
-    const differences = await verifyPetProjection(opened.store);
+    const differences = await verifyReadModels(opened.store);
     assert.deepEqual(differences.map(({ id, kind }) => ({ id, kind })), [
       { id: 3, kind: 'different' }, { id: 4, kind: 'missing' }, { id: 2 ** 40, kind: 'unexpected' },
     ]);
@@ -51,10 +51,10 @@ describe(`projection rebuild and verify on PostgreSQL (${testPostgresEngine()})`
         }
         return count;
       })();
-      const result = await rebuildPetProjection(opened.store).finally(() => (rebuilding = false));
+      const result = await rebuildReadModels(opened.store).finally(() => (rebuilding = false));
       const [made, readCount] = await Promise.all([writes, reads]);
-      assert.ok(result.pets >= 20 && readCount > 0);
-      assert.deepEqual(await verifyPetProjection(opened.store), []);
+      assert.ok(result.rows >= 20 && readCount > 0);
+      assert.deepEqual(await verifyReadModels(opened.store), []);
       const pending = await listPets(opened.store, { status: 'pending', limit: 100 });
       for (const pet of made) assert.ok(pending.some((listed) => listed.id === pet.id), `pet ${pet.id} is listed after the rebuild`);
     }
@@ -67,9 +67,9 @@ describe(`projection rebuild and verify on PostgreSQL (${testPostgresEngine()})`
     const firstId = 2 ** 40 + 1;
     const expected = await writeBulkLog(opened.store.db, 12_000, firstId);
     const before = await opened.store.db.selectFrom('pets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const result = await rebuildPetProjection(opened.store);
-    assert.equal(result.pets, Number(before.n) + expected.length);
+    const result = await rebuildReadModels(opened.store);
+    assert.equal(result.rows, Number(before.n) + expected.length);
     assert.deepEqual(await opened.store.db.selectFrom('pets').selectAll().where('id', '>=', firstId).orderBy('id').execute(), expected);
-    assert.deepEqual(await verifyPetProjection(opened.store), []);
+    assert.deepEqual(await verifyReadModels(opened.store), []);
   });
 });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { rebuildPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels } from '../../adapters/store/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
 import { seededRandom } from '../support/seeded-random.ts';
@@ -24,7 +24,7 @@ describe('a damaged SQLite file', () => {
     for (const file of [sound, damaged]) {
       const store = await openSqlitePetStore(file);
       await writeBulkLog(store.db, 3000);
-      await rebuildPetProjection(store);
+      await rebuildReadModels(store);
       await store.close();
     }
     // Four pages in the middle of the file overwritten with random bytes.

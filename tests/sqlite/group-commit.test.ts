@@ -8,18 +8,19 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
-import type { IdempotencyRecord, PetChange } from '../../application/index.ts';
+import type { IdempotencyRecord, RowChange } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createGroupWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
+import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
 import type { AppendRequest } from '../../adapters/store/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { appendPet } from '../support/append-as-use-case.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };
 const otherProcess = fileURLToPath(new URL('../http/fixtures/write-from-another-process.ts', import.meta.url));
@@ -34,7 +35,7 @@ describe('SQLite group commit', () => {
   let directory: string;
   let file: string;
   let store: SqlitePetStore;
-  const reports: (readonly PetChange[] | undefined)[] = [];
+  const reports: (readonly RowChange[] | undefined)[] = [];
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-group-'));
@@ -138,7 +139,7 @@ describe('SQLite group commit', () => {
 
   it('keeps the id of a creation that failed taken, so a stream already under the next id fails one creation only', async () => {
     const next = (await store.db.selectFrom('sequences').select('value').where('name', '=', 'pet_id').executeTakeFirstOrThrow()).value + 1;
-    await store.eventStore.append(`pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata, { petAfter: { id: next, name: 'around', categoryId: 1 } });
+    await appendPet(store.eventStore, `pet-${next}`, 'no_stream', [{ type: 'PetAdded', data: { id: next, name: 'around', categoryId: 1, status: null } }], metadata, { petAfter: { id: next, name: 'around', categoryId: 1 } });
     const [blocked, after] = await Promise.allSettled([addPet(store, { name: 'blocked', categoryId: 1 }), addPet(store, { name: 'after', categoryId: 1 })]);
     assert.equal(blocked.status, 'rejected');
     assert.ok((blocked as PromiseRejectedResult).reason instanceof StreamVersionConflict);
@@ -151,8 +152,8 @@ describe('SQLite group commit', () => {
     const event = (name: string) => [{ type: 'PetAdded' as const, data: { id: 900_001, name, categoryId: 1, status: null } }];
     const petAfter = (name: string) => ({ petAfter: { id: 900_001, name, categoryId: 1 } });
     const [first, second, bystander] = await Promise.allSettled([
-      store.eventStore.append('pet-900001', 'no_stream', event('first'), metadata, petAfter('first')),
-      store.eventStore.append('pet-900001', 'no_stream', event('second'), metadata, petAfter('second')),
+      appendPet(store.eventStore, 'pet-900001', 'no_stream', event('first'), metadata, petAfter('first')),
+      appendPet(store.eventStore, 'pet-900001', 'no_stream', event('second'), metadata, petAfter('second')),
       addPet(store, { name: 'bystander', categoryId: 2 }),
     ]);
     assert.equal(first.status, 'fulfilled');
@@ -179,7 +180,7 @@ describe('SQLite group commit', () => {
     const pet = await addPet(store, { name: 'moving', categoryId: 1, status: 'available' });
     reports.length = 0;
     await changePetStatus(store, { id: pet.id, status: 'sold' });
-    assert.deepEqual(reports, [[{ id: pet.id, statuses: ['available', 'sold'] }]]);
+    assert.deepEqual(reports, [[{ table: 'pets', id: pet.id, statuses: ['available', 'sold'] }]]);
   });
 
   it('reports "anything may have changed" for a write that went around the store', async () => {
@@ -215,11 +216,11 @@ describe('SQLite group commit', () => {
 describe('SQLite catalogue watch without a -shm file (an in-memory database)', () => {
   it('reports its own commits precisely and a write around the store as "anything may have changed"', async () => {
     const store = await openSqlitePetStore(':memory:');
-    const reports: (readonly PetChange[] | undefined)[] = [];
+    const reports: (readonly RowChange[] | undefined)[] = [];
     store.commits.onCommitted(({ changes }) => reports.push(changes));
     try {
       const pet = await addPet(store, { name: 'in memory', categoryId: 1, status: 'pending' });
-      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]]);
+      assert.deepEqual(reports, [[{ table: 'pets', id: pet.id, statuses: ['pending'] }]]);
       store.commits.refresh();
       assert.equal(reports.length, 1, 'nothing else changed');
       await sql`update pets set name = 'renamed'`.execute(store.db);
@@ -281,12 +282,12 @@ describe('SQLite commits on the writer\'s connection', () => {
 
   it('are reported pet by pet, also to a look at the file between the commit and its answer', async () => {
     await withHeldGroups('answer', async (store, held) => {
-      const reports: (readonly PetChange[] | undefined)[] = [];
+      const reports: (readonly RowChange[] | undefined)[] = [];
       store.commits.onCommitted(({ changes }) => reports.push(changes));
       const writing = addPet(store, { name: 'committed, not yet answered', categoryId: 1, status: 'pending' });
       await held.reached;
       const pet = (await store.catalog.list({ limit: 10 }))[0]!;
-      assert.deepEqual(reports, [[{ id: pet.id, statuses: ['pending'] }]], 'reported as committed, before the write is answered');
+      assert.deepEqual(reports, [[{ table: 'pets', id: pet.id, statuses: ['pending'] }]], 'reported as committed, before the write is answered');
       store.commits.refresh();
       assert.equal(reports.length, 1, 'the commit on the file is known for the store\'s own: no "anything may have changed"');
       held.open();
@@ -334,8 +335,11 @@ function groupGate() {
 describe('SQLite group writer', () => {
   const now = '2026-11-25T12:00:00.000Z';
   const created = (id: number, name: string): AppendRequest => ({
-    streamId: `pet-${id}`, expected: 'no_stream' as const, options: { petAfter: { id, name, categoryId: 1, status: 'available' } }, metadata: { recordedAt: now },
-    events: [{ type: 'PetAdded' as const, data: { id, name, categoryId: 1, status: 'available' as const } }],
+    streams: [{
+      streamId: `pet-${id}`, expected: 'no_stream' as const, stateAfter: { kind: 'present', pet: { id, name, categoryId: 1, status: 'available' } },
+      events: [{ type: 'PetAdded' as const, data: { id, name, categoryId: 1, status: 'available' as const } }],
+    }],
+    metadata: { recordedAt: now },
   });
 
   /** A writer on a fresh file whose statements are counted (each use of one goes through `prepare`). */
@@ -345,8 +349,8 @@ describe('SQLite group writer', () => {
     const { db, database } = await openSqlite(file);
     const statements: string[] = [];
     const counted: SqliteDatabase = { prepare: (text) => (statements.push(text), database.prepare(text)), close: () => {} };
-    let changes: readonly PetChange[] = [];
-    const writer = createGroupWriter({
+    let changes: readonly RowChange[] = [];
+    const writer = createBatchWriter({
       connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }),
       committed: (_, commit) => (changes = commit.changes),
     });
@@ -386,19 +390,22 @@ describe('SQLite group writer', () => {
   it('runs a later append against what an earlier one of its group wrote, and replaces an expired idempotency record', async () => {
     const writer = await countedWriter();
     try {
-      const record = (fingerprint: string, expiresAt: string) => ({ scope: 'key-1', key: 'k', fingerprint, pet: { id: 7, name: 'Rex', categoryId: 1 }, expiresAt });
+      const record = (fingerprint: string, expiresAt: string) => ({ scope: 'key-1', key: 'k', fingerprint, answer: { id: 7, name: 'Rex', categoryId: 1 }, expiresAt });
       const remembering = (request: AppendRequest, remember: IdempotencyRecord): AppendRequest => ({ ...request, options: { ...request.options, remember } });
       await writer.group([remembering(created(6, 'earlier'), record('old', '2026-11-25T11:00:00.000Z'))]);
       const { reply } = await writer.group([
         remembering(created(7, 'Rex'), record('new', '2026-11-26T12:00:00.000Z')),
         {
-          streamId: 'pet-7', expected: 1, options: { petAfter: { id: 7, name: 'Rex', categoryId: 1, status: 'sold' } }, metadata: { recordedAt: now },
-          events: [{ type: 'PetStatusChanged' as const, data: { id: 7, from: 'available' as const, to: 'sold' as const } }],
+          streams: [{
+            streamId: 'pet-7', expected: 1, stateAfter: { kind: 'present', pet: { id: 7, name: 'Rex', categoryId: 1, status: 'sold' } },
+            events: [{ type: 'PetStatusChanged' as const, data: { id: 7, from: 'available' as const, to: 'sold' as const } }],
+          }],
+          metadata: { recordedAt: now },
         },
         remembering(created(8, 'same key'), record('other', '2026-11-26T12:00:00.000Z')),
       ]);
       assert.deepEqual(reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : (outcome.error as Error).name)), [1, 2, 'IdempotencyKeyTaken']);
-      assert.deepEqual(reply.changes, [{ id: 7, statuses: ['available'] }, { id: 7, statuses: ['available', 'sold'] }]);
+      assert.deepEqual(reply.changes, [{ table: 'pets', id: 7, statuses: ['available'] }, { table: 'pets', id: 7, statuses: ['available', 'sold'] }]);
       assert.deepEqual(await writer.db.selectFrom('pets').select(['id', 'status', 'version']).where('id', 'in', [7, 8]).execute(), [{ id: 7, status: 'sold', version: 2 }]);
       assert.deepEqual(await writer.db.selectFrom('idempotency_keys').select(['fingerprint', 'expires_at']).execute(), [{ fingerprint: 'new', expires_at: '2026-11-26T12:00:00.000Z' }]);
     } finally {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, getPet, listPets, UnknownEventShape } from '../../application/index.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
 import { verifyProjection } from '../support/projection-check.ts';
@@ -32,14 +32,14 @@ describe('projection rebuild and verify', () => {
   after(() => opened.close());
 
   it('finds no difference when the read model was kept by the inline projection', async () => {
-    assert.deepEqual(await verifyPetProjection(store), []);
+    assert.deepEqual(await verifyReadModels(store), []);
   });
 
   it('reports a changed row, a missing row and an extra row, each by id', async () => {
     await sql`update pets set name = 'tampered' where id = 5`.execute(store.db);
     await sql`delete from pets where id = 6`.execute(store.db);
     await sql`insert into pets (id, name, category_id, status, version, created_at, updated_at) values (999, 'ghost', 1, null, 1, 'x', 'x')`.execute(store.db);
-    const differences = await verifyPetProjection(store);
+    const differences = await verifyReadModels(store);
     assert.deepEqual(differences.map(({ id, kind }) => ({ id, kind })), [
       { id: 5, kind: 'different' },
       { id: 6, kind: 'missing' },
@@ -59,7 +59,7 @@ describe('projection rebuild and verify', () => {
   it('the CLI rebuild replays the log into a fresh read model; verify then exits 0', async () => {
     const rebuilt = await petstore(file, 'projection', 'rebuild');
     assert.equal(rebuilt.code, 0, rebuilt.stderr);
-    assert.match(rebuilt.stdout, /30 pets from \d+ events/);
+    assert.match(rebuilt.stdout, /30 rows from \d+ events/);
     const verified = await petstore(file, 'projection', 'verify');
     assert.equal(verified.code, 0, verified.stdout);
     assert.match(verified.stdout, /matches the log/);
@@ -73,9 +73,9 @@ describe('projection rebuild and verify', () => {
       for (let index = 0; index < 40; index++) made.push(await addPet(store, { name: `during ${index}`, categoryId: 1, status: 'pending' }));
       return made;
     })();
-    const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
-    assert.ok(result.pets >= 30);
-    assert.deepEqual(await verifyPetProjection(store), []);
+    const [result, made] = await Promise.all([rebuildReadModels(store), writes]);
+    assert.ok(result.rows >= 30);
+    assert.deepEqual(await verifyReadModels(store), []);
     const pending = await listPets(store, { status: 'pending', limit: 100 });
     for (const pet of made) assert.ok(pending.some((listed) => listed.id === pet.id), `pet ${pet.id} is listed after the rebuild`);
   });
@@ -95,10 +95,10 @@ describe('projection rebuild over a log of many pages', () => {
     const expected = await writeBulkLog(store.db, 12_000);
     await store.db.updateTable('sequences').set({ value: expected.length }).where('name', '=', 'pet_id').execute();
     const { events } = await store.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('events')).executeTakeFirstOrThrow();
-    assert.deepEqual(await rebuildPetProjection(store), { events, pets: expected.length });
+    assert.deepEqual(await rebuildReadModels(store), { events, rows: expected.length });
     assert.deepEqual(await store.db.selectFrom('pets').selectAll().orderBy('id').execute(), expected);
     assert.deepEqual((await verifyProjection(store.db)).problems, []);
-    assert.deepEqual(await verifyPetProjection(store), []);
+    assert.deepEqual(await verifyReadModels(store), []);
   });
 
   // Long enough that, on Node, the unlocked replay reads on a thread and connection of its own.
@@ -115,8 +115,8 @@ describe('projection rebuild over a log of many pages', () => {
       }
       return made;
     })();
-    const [result, made] = await Promise.all([rebuildPetProjection(store), writes]);
-    assert.ok(result.pets >= 12_000);
+    const [result, made] = await Promise.all([rebuildReadModels(store), writes]);
+    assert.ok(result.rows >= 12_000);
     assert.deepEqual((await verifyProjection(store.db)).problems, []);
     for (const written of made) assert.deepEqual(await getPet(store, written.pet.id), written);
   });
@@ -129,8 +129,8 @@ describe('projection rebuild over a log of many pages', () => {
       metadata: JSON.stringify({ schemaVersion: 99, recordedAt }), recorded_at: recordedAt,
     }).execute();
     try {
-      await assert.rejects(rebuildPetProjection(store), UnknownEventShape);
-      await assert.rejects(verifyPetProjection(store), UnknownEventShape);
+      await assert.rejects(rebuildReadModels(store), UnknownEventShape);
+      await assert.rejects(verifyReadModels(store), UnknownEventShape);
     } finally {
       await store.db.deleteFrom('events').where('stream_id', '=', 'pet-1').where('stream_version', '=', 3).execute();
     }

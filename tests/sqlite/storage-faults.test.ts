@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { addPet, StoreUnavailable, StreamVersionConflict } from '../../application/index.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createGroupWriter, createSqliteWrites } from '../../adapters/store/sqlite/sqlite-writes.ts';
+import { createBatchWriter, createSqliteWrites } from '../../adapters/store/sqlite/sqlite-writes.ts';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { postgresSqlDialect } from '../../adapters/store/postgres/postgres-sql-dialect.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
@@ -11,6 +11,7 @@ import type { SqliteConnection } from '../../adapters/store/sqlite/sqlite-connec
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import { sqliteSqlDialect } from '../../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import { openSqliteStoreBesideLockHolder, temporaryDirectory } from '../support/temporary-store.ts';
+import { createPet } from '../support/append-as-use-case.ts';
 
 const driverError = (code: string) => Object.assign(new Error(code.toLowerCase()), { code });
 
@@ -131,10 +132,10 @@ describe('SQLite group commit when ending a failed group fails too', () => {
       const mark = openCommitMark(connection, file);
       return { database, mark, close() { mark.close(); connection.close(); } };
     };
-    const writer = createGroupWriter({ connect, committed() {} });
+    const writer = createBatchWriter({ connect, committed() {} });
     const group = async () => {
       await writer.begin();
-      writer.drawIds(1);
+      writer.drawIds('pet', 1);
       return writer.commit({ appends: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' });
     };
     try {
@@ -163,7 +164,7 @@ describe('SQLite group commit when drawing ids fails after some were given out',
       const database: SqliteDatabase = {
         prepare: (text) => {
           const statement = connection.prepare(text);
-          if (!text.startsWith('update sequences')) return statement;
+          if (!/^(update|insert into) sequences/.test(text)) return statement;
           return { ...statement, run: (parameters: readonly unknown[]) => {
             draws += 1;
             if (draws === 1) throw driverError('SQLITE_IOERR_WRITE');
@@ -175,9 +176,9 @@ describe('SQLite group commit when drawing ids fails after some were given out',
       const mark = openCommitMark(connection, file);
       return { database, mark, close() { mark.close(); connection.close(); } };
     };
-    const writer = createGroupWriter({ connect, committed() {} });
+    const writer = createBatchWriter({ connect, committed() {} });
     const writes = createSqliteWrites(writer, { now: () => new Date() }, { observeWrite: undefined, lockWaitMs: 1_000 });
-    const create = async (name: string) => (await writes.create((id) => {
+    const create = async (name: string) => (await createPet(writes, (id) => {
       const pet = { id, name, categoryId: 1, status: 'available' as const };
       return { streamId: `pet-${id}`, events: [{ type: 'PetAdded', data: pet }], metadata: { recordedAt: new Date().toISOString() }, options: { petAfter: pet } };
     })).id;

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { addPet, changePetStatus } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import type { GroupTiming } from '../../adapters/store/write-observer.ts';
+import type { BatchTiming } from '../../adapters/store/write-observer.ts';
+import { appendPet } from '../support/append-as-use-case.ts';
 
 /** What tracing learns from SQLite's group commit: each write's group, told to the context that asked for the write. */
 
@@ -15,7 +16,7 @@ describe('SQLite group commit, observed', () => {
   let directory: string;
   let store: SqlitePetStore;
   const caller = new AsyncLocalStorage<string>();
-  const observed: { caller: string | undefined; group: GroupTiming }[] = [];
+  const observed: { caller: string | undefined; group: BatchTiming }[] = [];
 
   before(async () => {
     directory = mkdtempSync(join(tmpdir(), 'petstore-observed-'));
@@ -53,7 +54,7 @@ describe('SQLite group commit, observed', () => {
     const pet = await addPet(store, { name: 'contested', categoryId: 1 });
     observed.length = 0;
     const results = await Promise.allSettled([
-      caller.run('stale', () => store.eventStore.append(`pet-${pet.id}`, 5, [{ type: 'PetStatusChanged', data: { id: pet.id, from: null, to: 'sold' } }], { recordedAt: new Date().toISOString() }, { petAfter: { ...pet, status: 'sold' } })),
+      caller.run('stale', () => appendPet(store.eventStore, `pet-${pet.id}`, 5, [{ type: 'PetStatusChanged', data: { id: pet.id, from: null, to: 'sold' } }], { recordedAt: new Date().toISOString() }, { petAfter: { ...pet, status: 'sold' } })),
       caller.run('fresh', () => addPet(store, { name: 'fresh', categoryId: 1 })),
     ]);
     assert.deepEqual(results.map((result) => result.status), ['rejected', 'fulfilled']);

@@ -5,7 +5,7 @@ import { loadConfig } from '../../adapters/config/config.ts';
 import { startService } from '../../adapters/service.ts';
 import { openSqlPetStore } from '../../adapters/store/open-store.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
-import type { RunningService } from '../../adapters/service.ts';
+import type { RunningService, StartOptions } from '../../adapters/service.ts';
 import { checkErrorShape } from './error-shape.ts';
 import type { ErrorAnswer } from './error-shape.ts';
 import { responseContract } from './response-contract.ts';
@@ -40,7 +40,9 @@ export interface TestService {
 }
 
 /** The real service on a free port, over a fresh SQLite file in a temporary directory. */
-export async function startTestService(environment: Record<string, string> = {}, options: { logger?: Logger; extraGuards?: readonly Guard[] } = {}): Promise<TestService> {
+export async function startTestService(
+  environment: Record<string, string> = {}, options: { logger?: Logger; extraGuards?: readonly Guard[]; aggregates?: StartOptions['aggregates'] } = {},
+): Promise<TestService> {
   const directory = temporaryDirectory('test');
   const config = loadConfig({
     PORT: '0',
@@ -48,7 +50,7 @@ export async function startTestService(environment: Record<string, string> = {},
     PETSTORE_API_KEYS: TEST_API_KEY,
     ...environment,
   });
-  const service = await startService(config, { logger: options.logger ?? pino({ level: 'silent' }), extraGuards: options.extraGuards });
+  const service = await startService(config, { logger: options.logger ?? pino({ level: 'silent' }), extraGuards: options.extraGuards, aggregates: options.aggregates });
   const origin = `http://127.0.0.1:${service.port}`;
   let database: Promise<SqlPetStore> | undefined;
   let contract: Promise<ResponseContract> | undefined;

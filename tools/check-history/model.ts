@@ -2,6 +2,9 @@ import { groupBy } from './group-by.ts';
 import { NotAHistory, outcomeOf, parseHistory, UnusableRecord } from './history.ts';
 import type { Operation } from './history.ts';
 import { OPERATION_VIEWS } from './operations.ts';
+import { ORDER_VIEWS } from './order-operations.ts';
+import { readStoreLog } from './store-log.ts';
+import type { StoreLog } from './store-log.ts';
 import { readPetLog } from './pet-log.ts';
 import type { PetLog } from './pet-log.ts';
 
@@ -15,7 +18,11 @@ export interface HistoryModel {
   /** The final read of the whole log. */
   readonly logOp: Operation;
   readonly log: PetLog;
+  /** The store orders of the same log. */
+  readonly store: StoreLog;
 }
+
+const VIEWS = { ...OPERATION_VIEWS, ...ORDER_VIEWS };
 
 /** One anomaly found: its name, the operations that show it (by index) and why. */
 export interface Finding {
@@ -37,12 +44,13 @@ export type Check = (model: HistoryModel) => Finding[];
 
 export function buildModel(text: string): HistoryModel {
   const unusable: Unusable[] = [];
-  const operations = parseHistory(text, Object.keys(OPERATION_VIEWS)).flatMap((op) => usable(op, unusable));
+  const operations = parseHistory(text, Object.keys(VIEWS)).flatMap((op) => usable(op, unusable));
   const byF = groupBy(operations, (op) => op.f);
   const logs = (byF.get('log') ?? []).filter((op) => outcomeOf(op) === 'ok');
   if (logs.length !== 1) throw new NotAHistory(`a history ends with one completed read of the whole log (f "log", ok); it has ${logs.length}`);
   const logOp = logs[0]!;
-  return { operations, unusable, of: (f) => byF.get(f) ?? [], logOp, log: readPetLog(logOp.completion!.value.events) };
+  const served = logOp.completion!.value.events;
+  return { operations, unusable, of: (f) => byF.get(f) ?? [], logOp, log: readPetLog(served), store: readStoreLog(Array.isArray(served) ? served : []) };
 }
 
 /**
@@ -68,7 +76,7 @@ function usable(op: Operation, unusable: Unusable[]): Operation[] {
 
 function unreadable(op: Operation): UnusableRecord | undefined {
   try {
-    OPERATION_VIEWS[op.f]!(op);
+    VIEWS[op.f]!(op);
     return undefined;
   } catch (error) {
     if (error instanceof UnusableRecord) return error;

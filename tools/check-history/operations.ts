@@ -13,12 +13,12 @@ function field<T>(record: HistoryRecord, name: string, is: (value: unknown) => v
   return value;
 }
 const isString = (value: unknown): value is string => typeof value === 'string';
-const isInteger = (value: unknown): value is number => Number.isSafeInteger(value);
+export const isInteger = (value: unknown): value is number => Number.isSafeInteger(value);
 const isArray = (value: unknown): value is unknown[] => Array.isArray(value);
 const isPetOrNull = (value: unknown): value is Pet | null => value === null || (typeof value === 'object' && isInteger((value as Pet).id));
 
-const need = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, false) as T;
-const maybe = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, true);
+export const need = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, false) as T;
+export const maybe = <T>(record: HistoryRecord, name: string, is: (value: unknown) => value is T) => field(record, name, is, true);
 
 export interface Pet {
   readonly id: number;
@@ -27,7 +27,7 @@ export interface Pet {
   readonly status?: string;
 }
 
-interface Viewed {
+export interface Viewed {
   readonly op: Operation;
   /** The index that names it in a finding. */
   readonly index: number;
@@ -37,10 +37,10 @@ interface Viewed {
   readonly completedAt: number;
 }
 
-function viewed(op: Operation): Viewed {
+export function viewed(op: Operation): Viewed {
   return { op, index: indexOf(op), outcome: outcomeOf(op), invokedAt: op.invoke.time, completedAt: op.completion?.time ?? Infinity };
 }
-const okValue = (op: Operation) => (outcomeOf(op) === 'ok' ? op.completion! : undefined);
+export const okValue = (op: Operation) => (outcomeOf(op) === 'ok' ? op.completion! : undefined);
 
 export interface CreateOp extends Viewed {
   readonly name: string;

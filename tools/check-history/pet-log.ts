@@ -19,6 +19,8 @@ export interface LogEvent {
   readonly status: Status;
   /** The event exactly as the log served it. */
   readonly served: Readonly<Record<string, unknown>>;
+  /** The store order whose commit moved the pet (its own operations write it, not the pet's). */
+  readonly orderId?: number;
 }
 
 /** What a pet was at one position: absent, or present at a version with a status. */
@@ -33,6 +35,8 @@ export interface PetAt {
 export interface PetLog {
   readonly events: readonly LogEvent[];
   readonly byPosition: ReadonlyMap<number, LogEvent>;
+  /** Every event of the log as served, whatever its aggregate, by position (the pets' are also in `byPosition`). */
+  readonly served: ReadonlyMap<number, Readonly<Record<string, unknown>>>;
   /** Each pet's events in position order. */
   readonly pets: ReadonlyMap<number, readonly LogEvent[]>;
   /** The pet as of every event at or before `position`. */
@@ -62,6 +66,7 @@ export function readPetLog(served: unknown): PetLog {
   if (!Array.isArray(served)) throw new NotAHistory('the log op\'s ok value has no events array');
   const events: LogEvent[] = [];
   const byPosition = new Map<number, LogEvent>();
+  const servedByPosition = new Map<number, Readonly<Record<string, unknown>>>();
   const pets = new Map<number, LogEvent[]>();
   served.forEach((raw: unknown, at) => {
     const where = `log event ${at}`;
@@ -69,10 +74,17 @@ export function readPetLog(served: unknown): PetLog {
     const event = raw as Record<string, unknown>;
     const petId = petIdOf(event?.subject);
     const data = event?.data as Record<string, unknown> | undefined;
-    if (position === undefined || petId === undefined || typeof data !== 'object' || data === null) {
-      throw new NotAHistory(`${where} is not an event with a position, a pets/{id} subject and data`);
+    const subject = typeof event?.subject === 'string' ? event.subject : '';
+    if (position === undefined || !/^[a-z][a-z/-]*\/[1-9][0-9]*$/.test(subject) || typeof data !== 'object' || data === null) {
+      throw new NotAHistory(`${where} is not an event with a position, a {collection}/{id} subject and data`);
     }
-    if (byPosition.has(position)) throw new NotAHistory(`${where}: position ${position} appears twice in the log`);
+    if (servedByPosition.has(position)) throw new NotAHistory(`${where}: position ${position} appears twice in the log`);
+    servedByPosition.set(position, event);
+    // Another aggregate's event: its own log reads it (the store's orders: `store-log.ts`).
+    if (petId === undefined) {
+      if (event.type === CLOUD_EVENT_TYPES.PetAdded || event.type === CLOUD_EVENT_TYPES.PetStatusChanged) throw new NotAHistory(`${where}: a pet event without a pets/{id} subject`);
+      return;
+    }
     const own = pets.get(petId) ?? [];
     const version = own.length + 1;
     let logEvent: LogEvent;
@@ -85,7 +97,10 @@ export function readPetLog(served: unknown): PetLog {
     } else if (event.type === CLOUD_EVENT_TYPES.PetStatusChanged) {
       const to = data.to;
       if (typeof to !== 'string') throw new NotAHistory(`${where}: a status change without a status`);
-      logEvent = { position, petId, kind: 'status-changed', version, from: (data.from ?? null) as Status, status: to, served: event };
+      logEvent = {
+        position, petId, kind: 'status-changed', version, from: (data.from ?? null) as Status, status: to, served: event,
+        ...(Number.isSafeInteger(data.orderId) ? { orderId: data.orderId as number } : {}),
+      };
     } else {
       throw new NotAHistory(`${where}: unknown event type ${String(event.type)}`);
     }
@@ -111,6 +126,7 @@ export function readPetLog(served: unknown): PetLog {
   return {
     events,
     byPosition,
+    served: servedByPosition,
     pets,
     petAt(petId, position) {
       const own = pets.get(petId) ?? [];

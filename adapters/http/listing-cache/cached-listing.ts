@@ -1,8 +1,8 @@
 import { HttpProblem } from '../pipeline/errors.ts';
 import { admitted } from '../guards/guards.ts';
 import type { Guard, GuardedRoute } from '../guards/guards.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
-import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
+import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { sendAnswer } from '../pipeline/request-pipeline.ts';
 import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
 import type { Answered } from '../../observability/request-log.ts';

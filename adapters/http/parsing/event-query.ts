@@ -1,14 +1,13 @@
-import type { PetEvent } from '../../../domain/index.ts';
 import { DEFAULT_EVENT_LIMIT } from '../../../application/index.ts';
 import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { CLOUD_EVENT_TYPES, cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { plainInteger, readQuery, single } from './list-query.ts';
 
 export interface EventFeedQuery {
   readonly after?: number;
   readonly limit?: number;
-  readonly types?: readonly PetEvent['type'][];
+  readonly types?: readonly string[];
   readonly petId?: number;
 }
 
@@ -23,7 +22,7 @@ export function parseEventQuery(querystring: string): EventFeedQuery {
   const limit = plainInteger('limit', single(params, 'limit'));
   const petId = plainInteger('petId', single(params, 'petId'));
   const typeNames = params.getAll('type').flatMap((value) => value.split(','));
-  const types: PetEvent['type'][] = [];
+  const types: string[] = [];
   for (const name of typeNames) {
     const type = eventTypeNamed(name);
     if (type === undefined) {
@@ -51,7 +50,7 @@ export function parseLastEventId(header: string | string[] | undefined): number 
 /** The query string that continues the feed after `after`, with the same filters and limit. */
 export function nextEventQuery(query: EventFeedQuery, after: number): string {
   const params = new URLSearchParams({ after: String(after), limit: String(query.limit ?? DEFAULT_EVENT_LIMIT) });
-  if (query.types !== undefined) params.set('type', query.types.map((type) => CLOUD_EVENT_TYPES[type]).join(','));
+  if (query.types !== undefined) params.set('type', query.types.map(cloudEventTypeOf).join(','));
   if (query.petId !== undefined) params.set('petId', String(query.petId));
   return params.toString();
 }

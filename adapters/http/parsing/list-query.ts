@@ -2,16 +2,43 @@ import type { ListPetsInput } from '../../../application/index.ts';
 import { parseDecimalInteger } from '../../../contract/decimal-integer.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 
-/**
- * Turns `limit`, `status` and `after` from the raw query string into the listing's input, checking only
- * that each is written as its type; the listing use case checks their values.
- */
+/** The pet listing's query: `limit`, `after` and `status` (see `parsePageQuery`). */
 export function parseListQuery(querystring: string): ListPetsInput {
+  return parsePageQuery(querystring, { texts: ['status'] });
+}
+
+/** A page query as read: `limit` and `after`, and the listing's own filters, each as its type. */
+export type PageQuery<Text extends string, Integer extends string> =
+  { limit?: number; after?: number } & { [K in Text]?: string } & { [K in Integer]?: number };
+
+/**
+ * Every listing's query, read once: `limit`, `after` and the listing's filters (`texts` as written,
+ * `integers` in plain digits) from the raw query string, each given at most once, checking only that
+ * each is written as its type; the listing's use case checks their values (`checkedPage`). Unknown
+ * parameters are ignored.
+ */
+export function parsePageQuery<Text extends string = never, Integer extends string = never>(
+  querystring: string, filters: { readonly texts?: readonly Text[]; readonly integers?: readonly Integer[] } = {},
+): PageQuery<Text, Integer> {
   const params = readQuery(querystring);
-  const limit = plainInteger('limit', single(params, 'limit'));
-  const status = single(params, 'status');
-  const after = plainInteger('after', single(params, 'after'));
-  return { ...(limit === undefined ? {} : { limit }), ...(status === undefined ? {} : { status }), ...(after === undefined ? {} : { after }) };
+  const query: Record<string, string | number> = {};
+  for (const name of ['limit', 'after', ...(filters.integers ?? [])]) {
+    const value = plainInteger(name, single(params, name));
+    if (value !== undefined) query[name] = value;
+  }
+  for (const name of filters.texts ?? []) {
+    const value = single(params, name);
+    if (value !== undefined) query[name] = value;
+  }
+  return query as PageQuery<Text, Integer>;
+}
+
+/** The next page's address (RFC 8288 `rel="next"`): the same filters and limit, continuing after `after`. */
+export function nextPageLink(base: string, path: string, filters: Readonly<Record<string, string | number | undefined>>, limit: number, after: number): string {
+  const params = new URLSearchParams({ limit: String(limit) });
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) params.set(name, String(value));
+  params.set('after', String(after));
+  return `<${base}${path}?${params}>; rel="next"`;
 }
 
 /** A query value written as a whole number in plain digits (0 to 2^53-1); whether it is in range is the use case's to say. */

@@ -1,14 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import { IllegalStatusTransition, PetRuleViolation } from '../../../domain/index.ts';
+import { IllegalOrderTransition, IllegalStatusTransition, PetNotAvailable, PetReserved, PetRuleViolation, UnknownPet } from '../../../domain/index.ts';
 import {
-  GroupLimitReached, GroupNotFound, GroupRequestRefused, IdempotencyKeyReused, InvalidPetQuery, PetNotFound, StoreUnavailable, StreamVersionConflict, TooMuchContention, VersionMismatch, WebhookLimitReached,
+  GroupLimitReached, GroupNotFound, GroupRequestRefused, IdempotencyKeyReused, InvalidPetQuery, OrderNotFound, PetNotFound, StoreUnavailable, StreamVersionConflict,
+  TooMuchContention, VersionMismatch, WebhookLimitReached,
 } from '../../../application/index.ts';
 import { ERROR_STATUS } from '../../../contract/error-codes.ts';
 import type { ErrorCode } from '../../../contract/error-codes.ts';
 import { createRepeatedFaultLog } from '../../observability/repeated-fault-log.ts';
-import { JSON_TYPE } from './listing-cache.ts';
+import { JSON_TYPE } from './media-types.ts';
 
 // The table lives in a file that imports nothing, so the client can take its codes as types.
 export { ERROR_STATUS } from '../../../contract/error-codes.ts';
@@ -104,6 +105,11 @@ export function toProblem(error: unknown): HttpProblem {
   if (error instanceof InvalidPetQuery) return new HttpProblem('invalid_query', error.message);
   if (error instanceof PetNotFound) return new HttpProblem('not_found', error.message);
   if (error instanceof IllegalStatusTransition) return new HttpProblem('illegal_transition', error.message);
+  if (error instanceof OrderNotFound) return new HttpProblem('not_found', error.message);
+  if (error instanceof IllegalOrderTransition) return new HttpProblem('illegal_transition', error.message);
+  if (error instanceof PetNotAvailable) return new HttpProblem('pet_not_available', error.message);
+  if (error instanceof UnknownPet) return new HttpProblem('unknown_pet', error.message);
+  if (error instanceof PetReserved) return new HttpProblem('pet_reserved', error.message);
   if (error instanceof VersionMismatch) return new HttpProblem('version_mismatch', error.message);
   if (error instanceof IdempotencyKeyReused) return new HttpProblem('idempotency_key_reused', error.message);
   if (error instanceof WebhookLimitReached) return new HttpProblem('limit_reached', error.message);

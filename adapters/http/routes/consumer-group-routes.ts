@@ -6,7 +6,7 @@ import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
 import { ackEvents, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
 import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NackRequest, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import {
   ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
   ReplayParkedCheck, ReplayParkedSchema,
@@ -18,7 +18,7 @@ import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.
 import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
 import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { invalidKey } from '../guards/require-api-key.ts';
 import { clientAddressKey } from '../guards/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';
@@ -56,7 +56,7 @@ export function groupView(status: GroupStatus, head: number) {
     ackTimeoutMs: group.ackTimeoutMs,
     maxDeliveries: group.maxDeliveries,
     start: group.start,
-    ...(group.types ? { types: group.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
+    ...(group.types ? { types: group.types.map(cloudEventTypeOf) } : {}),
     createdAt: group.createdAt,
   };
 }

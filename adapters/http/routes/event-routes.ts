@@ -6,7 +6,7 @@ import { clientAddressKey } from '../guards/client-address.ts';
 import { cloudEventsJson } from '../../../contract/cloud-events.ts';
 import { nextEventQuery, parseEventQuery, parseLastEventId } from '../parsing/event-query.ts';
 import type { EventStreams } from './event-stream.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 
@@ -37,11 +37,11 @@ export function createEventRouter({ feed, publicBaseUrl }: EventRoutesOptions): 
     const lastEventId = parseLastEventId(ctx.headers['last-event-id']);
     if (wantsStream(ctx)) {
       // Checked as for a page; the page size means nothing to a stream.
-      const { after, types, petId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
+      const { after, types, streamId } = checkedLogQuery(lastEventId === undefined ? query : { ...query, after: lastEventId });
       const serve = feed.streams.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), keyIdOf(ctx));
       ctx.respond = false;
       ctx.status = 200;
-      await serve(ctx.res, { after, ...(types ? { types } : {}), ...(petId ? { petId } : {}) }, publicBaseUrl());
+      await serve(ctx.res, { after, ...(types ? { types } : {}), ...(streamId ? { streamId } : {}) }, publicBaseUrl());
       return;
     }
     const { events, nextAfter } = await readEvents(feed, query);

@@ -2,14 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
-import type { PetPage, PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
-import { JSON_TYPE } from '../pipeline/listing-cache.ts';
-import type { ListingAnswer, ListingCache } from '../pipeline/listing-cache.ts';
+import type { PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
+import { JSON_TYPE } from '../pipeline/media-types.ts';
+import type { ListingAnswer, ListingCache } from '../listing-cache/listing-cache.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
 import { deprecated } from '../guards/deprecation.ts';
 import type { RouteMarks } from '../guards/deprecation.ts';
 import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
-import { parseListQuery } from '../parsing/list-query.ts';
+import { nextPageLink, parseListQuery } from '../parsing/list-query.ts';
 import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
@@ -79,7 +79,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     const page = await listPetPage(ports, parseListQuery(querystring));
     const answer: ListingAnswer = {
       body: Buffer.from(JSON.stringify(page.pets)),
-      link: page.nextAfter === undefined ? undefined : `<${nextPageUrl(publicBaseUrl(), page, page.nextAfter)}>; rel="next"`,
+      link: page.nextAfter === undefined ? undefined : nextPageLink(publicBaseUrl(), '/pets', { status: page.scope.status }, page.limit, page.nextAfter),
     };
     listingCache?.set(querystring, mark, answer, page.scope);
     return answer;
@@ -195,14 +195,6 @@ function petIdFromPath(ctx: Context): number {
   const id = parsePetId(text);
   if (id === undefined) throw new PetNotFound(text);
   return id;
-}
-
-/** The next page (RFC 8288 `rel="next"`): the same filter and limit, continuing after the last pet shown. */
-function nextPageUrl(base: string, page: PetPage, after: number): string {
-  const params = new URLSearchParams({ limit: String(page.limit) });
-  if (page.scope.status !== undefined) params.set('status', page.scope.status);
-  params.set('after', String(after));
-  return `${base}/pets?${params}`;
 }
 
 function requestContext(ctx: Context): RequestContext {

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
-import { CLOUD_EVENT_TYPES, eventTypeNamed } from '../../../contract/event-feed.ts';
+import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../../contract/webhooks.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
@@ -40,7 +40,7 @@ export function webhookView(subscription: WebhookSubscription) {
   return {
     id: subscription.id,
     url: subscription.url,
-    ...(subscription.types ? { types: subscription.types.map((type) => CLOUD_EVENT_TYPES[type]) } : {}),
+    ...(subscription.types ? { types: subscription.types.map(cloudEventTypeOf) } : {}),
     ...(subscription.petId !== undefined ? { petId: subscription.petId } : {}),
     batchSize: subscription.batchSize,
     ...(subscription.maxPerSecond !== undefined ? { maxPerSecond: subscription.maxPerSecond } : {}),

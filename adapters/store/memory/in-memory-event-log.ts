@@ -1,11 +1,9 @@
-import { petStreamId } from '../../../domain/index.ts';
 import type { EventLog, LogQuery, StoredEvent } from '../../../application/index.ts';
 
 /** The log by position over the events held in memory, where position n is at index n - 1. */
 export function createInMemoryEventLog(log: readonly StoredEvent[]): EventLog {
   return {
-    async readLog({ after, limit, types, petId }: LogQuery): Promise<StoredEvent[]> {
-      const streamId = petId === undefined ? undefined : petStreamId(petId);
+    async readLog({ after, limit, types, streamId }: LogQuery): Promise<StoredEvent[]> {
       const page: StoredEvent[] = [];
       for (let index = Math.max(0, after); index < log.length && page.length < limit; index++) {
         const stored = log[index]!;

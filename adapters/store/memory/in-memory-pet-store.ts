@@ -1,17 +1,20 @@
 import type { Pet } from '../../../domain/index.ts';
+import { ORDER_AGGREGATE, PET_AGGREGATE, petFromRow } from '../../../application/index.ts';
 import type {
-  AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, PetCatalog, PetQuery, PetStorePorts, StoredEvent, StreamRead, VersionedPet,
+  AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetRowValues, PetStorePorts, ReadModelRow,
+  StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
 import { executeAppend } from '../append-plan.ts';
 import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
 import { storedEventFromRow } from '../schema.ts';
-import { petFromRow } from '../schema.ts';
-import type { PetRow } from '../schema.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 import { createInMemoryEventLog } from './in-memory-event-log.ts';
+import { createInMemoryInventory, createInMemoryOrderBook } from './in-memory-order-book.ts';
 
 /** A whole pet store in memory: for headless use and tests. Same semantics as the SQL stores. */
 export interface InMemoryPetStore extends PetStorePorts {
+  readonly orders: OrderBook;
+  readonly inventory: Inventory;
   /** Every event in log order. */
   readonly log: readonly StoredEvent[];
   readonly eventLog: EventLog;
@@ -23,10 +26,10 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   const clock = options.clock ?? { now: () => new Date() };
   const log: StoredEvent[] = [];
   const streams = new Map<string, StoredEvent[]>();
-  const rows = new Map<number, PetRow>();
-  const sortedIds: number[] = [];
+  const readModels = createInMemoryReadModels();
   const remembered = new Map<string, IdempotencyRecord>();
-  let lastId = 0;
+  /** The last id drawn, by sequence (aggregate). */
+  const lastIds = new Map<string, number>();
   const rememberedKey = (scope: string, key: string) => JSON.stringify([scope, key]);
   // Appends run one after another, each answered in a later turn, as a database store answers.
   let appending: Promise<unknown> = Promise.resolve();
@@ -37,8 +40,8 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     const staged: (() => void)[] = [];
     const appendRows: AppendRows = {
       streamVersion: (streamId) => streams.get(streamId)?.length ?? 0,
-      petRow: (id) => {
-        const row = rows.get(id);
+      row: (table, id) => {
+        const row = readModels.table(table).get(id);
         return row && { ...row };
       },
       remember(record, now) {
@@ -47,11 +50,8 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
         staged.push(() => remembered.set(rememberedKey(record.scope, record.key), record));
         return true;
       },
-      writePet(row, isNew) {
-        staged.push(() => {
-          if (isNew) insertSorted(sortedIds, row.id);
-          rows.set(row.id, row);
-        });
+      writeRow(table, row) {
+        staged.push(() => readModels.table(table).set(row));
       },
       insertEvents(eventRows: readonly NewEventRow[]) {
         const first = log.length + 1;
@@ -75,15 +75,18 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
       const events = streams.get(streamId) ?? [];
       return { version: events.length, events: [...events] };
     },
-    append(streamId, expected, events, metadata, appendOptions) {
-      return appendInTurn(() => ({ streamId, expected, events, metadata, options: appendOptions }));
+    append(appended, metadata, appendOptions) {
+      return appendInTurn(() => ({ streams: appended, metadata, options: appendOptions }));
     },
-    async create(build) {
+    async create(sequence, build) {
       let id = 0;
       const result = await appendInTurn(() => {
         // Taken whatever becomes of the append, as the SQL stores' sequences are.
-        id = ++lastId;
-        return { ...build(id), expected: 'no_stream' };
+        id = (lastIds.get(sequence) ?? 0) + 1;
+        lastIds.set(sequence, id);
+        const built = build(id);
+        if (built.streams[0]?.expected !== 'no_stream') throw new Error('a creation\'s first stream must be a new one');
+        return { streams: built.streams, metadata: built.metadata, options: built.options };
       });
       return { ...result, id };
     },
@@ -93,29 +96,29 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   function appendInTurn(request: () => AppendRequest): Promise<AppendResult> {
     const appended = appending.then(async () => {
       const { appendRows, commit } = transaction();
-      const { version, position, change } = executeAppend(appendRows, request(), clock.now());
+      const { version, versions, position, changes } = executeAppend(appendRows, request(), clock.now());
       commit();
-      listeners.tell({ last: position, changes: change ? [change] : [] });
-      return { version, position };
+      listeners.tell({ last: position, changes });
+      return { version, versions, position };
     });
     appending = appended.catch(() => undefined);
     return appended;
   }
 
+  const pets = readModels.table(PET_TABLE);
   const catalog: PetCatalog = {
     async list({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> {
       const page: Pet[] = [];
-      for (let index = firstAbove(sortedIds, after); index < sortedIds.length; index++) {
-        const row = rows.get(sortedIds[index]!)!;
+      for (const row of pets.from(after)) {
         if (status !== undefined && row.status !== status) continue;
-        page.push(petFromRow(row));
+        page.push(petFromRow(row as unknown as PetRowValues));
         if (page.length === limit) break;
       }
       return page;
     },
     async get(id: number): Promise<VersionedPet | undefined> {
-      const row = rows.get(id);
-      return row && { pet: petFromRow(row), version: row.version };
+      const row = pets.get(id);
+      return row && { pet: petFromRow(row as unknown as PetRowValues), version: row.version as number };
     },
   };
 
@@ -126,7 +129,47 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     },
   };
 
-  return { eventStore, catalog, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
+  const orders = createInMemoryOrderBook(readModels.table(ORDER_AGGREGATE.readModel!.table));
+  const inventory = createInMemoryInventory(pets);
+  return { eventStore, catalog, orders, inventory, idempotencyKeys, clock, log, eventLog: createInMemoryEventLog(log), commits: { onCommitted: listeners.onCommitted, refresh() {} } };
+}
+
+const PET_TABLE = PET_AGGREGATE.readModel!.table;
+
+/** One read-model table in memory: rows by id, and the ids in ascending order for listings. */
+export interface InMemoryTable {
+  get(id: number): ReadModelRow | undefined;
+  set(row: ReadModelRow): void;
+  /** The rows with ids above `after`, in ascending id order. */
+  from(after: number): Iterable<ReadModelRow>;
+}
+
+/** Every read model's rows in memory, a table created at its first row. */
+export function createInMemoryReadModels(): { table(name: string): InMemoryTable } {
+  const tables = new Map<string, InMemoryTable>();
+  return {
+    table(name) {
+      let table = tables.get(name);
+      if (!table) tables.set(name, (table = createInMemoryTable()));
+      return table;
+    },
+  };
+}
+
+function createInMemoryTable(): InMemoryTable {
+  const rows = new Map<number, ReadModelRow>();
+  const sortedIds: number[] = [];
+  return {
+    get: (id) => rows.get(id),
+    set(row) {
+      const id = row.id as number;
+      if (!rows.has(id)) insertSorted(sortedIds, id);
+      rows.set(id, row);
+    },
+    *from(after) {
+      for (let index = firstAbove(sortedIds, after); index < sortedIds.length; index++) yield rows.get(sortedIds[index]!)!;
+    },
+  };
 }
 
 function insertSorted(ids: number[], id: number): void {

@@ -2,8 +2,8 @@ import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { StoreUnavailable } from '../../../application/index.ts';
-import type { Commits, LogQuery, PetChange, StoredEvent } from '../../../application/index.ts';
+import { rowChangeOf, StoreUnavailable } from '../../../application/index.ts';
+import type { Commits, LogQuery, RowChange, StoredEvent } from '../../../application/index.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 import { storedEventFromRow } from '../schema.ts';
 import type { EventRow } from '../schema.ts';
@@ -12,7 +12,7 @@ import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { answeringWithin, connectionFault, prepared, SAFE_INTEGER_TYPES, StatementUnanswered } from './postgres-pool.ts';
 import { LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
-import type { CommittedPositions, GroupPositions } from './postgres-writes.ts';
+import type { CommittedPositions, BatchPositions } from './postgres-writes.ts';
 
 /** How often the log's head is read while anyone listens, for what a lost notification or connection would miss. */
 export const HEAD_POLL_MS = 1000;
@@ -69,7 +69,7 @@ export interface PostgresCommits extends Commits {
    * The positions this instance's group drew and is about to commit (undefined once it is over): a
    * notification within them is that group's own, told by `committed` without a look.
    */
-  committing(positions: GroupPositions | undefined): void;
+  committing(positions: BatchPositions | undefined): void;
   /**
    * Any instance's commit, as `LOG_CHANNEL` notifies it (the listening connection calls this): its last
    * position, or `undefined` when rows changed without events (a projection rebuild, `CATALOG_REPLACED`).
@@ -115,7 +115,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
    * Its notification may arrive before its COMMIT's answer; `committed` tells it then, or, should that
    * answer be lost, the next poll of the head.
    */
-  let committing: GroupPositions | undefined;
+  let committing: BatchPositions | undefined;
 
   let poll: ReturnType<typeof setInterval> | undefined;
   let client: pg.Client | undefined;
@@ -157,8 +157,8 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
       listeners.tell({});
       return look(false);
     }
-    const changes = events.map(changeOf);
-    listeners.tell(changes.includes(undefined) ? { last: told } : { last: told, changes: changes as PetChange[] });
+    const changes = events.map(rowChangeOf);
+    listeners.tell(changes.includes(undefined) ? { last: told } : { last: told, changes: changes as RowChange[] });
   }
 
   /** Starts looking after the current turn of the event loop, so that every request of the turn shares the first look. */
@@ -366,16 +366,4 @@ function listeningLogLooks(db: Kysely<PetStoreDatabase>, listening: () => pg.Cli
     readLog: async ({ after, limit }) => (await rowsOf<EventRow>(READ_LOG, [after, limit])).map(storedEventFromRow),
     head: async () => logEndOf(await rowsOf<{ last: number | null }>(LOG_HEAD, [])),
   };
-}
-
-/** The pet an event changed, with the statuses it left and entered; undefined for an event this reader does not know. */
-function changeOf({ event }: StoredEvent): PetChange | undefined {
-  switch (event.type) {
-    case 'PetAdded':
-      return { id: event.data.id, statuses: [event.data.status] };
-    case 'PetStatusChanged':
-      return { id: event.data.id, statuses: [event.data.from, event.data.to] };
-    default:
-      return undefined;
-  }
 }

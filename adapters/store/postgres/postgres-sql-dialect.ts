@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { columnsOf, PETS, postgresInsert, postgresRowsJson } from '../schema.ts';
+import { columnsOf, postgresInsert, postgresRowsJson } from '../schema.ts';
 import { StatementUnanswered } from './postgres-pool.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readPostgresLogPage } from '../sql-event-log.ts';
@@ -59,20 +59,21 @@ export const postgresSqlDialect: SqlDialect = {
     return code === '23505' && violated === constraint;
   },
 
-  async beginExclusive(connection) {
+  async beginExclusive(connection, tables) {
     await sql`begin`.execute(connection);
-    // Appends take the append lock before they write `pets`: wait for it first, then hold off any other
-    // writes to `pets` (readers still read), so that neither waits for the other.
+    // Appends take the append lock before they write a read model: wait for it first, then hold off any
+    // other writes to the tables (readers still read), so that neither waits for the other.
     await sql`select pg_advisory_xact_lock(${sql.lit(APPEND_LOCK)})`.execute(connection);
-    await sql`lock table pets in exclusive mode`.execute(connection);
+    if (tables.length > 0) await sql.raw(`lock table ${tables.join(', ')} in exclusive mode`).execute(connection);
   },
 
   async beginSnapshot(connection) {
     await sql`begin isolation level repeatable read`.execute(connection);
   },
 
-  async insertRows(executor, table, rows) {
-    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(postgresInsert(table, 1), [postgresRowsJson(rows)]));
+  async insertRows(executor, table, rows, into = table.name) {
+    // One JSON parameter, however many rows.
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(postgresInsert(table, 1, into), [postgresRowsJson(rows)]));
   },
 
   selectForUpdate: (query) => query.forUpdate(),
@@ -81,21 +82,16 @@ export const postgresSqlDialect: SqlDialect = {
     await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(connection);
   },
 
-  async swapInPets(connection, from) {
-    // Rows, not tables: dropping `pets` would need a lock that waits for appends that read it and now
+  async swapIn(connection, table, from) {
+    // Rows, not tables: dropping the table would need a lock that waits for appends that read it and now
     // wait for this transaction. Readers keep reading the old rows until the commit.
-    const columns = columnsOf(PETS).join(', ');
-    await sql`delete from pets`.execute(connection);
-    await sql.raw(`insert into pets (${columns}) select ${columns} from ${from}`).execute(connection);
+    const columns = columnsOf(table).join(', ');
+    await sql.raw(`delete from ${table.name}`).execute(connection);
+    await sql.raw(`insert into ${table.name} (${columns}) select ${columns} from ${from}`).execute(connection);
     await sql.raw(`drop table ${from}`).execute(connection);
     // Rows changed without events: every instance's listing cache hears, at the commit, that anything may have.
     await sql`select pg_notify(${LOG_CHANNEL}, ${CATALOG_REPLACED})`.execute(connection);
   },
 
   readLogPage: readPostgresLogPage,
-
-  async insertPetRows(executor, into, rows) {
-    // One JSON parameter, however many rows.
-    await executor.executeQuery(CompiledQuery.raw(postgresInsert(PETS, 1, into), [postgresRowsJson(rows)]));
-  },
 };

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { SqliteDatabase } from 'kysely';
-import type { Commit, Commits, PetChange } from '../../../application/index.ts';
+import type { Commit, Commits, RowChange } from '../../../application/index.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 
 /** How often the file is looked at for other processes' commits while anyone listens: one pread each time. */
@@ -22,7 +22,7 @@ export interface SqliteCommits extends Commits {
 /** What one commit of the store's own did: the log's last position after it (0: it appended nothing) and the pets it changed. */
 export interface OwnCommit {
   readonly last: number;
-  readonly changes: readonly PetChange[];
+  readonly changes: readonly RowChange[];
 }
 
 /** The marks around one commit of the store's own. */

@@ -5,12 +5,13 @@ import type { Clock, PetCatalog, PetQuery } from '../../../application/index.ts'
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase, PetRow } from '../schema.ts';
 import { createSqlPetStore } from '../sql-pet-store.ts';
-import { PET_FIELD_COLUMNS, petFromRow } from '../schema.ts';
+import { petFromRow } from '../../../application/index.ts';
+import { PET_FIELD_COLUMNS } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { createSqliteCommits, openCommitMark } from './sqlite-commits.ts';
 import { createSqliteWrites } from './sqlite-writes.ts';
-import { createGroupWriter } from './sqlite-writes.ts';
-import type { GroupWriterOptions, WriterConnection } from './sqlite-writes.ts';
+import { createBatchWriter } from './sqlite-writes.ts';
+import type { BatchWriterOptions, WriterConnection } from './sqlite-writes.ts';
 import { BUSY_TIMEOUT_MS, openConfigured, openSqlite } from './open-sqlite.ts';
 import type { SqliteDriverName } from './sqlite-connection.ts';
 import { withStatementCache } from './sqlite-kysely-dialect.ts';
@@ -31,8 +32,8 @@ export interface SqlitePetStoreOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /** How long a group waits for the write lock another connection holds before its writes fail as busy (default BUSY_TIMEOUT_MS). */
   readonly lockWaitMs?: number;
-  /** For tests: see `GroupWriterOptions.beforeCommit` and `beforeAnswer`. */
-  readonly holdGroups?: Pick<GroupWriterOptions, 'beforeCommit' | 'beforeAnswer'>;
+  /** For tests: see `BatchWriterOptions.beforeCommit` and `beforeAnswer`. */
+  readonly holdGroups?: Pick<BatchWriterOptions, 'beforeCommit' | 'beforeAnswer'>;
   /** See `OpenSqliteOptions.checkAtOpen`. */
   readonly checkAtOpen?: boolean;
   /**
@@ -57,7 +58,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
   });
   const clock = options.clock ?? { now: () => new Date() };
   const commits = createSqliteCommits(database, path);
-  const writer = createGroupWriter({
+  const writer = createBatchWriter({
     // A connection of the writer's own; only a memory database, which no other connection can open, writes on the store's.
     connect: path === ':memory:' ? async () => ({ database, mark: openCommitMark(database, path), close() {} }) : () => writerConnection(path, driver),
     committed: commits.committed,
@@ -70,6 +71,7 @@ export async function openSqlitePetStore(path: string, options: SqlitePetStoreOp
     commits,
     checkWrites: writes.checkWrites,
     list: precompiledListing(db),
+    get: precompiledLookup(db),
     async close() {
       await writes.drain();
       writer.close();
@@ -112,7 +114,18 @@ const LIST_BY_STATUS = `select ${PET_FIELD_COLUMNS.join(', ')} from pets where s
 
 type PetListRow = Pick<PetRow, (typeof PET_FIELD_COLUMNS)[number]>;
 
-/** The listing as precompiled SQL; the lookup by id is the shared store's. */
+const GET_ONE = `select ${PET_FIELD_COLUMNS.join(', ')}, version from pets where id = ?`;
+
+/** The lookup by id as precompiled SQL: what a read of one pet and an order's placement ask first. */
+function precompiledLookup(db: Kysely<PetStoreDatabase>): PetCatalog['get'] {
+  return async (id: number) => {
+    const { rows } = await translated(sqliteSqlDialect, () => db.executeQuery<PetListRow & { version: number }>(CompiledQuery.raw(GET_ONE, [id])));
+    const row = rows[0];
+    return row && { pet: petFromRow(row), version: row.version };
+  };
+}
+
+/** The listing as precompiled SQL. */
 function precompiledListing(db: Kysely<PetStoreDatabase>): PetCatalog['list'] {
   return async ({ status, limit, after = 0 }: PetQuery): Promise<Pet[]> => {
     const query = status === undefined

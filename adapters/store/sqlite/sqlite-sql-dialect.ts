@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
-import { EVENTS, PETS, rowValues, sqliteInsert } from '../schema.ts';
+import { EVENTS, rowValues, sqliteInsert } from '../schema.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { readLogEnd, readSqliteLogPage, SQLITE_LOG_PAGE } from '../sql-event-log.ts';
 import { readLogOnThread } from './log-reader-thread.ts';
@@ -62,8 +62,8 @@ export const sqliteSqlDialect: SqlDialect = {
   isUniqueViolation(error, constraint) {
     // SQLite names the columns rather than the constraint.
     const { code, message } = error as { code?: unknown; message?: unknown };
-    const [expectedCode, columns] = constraint === 'pets_pkey'
-      ? ['SQLITE_CONSTRAINT_PRIMARYKEY', 'pets.id']
+    const [expectedCode, columns] = constraint.endsWith('_pkey')
+      ? ['SQLITE_CONSTRAINT_PRIMARYKEY', `${constraint.slice(0, -'_pkey'.length)}.id`]
       : ['SQLITE_CONSTRAINT_UNIQUE', EVENTS.unique.events_stream_version_unique.map((column) => `events.${column}`).join(', ')];
     return code === expectedCode && typeof message === 'string' && message.endsWith(`constraint failed: ${columns}`);
   },
@@ -72,8 +72,9 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`begin immediate`.execute(connection);
   },
 
-  async insertRows(executor, table, rows) {
-    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, rows.length), rowValues(table, rows)));
+  async insertRows(executor, table, rows, into = table.name) {
+    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
+    if (rows.length > 0) await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, rows.length, into), rowValues(table, rows as never)));
   },
 
   selectForUpdate: (query) => query,
@@ -85,10 +86,12 @@ export const sqliteSqlDialect: SqlDialect = {
     await sql`begin`.execute(connection);
   },
 
-  async swapInPets(connection, from) {
-    await sql`drop table pets`.execute(connection);
-    await sql.raw(`alter table ${from} rename to pets`).execute(connection);
-    await sql`create index pets_status_id on pets (status, id)`.execute(connection);
+  async swapIn(connection, table, from) {
+    await sql.raw(`drop table ${table.name}`).execute(connection);
+    await sql.raw(`alter table ${from} rename to ${table.name}`).execute(connection);
+    for (const [name, columns] of Object.entries(table.indexes ?? {})) {
+      await sql.raw(`create index ${name} on ${table.name} (${columns.join(', ')})`).execute(connection);
+    }
   },
 
   readLogPage: readSqliteLogPage,
@@ -100,11 +103,5 @@ export const sqliteSqlDialect: SqlDialect = {
     // An in-memory database has no file to open again; Deno's driver is node:sqlite, which the thread does not load.
     if (file === '' || sqliteDriverForThisRuntime() !== 'better-sqlite3' || events < READ_AHEAD_FROM) return undefined;
     return readLogOnThread({ file, pageSql: SQLITE_LOG_PAGE, afterPosition, limit, busyTimeoutMs: BUSY_TIMEOUT_MS });
-  },
-
-  async insertPetRows(executor, into, rows) {
-    // Compiled by hand: Kysely's compiler would spend longer on thousands of values than SQLite does.
-    if (rows.length === 0) return;
-    await executor.executeQuery(CompiledQuery.raw(sqliteInsert(PETS, rows.length, into), rowValues(PETS, rows)));
   },
 };

@@ -2,37 +2,38 @@ import { Kysely } from 'kysely';
 import type { SqliteDatabase } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore } from '../../../application/index.ts';
-import { createGroupCommitter } from '../group-committer.ts';
-import type { GroupWaiting } from '../group-committer.ts';
-import { appendAll, creationsIn, GroupRows, withIds } from '../group-rows.ts';
-import type { GroupReads, GroupReadsWanted, GroupWrites, PendingAppend, PendingWrite } from '../group-rows.ts';
-import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, PETS, sqliteInsert } from '../schema.ts';
-import type { PetRow, PetStoreDatabase, ReadRow, TableDeclaration } from '../schema.ts';
+import { createCommitBatcher } from '../commit-batcher.ts';
+import type { BatchWaiting } from '../commit-batcher.ts';
+import { appendAll, creationsIn, BatchRows, withIds } from '../batch-rows.ts';
+import type { BatchReads, BatchReadsWanted, BatchWrites, PendingAppend, PendingWrite } from '../batch-rows.ts';
+import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, readModelTable, sqliteInsert } from '../schema.ts';
+import type { PetStoreDatabase, ReadRow, TableDeclaration } from '../schema.ts';
+import type { ReadModelRow } from '../../../application/index.ts';
 import { LOG_END, SQLITE_STREAM_VERSIONS } from '../sql-event-log.ts';
 import type { WriteObserver } from '../write-observer.ts';
 import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts';
 import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
 import { lockWaitedTooLong, sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
 
-/** SQLite's writes: appends and creations committed in groups, a new pet's id drawn in the group that appends it. */
+/** SQLite's writes: appends and creations committed in batches, a new pet's id drawn in the batch that appends it. */
 export interface SqliteWrites {
   readonly append: EventStore['append'];
   readonly create: EventStore['create'];
   /**
-   * Whether writes can commit now: the fault that stops them, or undefined. Known from the last group
-   * that committed or failed; proven by writing one row (in a group of its own or with others) at most
+   * Whether writes can commit now: the fault that stops them, or undefined. Known from the last batch
+   * that committed or failed; proven by writing one row (in a batch of its own or with others) at most
    * once a second while faulty and once every ten seconds otherwise, so probes do not write constantly.
-   * While faulty, only a group of appends committing, or a check three seconds after the last failure,
+   * While faulty, only a batch of appends committing, or a check three seconds after the last failure,
    * clears the fault.
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /**
-   * A write beside the groups that changes neither the log nor the catalogue (webhook delivery state):
-   * `work`'s statements run on the writer's connection, between two groups, in one transaction of their
+   * A write beside the batches that changes neither the log nor the catalogue (webhook delivery state):
+   * `work`'s statements run on the writer's connection, between two batches, in one transaction of their
    * own, reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
    */
   writeOutsideLog<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
-  /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between groups. */
+  /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between batches. */
   writerPragma(pragma: string): Promise<void>;
   /** Resolves when every write asked for so far has committed or failed. */
   drain(): Promise<void>;
@@ -42,23 +43,23 @@ export interface SqliteWritesOptions {
   readonly observeWrite?: WriteObserver | undefined;
   /**
    * How long a write waits, from its arrival, for the write lock another connection holds, whatever
-   * else waits on the writer before it; then it fails as busy. A group waits as long for the lock.
+   * else waits on the writer before it; then it fails as busy. A batch waits as long for the lock.
    */
   readonly lockWaitMs: number;
 }
 
-/** A write check waiting for its group: resolved once the group committed. */
+/** A write check waiting for its batch: resolved once the batch committed. */
 interface WaitingCheck {
   readonly resolve: (value: number) => void;
   readonly reject: (error: unknown) => void;
 }
 
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
-/** How long after the last failed group a successful write check may call the store writable. */
+/** How long after the last failed batch a successful write check may call the store writable. */
 const FAULT_QUIET_MS = 3_000;
 /**
- * Turns a group waits, before it takes the write lock, while creations keep arriving. Under load this is
- * what fills a group: 64 clients made groups of about 15 to 34 creations without it, 51 with two
+ * Turns a batch waits, before it takes the write lock, while creations keep arriving. Under load this is
+ * what fills a batch: 64 clients made batches of about 15 to 34 creations without it, 51 with two
  * (`npm run bench:quick -- --only create`).
  */
 const FILL_TURNS = 2;
@@ -67,27 +68,27 @@ const FILL_TURNS = 2;
 const REOPEN_AT_MOST_EVERY_MS = 1_000;
 
 /**
- * SQLite's side of group commit (the queue and its schedule are `createGroupCommitter`'s): the writes
+ * SQLite's side of batch commit (the queue and its schedule are `createCommitBatcher`'s): the writes
  * asked for during one turn of the event loop share one `BEGIN IMMEDIATE` transaction and one fsync
- * (each append's plan runs against the group's rows, so a refused one is rejected alone, having
- * written nothing), and nobody is answered before the commit. The transaction runs on the group
- * writer's own connection, on the event loop, as the durable ceiling's does: one fsync a group. A lock
- * another connection holds is waited for on a timer, never by sleeping on the event loop, and a group
+ * (each append's plan runs against the batch's rows, so a refused one is rejected alone, having
+ * written nothing), and nobody is answered before the commit. The transaction runs on the batch
+ * writer's own connection, on the event loop, as the durable ceiling's does: one fsync a batch. A lock
+ * another connection holds is waited for on a timer, never by sleeping on the event loop, and a batch
  * that waited `lockWaitMs` fails as busy, with everything asked meanwhile. Whatever waits before it on
- * the writer (groups, writes beside the log), a write is answered within `lockWaitMs` of its arrival.
+ * the writer (batches, writes beside the log), a write is answered within `lockWaitMs` of its arrival.
  *
- * A new pet's id is drawn in the transaction of the group that appends it: under the write lock the
- * group draws one id for each creation it took (one read and one write of the sequence) and builds
+ * A new pet's id is drawn in the transaction of the batch that appends it: under the write lock the
+ * batch draws one id for each creation it took (one read and one write of the sequence) and builds
  * their appends from them, synchronously, so the lock is never held while application code is awaited.
- * Processes sharing the file never hand out one id twice, a rolled-back group gives its ids back, and a
- * creation costs one commit. Writes arriving in the turns after a group was asked for join it, for up to
+ * Processes sharing the file never hand out one id twice, a rolled-back batch gives its ids back, and a
+ * creation costs one commit. Writes arriving in the turns after a batch was asked for join it, for up to
  * `FILL_TURNS` turns, before it takes the lock.
  */
-export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: SqliteWritesOptions): SqliteWrites {
+export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: SqliteWritesOptions): SqliteWrites {
   const { observeWrite, lockWaitMs } = options;
-  /** Write checks waiting for the next group (see `checkWrites`). */
+  /** Write checks waiting for the next batch (see `checkWrites`). */
   let checks: WaitingCheck[] = [];
-  /** The fault the last group failed with, until a group commits. */
+  /** The fault the last batch failed with, until a batch commits. */
   let fault: StoreUnavailable | undefined;
   let reopenWanted = false;
   let lastReopen = -Infinity;
@@ -98,7 +99,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
   const aside = new Kysely<PetStoreDatabase>({
     dialect: new PetStoreSqliteDialect({ database: { prepare: (text) => current!.prepare(text), close() {} } }),
   });
-  let current: Awaited<ReturnType<GroupWriter['connection']>> | undefined;
+  let current: Awaited<ReturnType<BatchWriter['connection']>> | undefined;
 
   /** Takes the write lock, trying again on a timer while another connection holds it, for at most `lockWaitMs`. */
   const beginWhenFree = () => whileBusy(() => writer.begin(), lockWaitMs);
@@ -110,8 +111,8 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     if (sqliteFault(failure) === 'unwritable') reopenWanted = true;
   }
 
-  /** One group, from taking the write lock to answering its writes. Never rejects. */
-  async function runGroup(waiting: GroupWaiting): Promise<void> {
+  /** One batch, from taking the write lock to answering its writes. Never rejects. */
+  async function runBatch(waiting: BatchWaiting): Promise<void> {
     const waitingChecks = checks;
     checks = [];
     let taken: PendingWrite[] = [];
@@ -120,17 +121,19 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
       reopenWanted = false;
       writer.reopen();
     }
-    let reply: GroupCommitted;
+    let reply: BatchCommitted;
     try {
       await beginWhenFree();
       taken = waiting.takeWrites();
-      const creations = creationsIn(taken);
-      const first = creations === 0 ? 0 : writer.drawIds(creations);
-      reply = await writer.commit({ appends: withIds(taken, (index) => first + index), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
+      const firsts = new Map<string, number>();
+      for (const [sequence, count] of creationsIn(taken)) firsts.set(sequence, writer.drawIds(sequence, count));
+      reply = await writer.commit({
+        appends: withIds(taken, (sequence, index) => firsts.get(sequence)! + index), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString(),
+      });
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
       noteFailure(failure);
-      // The ids the group drew were rolled back with it: nobody was given one.
+      // The ids the batch drew were rolled back with it: nobody was given one.
       const failed = [...taken, ...waitingChecks];
       if (sqliteFault(error) === 'busy') {
         // The lock stayed taken for the whole wait: what was asked meanwhile would wait as long again.
@@ -142,16 +145,16 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
     }
     if (taken.length > 0) fault = undefined;
     if (observeWrite) {
-      const group = { size: taken.length, began: reply.began, committed: reply.committed };
-      for (const write of taken) write.observed?.(group);
+      const batch = { size: taken.length, began: reply.began, committed: reply.committed };
+      for (const write of taken) write.observed?.(batch);
     }
     for (const answer of reply.answers) answer();
-    // A check proves a small write commits; it clears the fault unless a group of appends failed since it was asked.
+    // A check proves a small write commits; it clears the fault unless a batch of appends failed since it was asked.
     for (const check of waitingChecks) check.resolve(0);
   }
 
-  const committer = createGroupCommitter({
-    commitGroup: runGroup, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong }, fillTurns: FILL_TURNS,
+  const committer = createCommitBatcher({
+    commitBatch: runBatch, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong }, fillTurns: FILL_TURNS,
   });
 
   return {
@@ -167,7 +170,7 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
         committer.schedule();
       }).then(() => {
         // A small write may fit where the others do not (a page free in a full file): only a check
-        // after a quiet spell, or a group of appends, says the fault is over.
+        // after a quiet spell, or a batch of appends, says the fault is over.
         if (performance.now() - lastFailure >= FAULT_QUIET_MS) fault = undefined;
         return fault;
       }, () => fault);
@@ -215,18 +218,18 @@ export function createSqliteWrites(writer: GroupWriter, clock: Clock, options: S
   };
 }
 
-// One group's transaction, on the writer's own connection.
+// One batch's transaction, on the writer's own connection.
 
-/** A group's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
-export interface GroupToCommit {
+/** A batch's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
+export interface BatchToCommit {
   readonly appends: readonly PendingAppend[];
   /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
   readonly now: string;
 }
 
-/** A committed group: each append's answer (its result, or the plan's refusal), to give once the store has seen the commit. */
-export interface GroupCommitted {
+/** A committed batch: each append's answer (its result, or the plan's refusal), to give once the store has seen the commit. */
+export interface BatchCommitted {
   readonly answers: readonly (() => void)[];
   /** When the appends began to run and when COMMIT returned (`performance.now()` milliseconds). */
   readonly began: number;
@@ -234,7 +237,7 @@ export interface GroupCommitted {
 }
 
 /** Replaces an expired record with the same scope and key (a live one was refused by the plan). */
-const REPLACING_EXPIRED = ' on conflict (scope, idempotency_key) do update set fingerprint = excluded.fingerprint, pet = excluded.pet, expires_at = excluded.expires_at';
+const REPLACING_EXPIRED = ' on conflict (scope, idempotency_key) do update set fingerprint = excluded.fingerprint, answer = excluded.answer, expires_at = excluded.expires_at';
 
 /** A connection of the writer's own, with the file's commit mark as seen through it. */
 export interface WriterConnection {
@@ -244,33 +247,33 @@ export interface WriterConnection {
   close(): void;
 }
 
-export interface GroupWriterOptions {
-  /** Opens the writer's connection: at the first group, and again when a group asks for it (after the file was found unwritable). */
+export interface BatchWriterOptions {
+  /** Opens the writer's connection: at the first batch, and again when a batch asks for it (after the file was found unwritable). */
   readonly connect: () => Promise<WriterConnection>;
   /**
    * Told of each commit as soon as COMMIT returned, before anything else runs on the event loop: the
    * file's marks around it, the log's last position and the pets it changed (see `SqliteCommits.committed`).
    */
   readonly committed: (marks: OwnCommitMarks, commit: OwnCommit) => void;
-  /** For tests: awaited just before each COMMIT, to hold a group there. */
+  /** For tests: awaited just before each COMMIT, to hold a batch there. */
   readonly beforeCommit?: (() => Promise<void>) | undefined;
-  /** For tests: awaited once a group has committed and been reported, just before its appends are answered. */
+  /** For tests: awaited once a batch has committed and been reported, just before its appends are answered. */
   readonly beforeAnswer?: (() => Promise<void>) | undefined;
 }
 
-/** SQLite's group transactions on the writer's own connection, one at a time. */
-export interface GroupWriter {
+/** SQLite's batch transactions on the writer's own connection, one at a time. */
+export interface BatchWriter {
   /**
    * Takes the write lock. The connection waits for no lock: SQLite's SQLITE_BUSY is thrown at once
    * while another connection holds it.
    */
   begin(): Promise<void>;
-  /** Draws `count` new pet ids in the transaction `begin` opened; returns the first. On a failure it has rolled back, and throws. */
-  drawIds(count: number): number;
+  /** Draws `count` new ids of `sequence` in the transaction `begin` opened; returns the first. On a failure it has rolled back, and throws. */
+  drawIds(sequence: string, count: number): number;
   /** Opens the connection afresh at the next `begin` (after the file was found unwritable). */
   reopen(): void;
-  /** Runs the group's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled back, and throws. */
-  commit(group: GroupToCommit): Promise<GroupCommitted>;
+  /** Runs the batch's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled back, and throws. */
+  commit(batch: BatchToCommit): Promise<BatchCommitted>;
   /** Ends the transaction `begin` opened without committing it. */
   rollback(): void;
   /** The writer's connection, for statements inside a transaction `begin` opened, or a per-connection setting. */
@@ -279,11 +282,11 @@ export interface GroupWriter {
 }
 
 /**
- * Runs the store's group transactions on one connection of its own. Every row of an append is
+ * Runs the store's batch transactions on one connection of its own. Every row of an append is
  * `executeAppend`'s (through `appendAll`), as prepared statements here; faults are thrown
  * untranslated, for the store to translate once.
  */
-export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
+export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
   let connection: WriterConnection | undefined;
   let before: Uint8Array = new Uint8Array();
   let versionAtBegin = 0;
@@ -293,48 +296,72 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   const commit = prepare('commit');
   const rollback = prepare('rollback');
   const dataVersion = prepare('pragma data_version');
-  const readLastId = prepare("select value from sequences where name = 'pet_id'");
-  const writeLastId = prepare("update sequences set value = ? where name = 'pet_id'");
+  const readLastId = prepare('select value from sequences where name = ?');
+  // A sequence no id was drawn from yet has no row: the first draw writes it.
+  const writeLastId = prepare('insert into sequences (name, value) values (?, ?) on conflict (name) do update set value = excluded.value');
   const logEnd = prepare(LOG_END.sqlite);
   const streamVersions = prepare(SQLITE_STREAM_VERSIONS);
-  const petRows = prepare(`select ${columnsOf(PETS).join(', ')} from pets where id in (select value from json_each(?))`);
   const liveRecords = prepare('select scope, idempotency_key from idempotency_keys where expires_at > ? and (scope, idempotency_key) in (select value ->> 0, value ->> 1 from json_each(?))');
-  // Every column but the key, then the key.
-  const updatedColumns = [...columnsOf(PETS).filter((column) => column !== 'id'), 'id' as const];
-  const updatePet = prepare(`update pets set ${updatedColumns.slice(0, -1).map((column) => `${column} = ?`).join(', ')} where id = ?`);
   const writeHealthRow = prepare('insert into store_health (id, checked_at) values (1, ?) on conflict (id) do update set checked_at = excluded.checked_at');
   // One row a statement: SQLite runs a multi-row VALUES as a co-routine, slower a row than a statement
-  // run again (a group of 62 creations: 11.4 against 7.8 µs a creation for its pet and event rows).
-  const insertPet = prepare(sqliteInsert(PETS, 1));
+  // run again (a batch of 62 creations: 11.4 against 7.8 µs a creation for its pet and event rows).
   const insertEvent = prepare(sqliteInsert(EVENTS, 1));
   const remember = prepare(sqliteInsert(IDEMPOTENCY_KEYS, 1) + REPLACING_EXPIRED);
   const readDataVersion = () => (dataVersion().all([])[0] as { data_version: number }).data_version;
 
-  /** What the group's appends read, in three statements at most, under the write lock. */
-  function readGroup({ streams, petIds, scopes, keys }: GroupReadsWanted, now: string): GroupReads {
+  /** Each read-model table's statements, prepared from its declaration at first use. */
+  const tableStatements = new Map<string, ReturnType<typeof readModelStatements>>();
+  function readModelStatements(name: string) {
+    const table = readModelTable(name);
+    // Every column but the key, then the key.
+    const updated = [...columnsOf(table).filter((column) => column !== 'id'), 'id'];
+    return {
+      table,
+      updated,
+      select: prepare(`select ${columnsOf(table).join(', ')} from ${name} where id in (select value from json_each(?))`),
+      insert: prepare(sqliteInsert(table, 1)),
+      update: prepare(`update ${name} set ${updated.slice(0, -1).map((column) => `${column} = ?`).join(', ')} where id = ?`),
+    };
+  }
+  const statementsOf = (name: string) => {
+    let statements = tableStatements.get(name);
+    if (!statements) tableStatements.set(name, (statements = readModelStatements(name)));
+    return statements;
+  };
+
+  /** What the batch's appends read, in a statement a kind at most, under the write lock. */
+  function readBatch({ streams, rows: wanted, scopes, keys }: BatchReadsWanted, now: string): BatchReads {
+    const rows: Record<string, ReadModelRow[]> = {};
+    for (const [table, ids] of wanted) rows[table] = statementsOf(table).select().all([JSON.stringify(ids)]) as ReadModelRow[];
     return {
       versions: streams.length === 0 ? [] : (streamVersions().all([JSON.stringify(streams)]) as { stream_id: string; version: number }[]).map((row) => [row.stream_id, row.version] as const),
-      pets: petIds.length === 0 ? [] : petRows().all([JSON.stringify(petIds)]) as PetRow[],
+      rows,
       remembered: keys.length === 0 ? [] : (liveRecords().all([now, JSON.stringify(scopes.map((scope, index) => [scope, keys[index]]))]) as { scope: string; idempotency_key: string }[])
         .map((row) => [row.scope, row.idempotency_key] as const),
     };
   }
 
-  /** Everything the group's appends wrote, a statement a row, each prepared once. */
-  function writeGroup({ createdPets, changedPets, events, remembered }: GroupWrites): void {
-    insertEach(insertPet(), PETS, createdPets);
-    for (const row of changedPets) updatePet().run(updatedColumns.map((column) => row[column]));
+  /** Everything the batch's appends wrote, a statement a row, each prepared once. */
+  function writeBatch({ created, changed, events, remembered }: BatchWrites): void {
+    for (const [name, rows] of created) {
+      const { insert, table } = statementsOf(name);
+      insertEach(insert(), table, rows);
+    }
+    for (const [name, rows] of changed) {
+      const { update, updated } = statementsOf(name);
+      for (const row of rows) update().run(updated.map((column) => row[column]));
+    }
     insertEach(insertEvent(), EVENTS, events);
     insertEach(remember(), IDEMPOTENCY_KEYS, remembered);
   }
 
-  function insertEach<T extends TableDeclaration>(statement: ReturnType<SqliteDatabase['prepare']>, table: T, rows: readonly ReadRow<T>[]): void {
+  function insertEach<T extends TableDeclaration>(statement: ReturnType<SqliteDatabase['prepare']>, table: T, rows: readonly (ReadRow<T> | ReadModelRow)[]): void {
     const columns = columnsOf(table);
-    for (const row of rows) statement.run(columns.map((column) => row[column]));
+    for (const row of rows) statement.run(columns.map((column) => (row as Record<string, unknown>)[column]));
   }
 
-  /** A fault of SQLite fails the group; the plan's refusals are rows it never wrote. */
-  const failsGroup = (error: unknown) => sqliteFault(error) !== undefined;
+  /** A fault of SQLite fails the batch; the plan's refusals are rows it never wrote. */
+  const failsBatch = (error: unknown) => sqliteFault(error) !== undefined;
 
   /** The file's commit mark now, or an empty one (unknown) when it cannot be read. */
   function readMark(mark: CommitMark): Uint8Array {
@@ -346,7 +373,7 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   }
 
   /**
-   * Ends a failed group or write. A connection whose ROLLBACK failed (an I/O error) may still hold its
+   * Ends a failed batch or write. A connection whose ROLLBACK failed (an I/O error) may still hold its
    * transaction: it is closed, which rolls back, and the next request opens another, rather than
    * every later BEGIN failing on it. A connection that rolled back is kept, with its settings.
    */
@@ -383,36 +410,37 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
     return connection;
   }
 
-  async function beginGroup(): Promise<void> {
+  async function beginBatch(): Promise<void> {
     const { mark } = await connected();
     begin().run([]);
-    // Under the write lock no other connection commits: this is the mark the group's commit follows.
+    // Under the write lock no other connection commits: this is the mark the batch's commit follows.
     versionAtBegin = readDataVersion();
     before = readMark(mark);
   }
 
-  function drawIds(count: number): number {
-    const last = (readLastId().all([])[0] as { value: number }).value;
+  function drawIds(sequence: string, count: number): number {
+    const name = `${sequence}_id`;
+    const last = (readLastId().all([name])[0] as { value: number } | undefined)?.value ?? 0;
     // Taken whatever becomes of the appends: an id whose append is refused is never handed out again.
-    writeLastId().run([last + count]);
+    writeLastId().run([name, last + count]);
     return last + 1;
   }
 
-  async function commitGroup({ appends, writeHealthRow: healthRow, now }: GroupToCommit): Promise<GroupCommitted> {
+  async function commitBatch({ appends, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
     const began = performance.now();
-    // Read when the group's first event is given its position: a group that appends nothing needs no log end.
+    // Read when the batch's first event is given its position: a batch that appends nothing needs no log end.
     let end: number | undefined;
-    const rows = new GroupRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
+    const rows = new BatchRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
     // Every stream is read, new pets' too: a stream may have been written around the sequence.
     const wanted = rows.toRead(appends);
-    if (wanted) rows.load(readGroup(wanted, now));
-    const outcome = appendAll({ rows, failsGroup }, appends, new Date(now));
-    writeGroup(rows.writes());
+    if (wanted) rows.load(readBatch(wanted, now));
+    const outcome = appendAll({ rows, failsBatch }, appends, new Date(now));
+    writeBatch(rows.writes());
     if (healthRow) writeHealthRow().run([now]);
     await options.beforeCommit?.();
     commit().run([]);
     const committed = performance.now();
-    // Committed: nothing from here on fails the group. An unreadable mark is an unknown one, and the
+    // Committed: nothing from here on fails the batch. An unreadable mark is an unknown one, and the
     // store then takes the commit for "anything may have changed".
     let after = readMark(connection!.mark);
     try {
@@ -426,7 +454,7 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
     return { answers: outcome.answers, began, committed };
   }
 
-  /** A failed step of a group rolls it back and throws. */
+  /** A failed step of a batch rolls it back and throws. */
   async function orRollBack<T>(step: () => Promise<T>): Promise<T> {
     try {
       return await step();
@@ -441,16 +469,16 @@ export function createGroupWriter(options: GroupWriterOptions): GroupWriter {
   }
 
   return {
-    begin: () => orRollBack(beginGroup),
-    drawIds: (count) => {
+    begin: () => orRollBack(beginBatch),
+    drawIds: (sequence, count) => {
       try {
-        return drawIds(count);
+        return drawIds(sequence, count);
       } catch (error) {
         return rollBackAndThrow(error);
       }
     },
     reopen: () => void (reopenWanted = true),
-    commit: (group) => orRollBack(() => commitGroup(group)),
+    commit: (batch) => orRollBack(() => commitBatch(batch)),
     rollback: rollBack,
     connection: async () => (await connected()).database,
     close: closeConnection,

@@ -5,10 +5,11 @@ import { IdempotencyKeyTaken } from '../../../application/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';
 import type { TemporaryPostgresStore } from '../../support/temporary-store.ts';
+import { createPet } from '../../support/append-as-use-case.ts';
 
 const metadata = { recordedAt: '2026-11-22T00:00:00.000Z' };
 const added = (id: number): PetEvent => ({ type: 'PetAdded', data: { id, name: `pet ${id}`, categoryId: 1, status: 'available' } });
-const record = (id: number, key: string) => ({ scope: 'k', key, fingerprint: '{}', pet: { id, name: `pet ${id}`, categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
+const record = (id: number, key: string) => ({ scope: 'k', key, fingerprint: '{}', answer: { id, name: `pet ${id}`, categoryId: 1 }, expiresAt: '2999-01-01T00:00:00.000Z' });
 
 describe('a group whose write meets a row it did not read', () => {
   let opened: TemporaryPostgresStore;
@@ -37,11 +38,11 @@ describe('a group whose write meets a row it did not read', () => {
     });
     // Not yet visible to the group's read; its write waits for this row, then finds it live.
     await outsider.query('begin');
-    await outsider.query("insert into idempotency_keys (scope, idempotency_key, fingerprint, pet, expires_at) values ('k', 'taken', 'outside', '{}', '2999-01-01T00:00:00.000Z')");
+    await outsider.query("insert into idempotency_keys (scope, idempotency_key, fingerprint, answer, expires_at) values ('k', 'taken', 'outside', '{}', '2999-01-01T00:00:00.000Z')");
     const refusedIds: number[] = [];
     const outcomes = Promise.allSettled([
-      eventStore.create(creation('free')),
-      eventStore.create((id) => (refusedIds.push(id), creation('taken')(id))),
+      createPet(eventStore, creation('free')),
+      createPet(eventStore, (id) => (refusedIds.push(id), creation('taken')(id))),
     ]);
     for (const deadline = Date.now() + 10_000; ;) {
       const { rows } = await observer.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");

@@ -95,7 +95,7 @@ describe('several instances on one PostgreSQL database', () => {
         env: { ...process.env, PETSTORE_DATABASE: database.url },
       });
       assert.match((await petstore('projection', 'verify')).stdout, /the read model matches the log/);
-      assert.match((await petstore('projection', 'rebuild')).stdout, /rebuilt the read model: 600 pets from 1200 events/);
+      assert.match((await petstore('projection', 'rebuild')).stdout, /rebuilt the read model: 600 rows from 1200 events/);
       assert.match((await petstore('projection', 'verify')).stdout, /the read model matches the log/);
       assert.match((await petstore('migrate')).stdout, /up to date/);
     } finally {

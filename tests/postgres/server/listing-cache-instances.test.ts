@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { STATUS_TRANSITIONS } from '../../../domain/status-rules.ts';
 import type { PetStatus } from '../../../domain/index.ts';
 import { addPet } from '../../../application/index.ts';
-import { rebuildPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels } from '../../../adapters/store/read-model-maintenance.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
-import type { PetChange } from '../../../application/index.ts';
+import type { RowChange } from '../../../application/index.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 import { startServiceProcess } from '../../support/service-process.ts';
 import type { ServiceProcess } from '../../support/service-process.ts';
@@ -121,7 +121,7 @@ describe('the listing cache across instances on one PostgreSQL database', () => 
     const there = await openPostgresPetStore(settings, { migrate: false });
     try {
       await addPet(there, { name: 'rebuilt', categoryId: 1 });
-      const heard: (readonly PetChange[] | undefined)[] = [];
+      const heard: (readonly RowChange[] | undefined)[] = [];
       let told = () => {};
       here.commits.onCommitted(({ changes }) => {
         heard.push(changes);
@@ -130,7 +130,7 @@ describe('the listing cache across instances on one PostgreSQL database', () => 
       await here.commits.refresh();
       heard.length = 0;
       const dropped = new Promise<void>((resolve) => (told = resolve));
-      await rebuildPetProjection(there);
+      await rebuildReadModels(there);
       let bound: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([dropped, new Promise((_, reject) => (bound = setTimeout(() => reject(new Error('the rebuild was not heard')), 15_000)))]);
       clearTimeout(bound);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { addPet } from '../../../application/index.ts';
-import type { PetChange } from '../../../application/index.ts';
+import type { RowChange } from '../../../application/index.ts';
 import { LOG_END } from '../../../adapters/store/sql-event-log.ts';
 import { openTestPostgresStore } from '../../support/postgres.ts';
 
@@ -22,7 +22,7 @@ describe("the listing cache's look at the log on PostgreSQL", () => {
     await observer.connect();
     try {
       const changes = opened.store.commits;
-      const heard: (readonly PetChange[] | undefined)[] = [];
+      const heard: (readonly RowChange[] | undefined)[] = [];
       changes.onCommitted(({ changes: changed }) => heard.push(changed));
       // Its first statement is LISTEN: any statement at all means it listens.
       for (let tries = 0; !(await listenerQuery(observer)); tries++) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { addPet, changePetStatus } from '../../../application/index.ts';
 import type { StoredEvent } from '../../../application/index.ts';
-import { rebuildPetProjection, verifyPetProjection } from '../../../adapters/store/pet-projection-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../../adapters/store/read-model-maintenance.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import type { SqlPetStore } from '../../../adapters/store/sql-pet-store.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';
@@ -94,7 +94,7 @@ describe('reading the log in position order while writers commit', () => {
     let fastDone = false;
     const fast = changePetStatus(other, { id: quick.id, status: 'sold' }).finally(() => (fastDone = true));
     await until(async () => fastDone || (await waiting()) === 2, 'the later append has committed or waits');
-    const rebuild = rebuildPetProjection(opened.store);
+    const rebuild = rebuildReadModels(opened.store);
 
     await reader.poll(); // reads while the held append is in flight
     await blocker.query('rollback');
@@ -106,7 +106,7 @@ describe('reading the log in position order while writers commit', () => {
     assert.ok(keys.includes(`pet-${quick.id}@2`), 'the later append is read');
     const positions = reader.seen.map((stored) => stored.position);
     assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
-    assert.deepEqual(await verifyPetProjection(opened.store), [], 'the rebuild included the held append');
+    assert.deepEqual(await verifyReadModels(opened.store), [], 'the rebuild included the held append');
   });
 
   it('a follower polling all the while sees every event of many concurrent writers, once, in order', async () => {

@@ -16,7 +16,7 @@ const LISTED = 20;
 export const feedOrder: Check = (model) => {
   const findings: Finding[] = [];
   const logIndex = model.logOp.completion!.index;
-  const positions = [...model.log.byPosition.keys()].sort((a, b) => a - b);
+  const positions = [...model.log.served.keys()].sort((a, b) => a - b);
   for (const [consumer, ops] of groupBy(model.of('feed').map(feedOp), (op) => op.op.process)) {
     const seen = new Map<number, number>();
     let highest = 0;
@@ -29,8 +29,8 @@ export const feedOrder: Check = (model) => {
           findings.push({ anomaly: 'feed-mismatch', ops: [op.index], why: `${consumer} received an event without a position: ${JSON.stringify(event).slice(0, 200)}` });
           continue;
         }
-        const logged = model.log.byPosition.get(position);
-        if (!logged || !isDeepStrictEqual(logged.served, event)) {
+        const logged = model.log.served.get(position);
+        if (!logged || !isDeepStrictEqual(logged, event)) {
           findings.push({ anomaly: 'feed-mismatch', ops: [op.index, logIndex], positions: [position], why: `${consumer} received at position ${position} ${logged ? 'an event unlike the log\'s' : 'an event the log does not hold'}` });
         }
         const before = seen.get(position);

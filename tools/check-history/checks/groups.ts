@@ -93,10 +93,10 @@ export const groupMismatch: Check = (model) => {
   for (const group of consumerGroups(model)) {
     for (const claim of group.claims) {
       for (const entry of claim.ok?.claims ?? []) {
-        const logged = model.log.byPosition.get(entry.position);
+        const logged = model.log.served.get(entry.position);
         const why = positionOf(entry.event) !== entry.position ? `an event whose id is ${JSON.stringify(entry.event.id)}`
           : !logged ? 'an event the log does not hold'
-          : !isDeepStrictEqual(logged.served, entry.event) ? 'an event unlike the log\'s'
+          : !isDeepStrictEqual(logged, entry.event) ? 'an event unlike the log\'s'
           : undefined;
         if (why) findings.push({ anomaly: 'group-mismatch', ops: [claim.index, logIndex], positions: [entry.position], why: `group ${group.name}: ${claim.consumer} claimed at position ${entry.position} ${why}` });
       }

@@ -4,6 +4,7 @@ import { feedOrder } from './feed.ts';
 import { groupCheckpoint, groupDoubleAck, groupMismatch, groupOrder, groupSkip } from './groups.ts';
 import { groupAckedRedelivered, groupDoubleLease } from './group-leases.ts';
 import { listInvalid } from './lists.ts';
+import { inventoryFold, orderEnds, orderHolds } from './orders.ts';
 import { readInvalid, staleRead } from './reads.ts';
 import { realtimeOrder } from './realtime.ts';
 import { invalidTransition } from './transitions.ts';
@@ -13,4 +14,5 @@ import { duplicateCreate, lostWrite, phantomWrite } from './writes.ts';
 export const CHECKS: readonly Check[] = [
   lostWrite, phantomWrite, duplicateCreate, feedOrder, staleRead, readInvalid, lostUpdate, realtimeOrder, invalidTransition, listInvalid,
   groupSkip, groupDoubleAck, groupOrder, groupMismatch, groupCheckpoint, groupDoubleLease, groupAckedRedelivered,
+  orderHolds, orderEnds, inventoryFold,
 ];

@@ -22,7 +22,8 @@ export const realtimeOrder: Check = (model) => {
       if (!change.ok) return false;
       if (change.ifMatch !== undefined) return change.ok.version === change.ifMatch + 1;
       const event = model.log.byPosition.get(change.ok.position);
-      return event?.kind === 'status-changed' && event.petId === change.id && candidates.get(`${change.id} ${change.status}`)!.length === 1;
+      // An order's commit may have written that event (its orderId says so): then this change may have found the status already there.
+      return event?.kind === 'status-changed' && event.orderId === undefined && event.petId === change.id && candidates.get(`${change.id} ${change.status}`)!.length === 1;
     }),
   ].sort((a, b) => a.invokedAt - b.invokedAt);
 

@@ -1,41 +1,41 @@
 import { StoreUnavailable } from '../../application/index.ts';
 import type { AppendResult, Created, EventStore } from '../../application/index.ts';
-import type { PendingWrite } from './group-rows.ts';
+import type { PendingWrite } from './batch-rows.ts';
 import type { WriteObserver } from './write-observer.ts';
 
-/** What is waiting for the next group: the backend takes what its group commits, and answers it. */
-export interface GroupWaiting {
+/** What is waiting for the next batch: the backend takes what its batch commits, and answers it. */
+export interface BatchWaiting {
   /**
-   * The appends and creations waiting, oldest first, at most `most`; taken out of the queue. A group
+   * The appends and creations waiting, oldest first, at most `most`; taken out of the queue. A batch
    * takes them once it holds its lock, and draws the creations' ids itself.
    */
   takeWrites(most?: number): PendingWrite[];
   /** Whether anything is waiting (writes, or the backend's own `alsoWaiting`). */
   asked(): boolean;
   /**
-   * Whether something this group took was refused for waiting past the bound (`waitBound`): the group
+   * Whether something this batch took was refused for waiting past the bound (`waitBound`): the batch
    * must not commit then, since that write was answered as failed.
    */
   overdue(): boolean;
 }
 
-export interface GroupCommitter {
+export interface CommitBatcher {
   readonly append: EventStore['append'];
   readonly create: EventStore['create'];
   /** Wakes the committer for what the backend queued itself (see `alsoWaiting`). */
   schedule(): void;
-  /** Runs `work` between two groups, alone. */
+  /** Runs `work` between two batches, alone. */
   alone<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when everything asked for so far has committed or failed. */
   drain(): Promise<void>;
   /**
-   * The fault when the group or the work alone under way has run longer than `STALLED_MS` (a group
+   * The fault when the batch or the work alone under way has run longer than `STALLED_MS` (a batch
    * takes milliseconds): writes cannot commit now. Undefined otherwise.
    */
   stalled(): StoreUnavailable | undefined;
 }
 
-/** A group or a work alone under way longer than this means writes cannot commit now (for readiness). */
+/** A batch or a work alone under way longer than this means writes cannot commit now (for readiness). */
 export const STALLED_MS = 1000;
 
 /** How long a write may wait, from its arrival, for its answer; past it, it is refused with `failure`. */
@@ -44,58 +44,58 @@ export interface WaitBound {
   readonly failure: () => Error;
 }
 
-export interface GroupCommitterOptions {
+export interface CommitBatcherOptions {
   /**
-   * Commits one group from what is waiting, answering every write it took. Runs one at a time;
-   * never rejects. The next group takes what was asked for meanwhile.
+   * Commits one batch from what is waiting, answering every write it took. Runs one at a time;
+   * never rejects. The next batch takes what was asked for meanwhile.
    */
-  readonly commitGroup: (waiting: GroupWaiting) => Promise<void>;
-  /** Whether the backend has work of its own queued for the next group (a write check). */
+  readonly commitBatch: (waiting: BatchWaiting) => Promise<void>;
+  /** Whether the backend has work of its own queued for the next batch (a write check). */
   readonly alsoWaiting?: () => boolean;
   readonly observeWrite?: WriteObserver | undefined;
   /**
    * The longest a write waits from its arrival, whatever is queued before it or holds the
-   * group it is in: then it is rejected (`WaitBound.failure`), and an answer the group gives later is
+   * batch it is in: then it is rejected (`WaitBound.failure`), and an answer the batch gives later is
    * ignored. Undefined: no bound.
    */
   readonly waitBound?: WaitBound | undefined;
   /**
-   * Turns of the event loop a group may wait, before it takes its lock, while writes keep arriving
-   * (none when none came in the last turn): fuller groups under load, for no wait when idle.
+   * Turns of the event loop a batch may wait, before it takes its lock, while writes keep arriving
+   * (none when none came in the last turn): fuller batches under load, for no wait when idle.
    */
   readonly fillTurns?: number;
 }
 
-/** Something waiting for a group, with the moment (`performance.now()`) past which it is refused. */
+/** Something waiting for a batch, with the moment (`performance.now()`) past which it is refused. */
 interface Waiting<T> {
   readonly entry: T;
   readonly deadline: number;
 }
 
 /**
- * Group commit, the same for every backend: the appends and creations asked for while the previous group
- * commits (at least one turn of the event loop) wait together for the next group, one group at a time;
- * nobody is answered before the commit. A creation's id is drawn by the group that appends it, and its
- * append built then, synchronously: no group waits for application code. How a group's rows are read
- * and written is the backend's (`commitGroup`).
+ * Commit batching, the same for every backend: the appends and creations asked for while the previous batch
+ * commits (at least one turn of the event loop) wait together for the next batch, one batch at a time;
+ * nobody is answered before the commit. A creation's id is drawn by the batch that appends it, and its
+ * append built then, synchronously: no batch waits for application code. How a batch's rows are read
+ * and written is the backend's (`commitBatch`).
  */
-export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, waitBound, fillTurns = 0 }: GroupCommitterOptions): GroupCommitter {
+export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, waitBound, fillTurns = 0 }: CommitBatcherOptions): CommitBatcher {
   let writes: Waiting<PendingWrite>[] = [];
-  /** What the group under way took, while `waitBound` holds: refused past its deadline as what still waits is. */
+  /** What the batch under way took, while `waitBound` holds: refused past its deadline as what still waits is. */
   let taken: Waiting<{ reject(error: unknown): void }>[] = [];
-  /** Something the group under way took was refused past its deadline. */
+  /** Something the batch under way took was refused past its deadline. */
   let takenRefused = false;
   let scheduled = false;
   let running = 0;
-  /** The group under way, or the work run alone: one at a time. */
+  /** The batch under way, or the work run alone: one at a time. */
   let exclusive: Promise<unknown> = Promise.resolve();
-  /** When the group or the work alone under way began (`performance.now()`); undefined between them. */
+  /** When the batch or the work alone under way began (`performance.now()`); undefined between them. */
   let underWaySince: number | undefined;
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
 
   const deadline = waitBound ? () => performance.now() + waitBound.ms : () => Infinity;
 
-  const waiting: GroupWaiting = {
+  const waiting: BatchWaiting = {
     takeWrites(most = Infinity) {
       const out = writes.length <= most ? writes : writes.slice(0, most);
       writes = out === writes ? [] : writes.slice(out.length);
@@ -106,7 +106,7 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
     overdue: () => takenRefused,
   };
 
-  /** Arms the timer for the earliest deadline of what waits or the group under way took, unless it is armed. */
+  /** Arms the timer for the earliest deadline of what waits or the batch under way took, unless it is armed. */
   function watchDeadlines(): void {
     if (waitBound === undefined || deadlineTimer !== undefined) return;
     let next = writes[0]?.deadline ?? Infinity;
@@ -116,7 +116,7 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
     deadlineTimer.unref();
   }
 
-  /** Refuses what has waited past its bound, queued or in the group under way (whose later answer is then ignored). */
+  /** Refuses what has waited past its bound, queued or in the batch under way (whose later answer is then ignored). */
   function refuseOverdue(): void {
     deadlineTimer = undefined;
     const now = performance.now();
@@ -154,7 +154,7 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
     let turns = 0;
     let seen = writes.length;
     const start = () => {
-      // Writes still arriving: the group waits a turn more for them, before it takes its lock.
+      // Writes still arriving: the batch waits a turn more for them, before it takes its lock.
       if (turns < fillTurns && writes.length > seen) {
         turns += 1;
         seen = writes.length;
@@ -163,11 +163,11 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
       }
       scheduled = false;
       running += 1;
-      void alone(() => (waiting.asked() ? commitGroup(waiting) : Promise.resolve())).finally(() => {
+      void alone(() => (waiting.asked() ? commitBatch(waiting) : Promise.resolve())).finally(() => {
         running -= 1;
         taken = [];
         takenRefused = false;
-        // What was asked for while this group was under way.
+        // What was asked for while this batch was under way.
         if (waiting.asked()) schedule();
       });
     };
@@ -181,13 +181,13 @@ export function createGroupCommitter({ commitGroup, alsoWaiting, observeWrite, w
   }
 
   return {
-    append(streamId, expected, events, metadata, options) {
+    append(streams, metadata, options) {
       return new Promise<AppendResult>((resolve, reject) => {
-        enqueue({ request: { streamId, expected, events, metadata, options }, resolve, reject, observed: observeWrite?.() });
+        enqueue({ request: { streams, metadata, options }, resolve, reject, observed: observeWrite?.() });
       });
     },
-    create(build) {
-      return new Promise<Created>((resolve, reject) => enqueue({ build, resolve, reject, observed: observeWrite?.() }));
+    create(sequence, build) {
+      return new Promise<Created>((resolve, reject) => enqueue({ sequence, build, resolve, reject, observed: observeWrite?.() }));
     },
     schedule,
     alone,

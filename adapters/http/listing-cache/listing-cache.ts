@@ -1,9 +1,8 @@
+import { PET_AGGREGATE } from '../../../application/index.ts';
 import type { Commits, PageScope } from '../../../application/index.ts';
 import { createScopeIndex } from './scope-index.ts';
 import type { ScopeIndex } from './scope-index.ts';
 
-// What Koa sends for a JSON body; set by hand because a listing's body is already JSON text.
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A listing answer as sent: the JSON body and the `Link` header, if any. */
 export interface ListingAnswer {
@@ -47,6 +46,8 @@ export const LISTING_CACHE_BYTES = 8 * 1024 * 1024;
  * The answers are indexed by filter and id range, so that a commit visits only the answers it drops:
  * the cost of keeping the cache exact does not grow with the number of answers kept.
  */
+const PET_TABLE = PET_AGGREGATE.readModel?.table;
+
 export function createListingCache(commits: Commits, budgetBytes = LISTING_CACHE_BYTES): ListingCache {
   const entries = new Map<string, Entry>();
   /** By the status an answer is filtered on (undefined: unfiltered). */
@@ -72,9 +73,11 @@ export function createListingCache(commits: Commits, budgetBytes = LISTING_CACHE
       bytes = 0;
       return;
     }
-    for (const { id, statuses } of changed) {
+    for (const { table, id, statuses } of changed) {
+      // Only pets are listed here: another read model's rows change no answer.
+      if (table !== PET_TABLE) continue;
       byFilter.get(undefined)?.takeHolding(id, drop);
-      for (const status of statuses) if (status !== null) byFilter.get(status)?.takeHolding(id, drop);
+      for (const status of statuses) if (status !== null) byFilter.get(status as Entry['status'])?.takeHolding(id, drop);
     }
   });
 
