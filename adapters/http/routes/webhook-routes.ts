@@ -3,15 +3,15 @@ import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
-import { NewWebhookCheck, NewWebhookSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplayCheck, WebhookReplaySchema } from '../../../contract/webhooks.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
+import { NewWebhookCheckedSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplaySchema } from '../../../contract/webhooks.ts';
+import { checkedPage, DEFAULT_LIMIT } from '../../../application/index.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 import { parseWebhookUrl, resolveSafeTarget, serviceRefusal, UnsafeWebhookTarget } from '../../webhooks/safe-target.ts';
 import type { TargetPolicy } from '../../webhooks/safe-target.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
-import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.ts';
-import { jsonBodyOf, requireJsonBody, readJsonObject } from '../parsing/json-body.ts';
-import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
+import { bodyShape, readBody } from '../parsing/checked-body.ts';
+import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
+import { parsePageQuery } from '../parsing/list-query.ts';
 
 /** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
 export interface WebhookResource {
@@ -53,6 +53,10 @@ export function webhookView(subscription: WebhookSubscription) {
  * Experimental: webhook subscriptions, each owned by the API key that made it (another key is told 404).
  * `POST /v1/webhooks` answers the signing secret, once.
  */
+// Checked once each, by the one body check every route uses (`parsing/checked-body.ts`).
+const NEW_WEBHOOK = bodyShape(NewWebhookCheckedSchema, 'a NewWebhook');
+const WEBHOOK_REPLAY = bodyShape(WebhookReplaySchema, 'a WebhookReplay');
+
 export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOptions): Router {
   const { subscriptions } = webhooks;
   const router = new Router({ strict: true, sensitive: true });
@@ -66,13 +70,7 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
   }
 
   router.post('createWebhook', '/v1/webhooks', requireJsonBody(['application/json']), async (ctx) => {
-    const { body } = readJsonObject(jsonBodyOf(ctx), 'a NewWebhook', Object.keys(NewWebhookSchema.properties));
-    if (!Object.hasOwn(body, 'url')) throw new HttpProblem('invalid_body', 'url is required');
-    if (!NewWebhookCheck.Check(body)) {
-      const first = NewWebhookCheck.Errors(body).First()!;
-      throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
-    }
-    const { url, types, petId, batchSize, maxPerSecond } = body as { url: string; types?: string[]; petId?: number; batchSize?: number; maxPerSecond?: number };
+    const { url, types, petId, batchSize, maxPerSecond } = readBody(jsonBodyOf(ctx), NEW_WEBHOOK);
     try {
       await resolveSafeTarget(parseWebhookUrl(url), webhooks.targets);
     } catch (error) {
@@ -114,10 +112,9 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
   });
 
   router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', async (ctx) => {
-    const params = readQuery(ctx.querystring);
-    const limit = plainInteger('limit', single(params, 'limit')) ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT);
-    if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
-    const before = plainInteger('before', single(params, 'before'));
+    const query = parsePageQuery(ctx.querystring, { integers: ['before'] });
+    const { limit } = checkedPage({ limit: query.limit ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT) }, 'attempt');
+    const { before } = query;
     if (before === 0) throw new HttpProblem('invalid_query', 'before must be an attempt id, from 1');
     const subscription = await owned(ctx);
     // One more than asked says whether a next page exists.
@@ -128,15 +125,8 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
   });
 
   router.post('replayWebhook', '/v1/webhooks/:id/replay', requireJsonBody(['application/json']), async (ctx) => {
-    const { body, raw } = readJsonObject(jsonBodyOf(ctx), 'a WebhookReplay', Object.keys(WebhookReplaySchema.properties));
-    if (!Object.hasOwn(body, 'after')) throw new HttpProblem('invalid_body', 'after is required');
-    const text = topLevelNumberText(raw, 'after');
-    // Checked as written: JSON.parse would read 1.0000000000000001 as 1.
-    if (!WebhookReplayCheck.Check(body) || text === undefined || exactInteger(text) !== BigInt(body.after)) {
-      throw new HttpProblem('invalid_body', `after must be a log position, a whole number from 0, got ${text ?? JSON.stringify(body.after)}`);
-    }
+    const { after } = readBody(jsonBodyOf(ctx), WEBHOOK_REPLAY);
     const subscription = await owned(ctx);
-    const { after } = body;
     const outcome = await subscriptions.replay(subscription.id, after);
     if (outcome === 'no_subscription') throw new HttpProblem('not_found', `no webhook ${subscription.id}`);
     if (outcome === 'past_log_end') throw new HttpProblem('invalid_body', `after ${after} is past the end of the log: nothing was committed there yet`);

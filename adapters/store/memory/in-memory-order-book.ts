@@ -1,7 +1,7 @@
 import { orderFromRow } from '../../../application/index.ts';
 import type { Order } from '../../../domain/index.ts';
 import type { Inventory, InventoryCounts, OrderBook, OrderRowValues } from '../../../application/index.ts';
-import type { InMemoryTable } from './in-memory-pet-store.ts';
+import type { InMemoryTable } from './in-memory-read-models.ts';
 
 /** The store's orders over the in-memory `orders` table: the SQL order book's twin. */
 export function createInMemoryOrderBook(orders: InMemoryTable): OrderBook {
