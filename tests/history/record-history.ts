@@ -8,6 +8,7 @@ import { HISTORY_KEY } from './deployments.ts';
 import { createHistoryGroup, drainGroup, groupConsumer } from './group-consumers.ts';
 import { openHistoryFile } from './history-file.ts';
 import { scheduleNemeses } from './nemeses.ts';
+import type { ScheduledNemesis } from './nemeses.ts';
 import type { Target } from './petstore-requests.ts';
 import { readWholeLog, runWorkload } from './workload.ts';
 
@@ -34,6 +35,8 @@ export interface RecordOptions {
   /** Where the stream consumers connect, by default the instances themselves (a test puts a proxy between). */
   readonly streamBases?: readonly string[];
   readonly withNemeses?: boolean;
+  /** The faults and when they begin, in place of the seeded schedule. */
+  readonly schedule?: readonly ScheduledNemesis[];
   readonly clients?: number;
   /** Consumers of the run's consumer group (3 by default). */
   readonly groupConsumers?: number;
@@ -55,7 +58,7 @@ export async function recordAndCheck(deployment: Deployment, options: RecordOpti
   mkdirSync(ARTIFACTS, { recursive: true });
   const file = join(ARTIFACTS, `${options.fileLabel ?? `history-${deployment.backend}`}-${new Date().toISOString().replaceAll(':', '-')}.jsonl`);
   const history = openHistoryFile(file);
-  const schedule = options.withNemeses === false ? [] : scheduleNemeses(deployment, seconds, random);
+  const schedule = options.schedule ?? (options.withNemeses === false ? [] : scheduleNemeses(deployment, seconds, random));
   say(`${deployment.backend}: ${deployment.instances.length} instance(s), ${seconds} s, nemeses at ${schedule.map(({ at, nemesis }) => `${at.toFixed(1)} s ${nemesis.name}`).join(', ') || 'none'}`);
   const targets = deployment.instances.map((instance) => targetOf(instance.base));
   let stopped = false;
