@@ -1,5 +1,5 @@
 import type { HistoryFile } from './history-file.ts';
-import { ackLeases, claimEvents, createGroup, readGroup } from './petstore-requests.ts';
+import { ackLeases, claimEvents, createGroup, parkLeases, readGroup, replayParked } from './petstore-requests.ts';
 import type { GroupSettings, Outcome, Target } from './petstore-requests.ts';
 import { pause, pick, record } from './workload.ts';
 
@@ -9,6 +9,11 @@ const CLAIM_MAX = 20;
 /** How often a consumer dies after a claim (its leases left to expire, their events handed out again) and how often it stalls (acks once they expired: stale). */
 const DEATH_RATE = 0.1;
 const STALL_RATE = 0.05;
+/** How often a consumer parks what it claimed instead of acking it, and how often it replays the parked events (the checkpoint moves back). */
+const PARK_RATE = 0.05;
+const REPLAY_RATE = 0.02;
+/** How often a consumer that parked replays the parked events right away (while the parked leases would still be live). */
+const REPLAY_AFTER_PARK_RATE = 0.5;
 /** A bound on the drain at the end, so that a group that never settles ends the run instead of hanging it. */
 const DRAIN_BOUND_MS = 60_000;
 
@@ -33,8 +38,8 @@ export async function createHistoryGroup(options: GroupOptions, attempts = 20): 
 
 /**
  * A consumer of the group: claims up to 20 events and acks them all; now and then it dies instead
- * (leaves the leases to expire), stalls past the leases' expiry before it acks, or reads the group's
- * state. Resolves once it has seen `stopped()`.
+ * (leaves the leases to expire), stalls past the leases' expiry before it acks, parks them (a nack
+ * with `park`), replays the parked events, or reads the group's state. Resolves once it has seen `stopped()`.
  */
 export async function groupConsumer(options: GroupOptions & { readonly stopped: () => boolean }, process: string): Promise<void> {
   const { history, random } = options;
@@ -43,6 +48,10 @@ export async function groupConsumer(options: GroupOptions & { readonly stopped: 
     const target = () => pick(random, options.targets);
     if (random() < 0.05) {
       await record(history, process, 'group', { group }, () => readGroup(target(), group, false));
+      continue;
+    }
+    if (random() < REPLAY_RATE) {
+      await record(history, process, 'replay', { group }, () => replayParked(target(), group));
       continue;
     }
     const claimed = await record(history, process, 'claim', { group, consumer: process, max: CLAIM_MAX }, () => claimEvents(target(), { group, consumer: process, max: CLAIM_MAX }));
@@ -54,6 +63,11 @@ export async function groupConsumer(options: GroupOptions & { readonly stopped: 
     const fate = random();
     if (fate < DEATH_RATE) continue;
     if (fate < DEATH_RATE + STALL_RATE) await pause(HISTORY_GROUP.ackTimeoutMs + 500);
+    else if (fate < DEATH_RATE + STALL_RATE + PARK_RATE) {
+      await record(history, process, 'nack', { group, leases, park: true }, () => parkLeases(target(), { group, leases }));
+      if (random() < REPLAY_AFTER_PARK_RATE) await record(history, process, 'replay', { group }, () => replayParked(target(), group));
+      continue;
+    }
     await record(history, process, 'ack', { group, leases }, () => ackLeases(target(), { group, leases }));
   }
 }

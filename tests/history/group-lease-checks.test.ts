@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkHistory } from '../../tools/check-history/check.ts';
-import { ackStep, claimed, claimStep, cleanGroupSteps, cleanLog, cleanSteps, historyText } from './hand-made-history.ts';
+import { ackStep, claimed, claimStep, cleanGroupSteps, cleanLog, cleanSteps, groupReadStep, historyText, parkStep, replayStep } from './hand-made-history.ts';
 import type { Step } from './hand-made-history.ts';
 
 /** The clean history with the clean group's steps, some inserted before the group's step `before`. */
@@ -48,5 +48,36 @@ describe('the history checker on a consumer group\'s leases', () => {
     const steps = withGroup(3, [claimStep('c2', claimed(log, [6, 'L6x', 2]), 1500), ackStep('c2', ['L6x'])]);
     steps[15 + 2] = unanswered;
     assert.deepEqual(checkHistory(historyText(steps)).anomalies, {});
+  });
+
+  /**
+   * The clean group up to c1's claim of 3 and 4; c1 parks them, the checkpoint passes them, a replay hands
+   * them to c2 while c1's leases would still be live, c2 acks them; `inserted` go after c2's claim.
+   */
+  function replayed(inserted: readonly Step[] = []): Step[] {
+    const clean = cleanSteps();
+    const group = cleanGroupSteps();
+    return [
+      ...clean.slice(0, -1), ...group.slice(0, 5),
+      parkStep('c1', ['L3', 'L4']),
+      groupReadStep('c1', { checkpoint: 4, head: 6, inFlight: 0 }),
+      replayStep('c1', 2),
+      claimStep('c2', claimed(log, [3, 'L3r'], [4, 'L4r'])),
+      ...inserted,
+      ackStep('c2', ['L3r', 'L4r']),
+      ...group.slice(8),
+      clean.at(-1)!,
+    ];
+  }
+
+  it('passes a replay of parked events: handed out again within the parked leases\' timeout, acked after a checkpoint read past them', () => {
+    assert.deepEqual(checkHistory(historyText(replayed())).anomalies, {});
+  });
+
+  it('names group-double-lease and group-acked-redelivered after a replay too', () => {
+    const [twice] = only(replayed([claimStep('c3', claimed(log, [4, 'L4z']))]), 'group-double-lease');
+    assert.deepEqual(twice!.positions, [4]);
+    const [again] = only(replayed([claimStep('c3', claimed(log, [6, 'L6z', 2]))]), 'group-acked-redelivered');
+    assert.deepEqual(again!.positions, [6]);
   });
 });

@@ -97,6 +97,12 @@ export const claimStep = (consumer: string, value: Record<string, unknown>, paus
 export const ackStep = (consumer: string, leases: readonly string[], stale: readonly string[] = []): Step =>
   ({ process: consumer, f: 'ack', invoke: { group: GROUP, leases }, outcome: 'ok', value: { acked: leases.length - stale.length, stale } });
 
+export const parkStep = (consumer: string, leases: readonly string[], stale: readonly string[] = []): Step =>
+  ({ process: consumer, f: 'nack', invoke: { group: GROUP, leases, park: true }, outcome: 'ok', value: { nacked: leases.length - stale.length, stale } });
+
+export const replayStep = (process: string, replayed: number): Step =>
+  ({ process, f: 'replay', invoke: { group: GROUP }, outcome: 'ok', value: { replayed } });
+
 export const groupReadStep = (process: string, state: Record<string, unknown>, drained?: boolean): Step =>
   ({ process, f: 'group', invoke: { group: GROUP, ...(drained === undefined ? {} : { drained }) }, outcome: 'ok', value: state });
 

@@ -180,6 +180,25 @@ export async function ackLeases(target: Target, ack: { group: string; leases: re
   return Number.isSafeInteger(acked) ? { type: 'ok', value: { acked, stale } } : unreadable(answer, 'acked is not a whole number');
 }
 
+/** Parks the events of `leases` still held (a nack with `park`). */
+export async function parkLeases(target: Target, nack: { group: string; leases: readonly string[] }): Promise<Outcome> {
+  const answer = await postJson(target, `/consumer-groups/${nack.group}/nacks`, { leases: nack.leases, park: true });
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 200) return refused(answer);
+  if (!isRecord(answer.body) || !Array.isArray(answer.body.stale)) return unreadable(answer, 'stale is not a list');
+  const { nacked, stale } = answer.body;
+  return Number.isSafeInteger(nacked) ? { type: 'ok', value: { nacked, stale } } : unreadable(answer, 'nacked is not a whole number');
+}
+
+/** Hands every parked event of the group out again (the checkpoint may move back). */
+export async function replayParked(target: Target, group: string): Promise<Outcome> {
+  const answer = await postJson(target, `/consumer-groups/${group}/parked/replay`, {});
+  if (isOutcome(answer)) return answer;
+  if (answer.status !== 202) return refused(answer);
+  const replayed = isRecord(answer.body) ? answer.body.replayed : undefined;
+  return Number.isSafeInteger(replayed) ? { type: 'ok', value: { replayed } } : unreadable(answer, 'replayed is not a whole number');
+}
+
 /** A group's state, with every parked position when `parked` (read page by page, a bounded number of pages). */
 export async function readGroup(target: Target, group: string, parked: boolean): Promise<Outcome> {
   const answer = await send(target, `/consumer-groups/${group}`, {});

@@ -1,7 +1,7 @@
 import { groupBy } from './group-by.ts';
 import type { HistoryModel } from './model.ts';
-import { ackOp, claimOp, groupCreateOp, groupReadOp } from './operations.ts';
-import type { AckOp, Claim, ClaimOp, GroupCreateOp, GroupReadOp } from './operations.ts';
+import { ackOp, claimOp, groupCreateOp, groupReadOp, nackOp } from './operations.ts';
+import type { AckOp, Claim, ClaimOp, GroupCreateOp, GroupReadOp, NackOp } from './operations.ts';
 import type { LogEvent } from './pet-log.ts';
 
 /** What an ack did to one of its leases: settled it, found it no longer held, unknown (no answer), or refused. */
@@ -18,6 +18,11 @@ export interface LeaseAck {
   readonly result: AckResult;
 }
 
+export interface LeaseNack {
+  readonly nack: NackOp;
+  readonly lease: string;
+}
+
 /** One consumer group's operations, read together. */
 export interface GroupView {
   readonly name: string;
@@ -28,6 +33,11 @@ export interface GroupView {
   readonly handOuts: ReadonlyMap<number, readonly HandOut[]>;
   /** Each position's acks of its leases (of a lease no claim handed out: not known). */
   readonly acks: ReadonlyMap<number, readonly LeaseAck[]>;
+  /**
+   * Each position's nacks of its leases that may have taken effect (not refused). A nack ends its lease;
+   * with `park` it parks the event, which only a replay hands out again.
+   */
+  readonly nacks: ReadonlyMap<number, readonly LeaseNack[]>;
   /** Parked positions, as any read with them reported. */
   readonly parked: ReadonlySet<number>;
   /** Whether the log's event is one the group takes: above where it started, of its types; undefined when no creation says. */
@@ -50,8 +60,9 @@ function readGroups(model: HistoryModel): GroupView[] {
   const creates = groupBy(model.of('group-create').map(groupCreateOp), (op) => op.group);
   const claims = groupBy(model.of('claim').map(claimOp), (op) => op.group);
   const acks = groupBy(model.of('ack').map(ackOp), (op) => op.group);
+  const nacks = groupBy(model.of('nack').map(nackOp), (op) => op.group);
   const reads = groupBy(model.of('group').map(groupReadOp), (op) => op.group);
-  const names = new Set([...creates.keys(), ...claims.keys(), ...acks.keys(), ...reads.keys()]);
+  const names = new Set([...creates.keys(), ...claims.keys(), ...acks.keys(), ...nacks.keys(), ...reads.keys()]);
   return [...names].map((name) => {
     const created = (creates.get(name) ?? []).find((op) => op.ok) ?? creates.get(name)?.[0];
     const ownClaims = claims.get(name) ?? [];
@@ -74,11 +85,19 @@ function readGroups(model: HistoryModel): GroupView[] {
         push(leaseAcks, position, { ack, lease, result });
       }
     }
+    const leaseNacks = new Map<number, LeaseNack[]>();
+    for (const nack of nacks.get(name) ?? []) {
+      if (nack.outcome === 'fail') continue;
+      for (const lease of nack.leases) {
+        const position = positionOfLease.get(lease);
+        if (position !== undefined) push(leaseNacks, position, { nack, lease });
+      }
+    }
     const parked = new Set(ownReads.flatMap((read) => read.ok?.parked ?? []));
     const floor = created?.ok?.checkpoint;
     const types = created?.types;
     return {
-      name, created, claims: ownClaims, reads: ownReads, handOuts, acks: leaseAcks, parked,
+      name, created, claims: ownClaims, reads: ownReads, handOuts, acks: leaseAcks, nacks: leaseNacks, parked,
       takes: (event: LogEvent) => (floor === undefined ? undefined : event.position > floor && (!types || types.includes(String(event.served.type)))),
     };
   });
@@ -92,3 +111,12 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 
 /** Whether an ack may have settled the position: it was answered acked, or never answered. */
 export const maySettle = (ack: LeaseAck) => ack.result === 'acked' || ack.result === 'unknown';
+
+/** Whether an ack (not refused) or a nack of `lease` on `position` was sent before `time`: the lease may have ended by then. */
+export const leaseEndSentBefore = (group: GroupView, position: number, lease: string, time: number): boolean =>
+  (group.acks.get(position) ?? []).some((ack) => ack.lease === lease && ack.result !== 'refused' && ack.ack.invokedAt < time)
+  || (group.nacks.get(position) ?? []).some((nack) => nack.lease === lease && nack.nack.invokedAt < time);
+
+/** Whether a nack parking `position` was sent before `time`: from then on the checkpoint may pass it unacked. */
+export const parkSentBefore = (group: GroupView, position: number, time: number): boolean =>
+  (group.nacks.get(position) ?? []).some((nack) => nack.nack.park && nack.nack.invokedAt < time);

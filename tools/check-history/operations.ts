@@ -200,6 +200,36 @@ export function ackOp(op: Operation): AckOp {
   };
 }
 
+/** A nack of leases: with `park`, their events are parked (until a replay hands them out again). */
+export interface NackOp extends Viewed {
+  readonly group: string;
+  readonly leases: readonly string[];
+  readonly park: boolean;
+  readonly ok?: { readonly nacked: number; readonly stale: readonly string[] };
+}
+
+export function nackOp(op: Operation): NackOp {
+  const ok = okValue(op);
+  return {
+    ...viewed(op),
+    group: need(op.invoke, 'group', isString),
+    leases: need(op.invoke, 'leases', isStringArray),
+    park: maybe(op.invoke, 'park', isBoolean) ?? false,
+    ...(ok ? { ok: { nacked: need(ok, 'nacked', isInteger), stale: need(ok, 'stale', isStringArray) } } : {}),
+  };
+}
+
+/** A replay of a group's parked events: each is handed out again, and the checkpoint may move back below it. */
+export interface ReplayOp extends Viewed {
+  readonly group: string;
+  readonly ok?: { readonly replayed: number };
+}
+
+export function replayOp(op: Operation): ReplayOp {
+  const ok = okValue(op);
+  return { ...viewed(op), group: need(op.invoke, 'group', isString), ...(ok ? { ok: { replayed: need(ok, 'replayed', isInteger) } } : {}) };
+}
+
 export interface GroupReadOp extends Viewed {
   readonly group: string;
   /** The recorder's drain saw a claim hand out nothing while no lease it knew of could be live. */
@@ -232,5 +262,7 @@ export const OPERATION_VIEWS: Readonly<Record<string, (op: Operation) => unknown
   'group-create': groupCreateOp,
   claim: claimOp,
   ack: ackOp,
+  nack: nackOp,
+  replay: replayOp,
   group: groupReadOp,
 });

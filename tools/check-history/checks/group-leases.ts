@@ -1,11 +1,12 @@
-import { consumerGroups } from '../consumer-groups.ts';
+import { consumerGroups, leaseEndSentBefore } from '../consumer-groups.ts';
 import type { Check, Finding } from '../model.ts';
 
 /**
  * `group-double-lease`: an event handed out while an earlier lease on it was certainly live: that lease's
  * claim was answered before this claim was sent, this claim was answered before the lease could have
- * expired (its claim sent + ackTimeoutMs), and no ack of that lease was sent before this claim was
- * answered (an ack that settled it is `group-acked-redelivered`'s).
+ * expired (its claim sent + ackTimeoutMs), and no ack nor nack of that lease was sent before this claim
+ * was answered (an ack that settled it is `group-acked-redelivered`'s; a nack hands the event back, or
+ * parks it until a replay hands it out again).
  */
 export const groupDoubleLease: Check = (model) => {
   const findings: Finding[] = [];
@@ -13,11 +14,10 @@ export const groupDoubleLease: Check = (model) => {
     const ackTimeoutMs = group.created?.ackTimeoutMs;
     if (ackTimeoutMs === undefined) continue;
     for (const [position, handOuts] of group.handOuts) {
-      const acks = group.acks.get(position) ?? [];
       for (const later of handOuts) {
         const holder = handOuts.find(({ claim, entry }) =>
           claim.completedAt <= later.claim.invokedAt && later.claim.completedAt < claim.invokedAt + ackTimeoutMs
-          && !acks.some((ack) => ack.lease === entry.lease && ack.ack.invokedAt < later.claim.completedAt));
+          && !leaseEndSentBefore(group, position, entry.lease, later.claim.completedAt));
         if (!holder) continue;
         findings.push({
           anomaly: 'group-double-lease', ops: [holder.claim.index, later.claim.index], positions: [position],
@@ -31,7 +31,8 @@ export const groupDoubleLease: Check = (model) => {
 
 /**
  * `group-acked-redelivered`: an event handed out by a claim sent after an ack of it was answered acked
- * (an acked event is settled for good: no replay hands it back, only parked ones).
+ * (an acked event is settled for good: a replay hands out parked events only, and an event parked and
+ * replayed was never acked).
  */
 export const groupAckedRedelivered: Check = (model) => {
   const findings: Finding[] = [];

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { consumerGroups, maySettle } from '../consumer-groups.ts';
+import { consumerGroups, maySettle, parkSentBefore } from '../consumer-groups.ts';
 import type { GroupView } from '../consumer-groups.ts';
 import type { Check, Finding, HistoryModel } from '../model.ts';
 import type { GroupReadOp } from '../operations.ts';
@@ -56,8 +56,8 @@ export const groupDoubleAck: Check = (model) => {
 /**
  * `group-order`: an event handed out while an earlier event of the same pet in the group was certainly
  * unsettled: handed out in the same claim, or by a claim answered before this one was sent whose lease
- * could not have expired before this one was answered (sent + ackTimeoutMs), and no ack of that
- * position sent before this one was answered.
+ * could not have expired before this one was answered (sent + ackTimeoutMs), and no ack nor park of that
+ * position sent before this one was answered (a parked event holds its pet's later ones back no more).
  */
 export const groupOrder: Check = (model) => {
   const findings: Finding[] = [];
@@ -71,7 +71,7 @@ export const groupOrder: Check = (model) => {
         for (const earlier of model.log.pets.get(later.petId) ?? []) {
           if (earlier.position >= later.position) break;
           const acked = (group.acks.get(earlier.position) ?? []).some((ack) => ack.result !== 'refused' && ack.ack.invokedAt < claim.completedAt);
-          if (acked) continue;
+          if (acked || parkSentBefore(group, earlier.position, claim.completedAt)) continue;
           const holder = (group.handOuts.get(earlier.position) ?? []).find(({ claim: other }) =>
             other === claim || (other.completedAt <= claim.invokedAt && claim.completedAt < other.invokedAt + ackTimeoutMs));
           if (!holder) continue;
@@ -108,7 +108,9 @@ export const groupMismatch: Check = (model) => {
 /**
  * `group-checkpoint`: a state read after a drain that reported done (`drained`) whose checkpoint is
  * below its head; or a reported checkpoint past an event the group takes that no ack sent before the
- * read was answered may have settled, and that is not parked (events never acked at all are `group-skip`'s).
+ * read was answered may have settled, and that is not parked nor sent to be parked before the read was
+ * answered (a replay hands it out again, and the checkpoint moves back: its later ack is no anomaly;
+ * events never acked at all are `group-skip`'s).
  */
 export const groupCheckpoint: Check = (model) => {
   const findings: Finding[] = [];
@@ -120,7 +122,7 @@ export const groupCheckpoint: Check = (model) => {
       }
       const ahead = settledBy(model, group, read.ok.checkpoint).filter((event) => {
         const settling = (group.acks.get(event.position) ?? []).filter(maySettle);
-        return settling.length > 0 && settling.every((ack) => ack.ack.invokedAt > read.completedAt);
+        return settling.length > 0 && settling.every((ack) => ack.ack.invokedAt > read.completedAt) && !parkSentBefore(group, event.position, read.completedAt);
       });
       if (ahead.length === 0) continue;
       const acks = new Set(ahead.flatMap((event) => group.acks.get(event.position)!.filter(maySettle).map((ack) => ack.ack.index)));
