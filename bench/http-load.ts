@@ -31,7 +31,7 @@ export interface Scenario {
   readonly against: Against;
   /** The service's p99 latency at the benchmark's connections this scenario should stay under. */
   readonly p99GoalMs?: number;
-  /** What the Koa ceiling is loaded with instead, when it is measured on another request (the inventory against its listing). */
+  /** What the baselines (node:http, the Koa ceiling) are loaded with instead, when the service is measured on another request (the inventory against their listing). */
   readonly ceilingRequests?: (pets: number) => readonly LoadRequest[];
 }
 
@@ -73,8 +73,8 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** The load generator's job for `scenario` at `origin`: its one request, or the list it cycles through. */
-export function scenarioJob(scenario: Scenario, pets: number, origin: string, ceiling = false): Pick<LoadJob, 'url' | 'method' | 'body' | 'requests'> {
-  const requests = (ceiling && scenario.ceilingRequests ? scenario.ceilingRequests : scenario.requests)(pets);
+export function scenarioJob(scenario: Scenario, pets: number, origin: string, baseline = false): Pick<LoadJob, 'url' | 'method' | 'body' | 'requests'> {
+  const requests = (baseline && scenario.ceilingRequests ? scenario.ceilingRequests : scenario.requests)(pets);
   if (requests.length > 1) return { url: origin, method: 'GET', requests };
   const [only] = requests as [LoadRequest];
   return { url: origin + only.path, method: only.method, ...(only.body === undefined ? {} : { body: only.body }) };
@@ -316,7 +316,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpFigures> {
     started.push(eventSourced);
 
     const load = (target: Started, scenario: Scenario, seconds: number) => client.run({
-      ...scenarioJob(scenario, options.pets, target.origin, target === ceiling),
+      ...scenarioJob(scenario, options.pets, target.origin, target === ceiling || target === bare),
       headers,
       connections: options.connections,
       seconds,
