@@ -1,6 +1,6 @@
 import { registerAggregate } from './aggregate-registry.ts';
-import { ORDER_AGGREGATE } from './order-aggregate.ts';
-import { PET_AGGREGATE } from './pet-aggregate.ts';
+import { ORDER_AGGREGATE } from './orders/order-aggregate.ts';
+import { PET_AGGREGATE } from './pets/pet-aggregate.ts';
 
 /**
  * The one list of the product's aggregates: the store, the feed, the rebuild and the history checker

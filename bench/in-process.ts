@@ -6,7 +6,7 @@ import { addPet, listPets } from '../application/index.ts';
 import type { Pet, PetStatus } from '../domain/index.ts';
 import { createListingCache } from '../adapters/http/listing-cache/listing-cache.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
-import { rebuildReadModels } from '../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels } from '../adapters/store/read-models/read-model-maintenance.ts';
 import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import type { SqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';

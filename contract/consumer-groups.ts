@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups.ts';
+import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups/consumer-groups.ts';
 import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
 import { NAME_PATTERN } from './schemas.ts';
 

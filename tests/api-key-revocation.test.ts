@@ -4,7 +4,7 @@ import { createApiKeyVerifier, KEY_TABLE_REFRESH_MS, sha256Hex } from '../adapte
 import type { ApiKeyTable } from '../adapters/api-keys/key-verifier.ts';
 import { openSqlite } from '../adapters/store/sqlite/open-sqlite.ts';
 import { createManagedApiKeys } from '../adapters/api-keys/key-table.ts';
-import { createSqlApiKeyTable } from '../adapters/store/sql-api-key-table.ts';
+import { createSqlApiKeyTable } from '../adapters/store/tables/sql-api-key-table.ts';
 import { sqliteSqlDialect } from '../adapters/store/sqlite/sqlite-sql-dialect.ts';
 import { stepClocks } from './support/stepped-clocks.ts';
 import { temporaryDirectory } from './support/temporary-store.ts';

@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import type { Attributes, Span, SpanOptions } from '@opentelemetry/api';
 import { ATTR_DB_COLLECTION_NAME, ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from '@opentelemetry/semantic-conventions';
 import type { EventStore, IdempotencyKeys, NewAppend, PetCatalog, PetStorePorts, PetUseCases, StreamAppend } from '../../application/index.ts';
-import type { WriteObserver } from '../store/write-observer.ts';
+import type { WriteObserver } from '../store/write/write-observer.ts';
 import type { Spans } from './spans.ts';
 
 export const ATTR_PET_ID = 'petstore.pet.id';

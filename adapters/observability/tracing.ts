@@ -7,7 +7,7 @@ import {
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { PetStorePorts, PetUseCases } from '../../application/index.ts';
-import type { WriteObserver } from '../store/write-observer.ts';
+import type { WriteObserver } from '../store/write/write-observer.ts';
 import { createSpans } from './spans.ts';
 import { traceAnswers } from './traced-http.ts';
 import type { AroundAnswer } from './traced-http.ts';

@@ -2,19 +2,19 @@ import type { Logger } from 'pino';
 import type { PetStatus } from '../../domain/index.ts';
 import type { ConsumerGroups, WebhookDeliveryState, WebhookSubscriptions } from '../../application/index.ts';
 import type { DatabaseConfig } from '../config/config.ts';
-import { startIdempotencyExpiry } from './idempotency-expiry.ts';
-import type { IdempotencyExpiry, IdempotencyExpiryOptions } from './idempotency-expiry.ts';
+import { startIdempotencyExpiry } from './tables/idempotency-expiry.ts';
+import type { IdempotencyExpiry, IdempotencyExpiryOptions } from './tables/idempotency-expiry.ts';
 import { pendingMigrations } from './migrations.ts';
-import { rebuildReadModels, verifyReadModels } from './read-model-maintenance.ts';
-import type { Progress, ProjectionDifference } from './read-model-maintenance.ts';
-import { createSqlApiKeyTable } from './sql-api-key-table.ts';
+import { rebuildReadModels, verifyReadModels } from './read-models/read-model-maintenance.ts';
+import type { Progress, ProjectionDifference } from './read-models/read-model-maintenance.ts';
+import { createSqlApiKeyTable } from './tables/sql-api-key-table.ts';
 import type { PetStore, SqlPetStore } from './sql-pet-store.ts';
-import { createSqlWebhookSubscriptions } from './sql-webhook-subscriptions.ts';
-import { createSqlConsumerGroups } from './consumer-groups.ts';
+import { createSqlWebhookSubscriptions } from './tables/sql-webhook-subscriptions.ts';
+import { createSqlConsumerGroups } from './tables/consumer-groups.ts';
 import { checkReadiness, countPetsByStatus, throwUnlessReachable } from './store-health.ts';
 import type { Readiness } from './store-health.ts';
 import { openSqlitePetStore } from './sqlite/sqlite-pet-store.ts';
-import type { WriteObserver } from './write-observer.ts';
+import type { WriteObserver } from './write/write-observer.ts';
 
 export interface OpenPetStoreOptions {
   readonly migrate?: boolean;

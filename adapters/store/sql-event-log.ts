@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { EventLog, LogQuery, StoredEvent, StreamRead } from '../../application/index.ts';
-import { storedEventsFromPage } from './event-rows.ts';
+import { storedEventsFromPage } from './write/event-rows.ts';
 import { columnsOf, EVENTS, storedEventFromRow } from './schema.ts';
 import { translated } from './sql-dialect.ts';
 import type { LogFilter, LogPage, SqlDialect } from './sql-dialect.ts';

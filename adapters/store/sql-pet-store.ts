@@ -6,7 +6,7 @@ import type {
   VersionedPet,
 } from '../../application/index.ts';
 import { createSqlEventLog, readStream } from './sql-event-log.ts';
-import { createSqlInventory, createSqlOrderBook } from './sql-order-book.ts';
+import { createSqlInventory, createSqlOrderBook } from './read-models/sql-order-book.ts';
 import { petFromRow } from '../../application/index.ts';
 import { PET_FIELD_COLUMNS } from './schema.ts';
 import { translated } from './sql-dialect.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus, claimEventsWaiting, createClaimWaits } from '../../application/index.ts';
 import type { EventLog } from '../../application/index.ts';
-import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
+import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import { stepClocks } from '../support/stepped-clocks.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 

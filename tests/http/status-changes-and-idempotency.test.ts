@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
-import { verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
+import { verifyReadModels } from '../../adapters/store/read-models/read-model-maintenance.ts';
 import type { TestService } from '../support/test-service.ts';
 
 /**

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, listPets } from '../../application/index.ts';
-import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-models/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { testPostgresEngine } from '../support/postgres.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { rebuildReadModels } from '../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels } from '../../adapters/store/read-models/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
 import { seededRandom } from '../support/seeded-random.ts';

@@ -16,10 +16,10 @@ import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
 import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
-import type { AppendRequest } from '../../adapters/store/append-plan.ts';
+import type { AppendRequest } from '../../adapters/store/write/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { appendPet } from '../support/append-as-use-case.ts';
 
 const metadata = { recordedAt: '2026-11-21T12:00:00.000Z' };

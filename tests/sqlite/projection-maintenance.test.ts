@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { addPet, changePetStatus, getPet, listPets, UnknownEventShape } from '../../application/index.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
-import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-models/read-model-maintenance.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { runPetstore } from '../support/cli.ts';
 import { verifyProjection } from '../support/projection-check.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { addPet, changePetStatus } from '../../application/index.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import type { BatchTiming } from '../../adapters/store/write-observer.ts';
+import type { BatchTiming } from '../../adapters/store/write/write-observer.ts';
 import { appendPet } from '../support/append-as-use-case.ts';
 
 /** What tracing learns from SQLite's group commit: each write's group, told to the context that asked for the write. */

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, handleCommand, handleCreation, readEvents, readState, StreamVersionConflict } from '../../application/index.ts';
 import type { Aggregate } from '../../application/index.ts';
-import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../adapters/store/read-models/read-model-maintenance.ts';
 import { startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
 

@@ -4,7 +4,7 @@ import {
   ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
 } from '../../application/index.ts';
 import type { Claim, ClaimOutcome, ConsumerGroupPorts, ConsumerGroups, EventLog, GroupSettings, PetStorePorts } from '../../application/index.ts';
-import { createSqlConsumerGroups } from '../../adapters/store/consumer-groups.ts';
+import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 
 /** The limits a store's consumer groups are made with (the defaults: `GROUP_LIMITS`). */

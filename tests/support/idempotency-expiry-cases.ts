@@ -1,7 +1,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet } from '../../application/index.ts';
-import { startIdempotencyExpiry } from '../../adapters/store/idempotency-expiry.ts';
+import { startIdempotencyExpiry } from '../../adapters/store/tables/idempotency-expiry.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import type { TestService } from './test-service.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { WebhookSubscriptions } from '../../application/index.ts';
-import { REVOKED_KEY_ERROR } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { REVOKED_KEY_ERROR } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { openEventStream } from './event-stream-reader.ts';
 import { TEST_API_KEY } from './test-service.ts';
 import type { TestService } from './test-service.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { capturedLog } from '../support/captured-log.ts';
 import { startTestService } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { EventLog, WebhookDeliveryState } from '../../application/index.ts';
 import { BACKGROUND_SHARE, createBackgroundWork } from '../../adapters/background/fair-share.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
 import { writeBulkLog } from '../support/bulk-log.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';

@@ -5,7 +5,7 @@ import { afterFailure, retryDelayMs, secretsSigningAt } from '../../application/
 import { isPublicAddress, parseWebhookUrl, resolveSafeTarget, UnsafeWebhookTarget } from '../../adapters/webhooks/safe-target.ts';
 import { retryAfterTime, signedHeaders } from '../../adapters/webhooks/webhook-request.ts';
 import { DEFAULT_WEBHOOK_DELIVERY } from '../../adapters/config/config.ts';
-import { newWebhookSecret } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { newWebhookSecret } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 
 describe('webhook targets', () => {
   it('tells public addresses from loopback, private, link-local, unspecified, multicast and reserved ones', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet } from '../../application/index.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
 describe('webhook subscriptions on SQLite', () => {

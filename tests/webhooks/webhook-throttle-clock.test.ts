@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { addPet } from '../../application/index.ts';
-import { createSqlWebhookSubscriptions } from '../../adapters/store/sql-webhook-subscriptions.ts';
+import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { startWebhookDispatcher } from '../../adapters/webhooks/webhook-dispatcher.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 

@@ -26,7 +26,7 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
 
 /**
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
- * use case (`application/orders.ts`): the key first, then path, headers, query and body, in that order.
+ * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
 export function createOrderRouter({ orders: ports, publicBaseUrl, readPositions }: OrderRoutesOptions): Router {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;

@@ -4,8 +4,8 @@ import type {
   AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetRowValues, PetStorePorts,
   StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
-import { executeAppend } from '../append-plan.ts';
-import type { AppendRequest, AppendRows, NewEventRow } from '../append-plan.ts';
+import { executeAppend } from '../write/append-plan.ts';
+import type { AppendRequest, AppendRows, NewEventRow } from '../write/append-plan.ts';
 import { storedEventFromRow } from '../schema.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
 import { createInMemoryEventLog } from './in-memory-event-log.ts';

@@ -17,7 +17,7 @@ import type { SqliteDriverName } from './sqlite-connection.ts';
 import { whileBusy, withStatementCache } from './sqlite-kysely-dialect.ts';
 import type { SqliteConnection } from './sqlite-connection.ts';
 import { sqliteSqlDialect } from './sqlite-sql-dialect.ts';
-import type { WriteObserver } from '../write-observer.ts';
+import type { WriteObserver } from '../write/write-observer.ts';
 import type { SqliteCommits } from './sqlite-commits.ts';
 
 export interface SqlitePetStore extends SqlPetStore {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { STATUS_TRANSITIONS } from '../../../domain/status-rules.ts';
 import type { PetStatus } from '../../../domain/index.ts';
 import { addPet } from '../../../application/index.ts';
-import { rebuildReadModels } from '../../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels } from '../../../adapters/store/read-models/read-model-maintenance.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import type { RowChange } from '../../../application/index.ts';
 import { createTestDatabase } from '../../support/postgres.ts';

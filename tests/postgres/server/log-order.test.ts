@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { addPet, changePetStatus } from '../../../application/index.ts';
 import type { StoredEvent } from '../../../application/index.ts';
-import { rebuildReadModels, verifyReadModels } from '../../../adapters/store/read-model-maintenance.ts';
+import { rebuildReadModels, verifyReadModels } from '../../../adapters/store/read-models/read-model-maintenance.ts';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
 import type { SqlPetStore } from '../../../adapters/store/sql-pet-store.ts';
 import { openTemporaryStore } from '../../support/temporary-store.ts';

@@ -1,5 +1,5 @@
-import { PetNotFound } from './errors.ts';
-import type { PetStorePorts, VersionedPet } from './ports.ts';
+import { PetNotFound } from '../errors.ts';
+import type { PetStorePorts, VersionedPet } from '../ports.ts';
 
 /** One pet by id, with its version; throws `PetNotFound` when there is none. */
 export async function getPet(ports: Pick<PetStorePorts, 'catalog'>, id: number): Promise<VersionedPet> {

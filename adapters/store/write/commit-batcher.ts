@@ -1,5 +1,5 @@
-import { StoreUnavailable } from '../../application/index.ts';
-import type { AppendResult, Created, EventStore } from '../../application/index.ts';
+import { StoreUnavailable } from '../../../application/index.ts';
+import type { AppendResult, Created, EventStore } from '../../../application/index.ts';
 import type { PendingWrite } from './batch-rows.ts';
 import type { WriteObserver } from './write-observer.ts';
 

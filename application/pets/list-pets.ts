@@ -1,7 +1,7 @@
-import { assertValidStatus } from '../domain/index.ts';
-import type { Pet, PetStatus } from '../domain/index.ts';
-import { InvalidPetQuery } from './errors.ts';
-import type { PetQuery, PetStorePorts } from './ports.ts';
+import { assertValidStatus } from '../../domain/index.ts';
+import type { Pet, PetStatus } from '../../domain/index.ts';
+import { InvalidPetQuery } from '../errors.ts';
+import type { PetQuery, PetStorePorts } from '../ports.ts';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { aggregateOfStream, registeredAggregates } from '../../application/index.ts';
-import type { ReadModelRow } from '../../application/index.ts';
-import type { SqlDialect } from './sql-dialect.ts';
+import { aggregateOfStream, registeredAggregates } from '../../../application/index.ts';
+import type { ReadModelRow } from '../../../application/index.ts';
+import type { SqlDialect } from '../sql-dialect.ts';
 import { logPages, logPagesAhead, replay, ReplayedReadModels } from './read-model-replay.ts';
-import { countEvents, streamsWrittenAfter } from './sql-event-log.ts';
-import { columnsOf, createDeclaredTable, readModelTable } from './schema.ts';
-import type { PetStoreDatabase, TableDeclaration } from './schema.ts';
+import { countEvents, streamsWrittenAfter } from '../sql-event-log.ts';
+import { columnsOf, createDeclaredTable, readModelTable } from '../schema.ts';
+import type { PetStoreDatabase, TableDeclaration } from '../schema.ts';
 
 /** The database and its dialect: what the maintenance needs of an open store. */
 export interface MaintainedStore {

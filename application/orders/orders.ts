@@ -1,14 +1,14 @@
-import { decideOrder } from '../domain/index.ts';
-import type { Order, OrderCommand, OrderStatus, PetStatus } from '../domain/index.ts';
-import { canonicalJson } from './canonical-json.ts';
-import { COMMAND_ATTEMPTS, handleCommand, handleCreation, readState } from './command-handler.ts';
-import { IdempotencyKeyReused, IdempotencyKeyTaken, InvalidPetQuery, StreamVersionConflict, TooMuchContention, VersionMismatch } from './errors.ts';
-import { checkedPage } from './list-pets.ts';
-import type { PageInput } from './list-pets.ts';
+import { decideOrder } from '../../domain/index.ts';
+import type { Order, OrderCommand, OrderStatus, PetStatus } from '../../domain/index.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { COMMAND_ATTEMPTS, handleCommand, handleCreation, readState } from '../command-handler.ts';
+import { IdempotencyKeyReused, IdempotencyKeyTaken, InvalidPetQuery, StreamVersionConflict, TooMuchContention, VersionMismatch } from '../errors.ts';
+import { checkedPage } from '../pets/list-pets.ts';
+import type { PageInput } from '../pets/list-pets.ts';
 import { ORDER_AGGREGATE, orderStream } from './order-aggregate.ts';
-import { PET_AGGREGATE, petStream } from './pet-aggregate.ts';
-import { IDEMPOTENCY_WINDOW_MS } from './add-pet.ts';
-import type { Clock, EventStore, IdempotencyKeys, PetCatalog, RequestContext } from './ports.ts';
+import { PET_AGGREGATE, petStream } from '../pets/pet-aggregate.ts';
+import { IDEMPOTENCY_WINDOW_MS } from '../pets/add-pet.ts';
+import type { Clock, EventStore, IdempotencyKeys, PetCatalog, RequestContext } from '../ports.ts';
 
 /** No order has this id. */
 export class OrderNotFound extends Error {

@@ -1,8 +1,8 @@
-import { decide } from '../domain/index.ts';
+import { decide } from '../../domain/index.ts';
 import { petStream } from './pet-aggregate.ts';
-import { handleCommand } from './command-handler.ts';
-import { PetNotFound, VersionMismatch } from './errors.ts';
-import type { PetStorePorts, RequestContext, VersionedPet } from './ports.ts';
+import { handleCommand } from '../command-handler.ts';
+import { PetNotFound, VersionMismatch } from '../errors.ts';
+import type { PetStorePorts, RequestContext, VersionedPet } from '../ports.ts';
 
 export interface ChangePetStatusInput {
   readonly id: number;

@@ -1,8 +1,8 @@
-import { aggregateOfStream } from '../../application/index.ts';
-import type { IdempotencyRecord, AppendResult, Created, NewAppend, ReadModelRow, RowChange } from '../../application/index.ts';
+import { aggregateOfStream } from '../../../application/index.ts';
+import type { IdempotencyRecord, AppendResult, Created, NewAppend, ReadModelRow, RowChange } from '../../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
-import type { IDEMPOTENCY_KEYS, ReadRow } from './schema.ts';
-import { streamPlaceOf } from './schema.ts';
+import type { IDEMPOTENCY_KEYS, ReadRow } from '../schema.ts';
+import { streamPlaceOf } from '../schema.ts';
 import { executeAppend } from './append-plan.ts';
 import type { BatchTiming } from './write-observer.ts';
 

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { aggregateOfStream, upcast } from '../../application/index.ts';
-import type { ReadModelRow } from '../../application/index.ts';
-import type { LogPage, SqlDialect } from './sql-dialect.ts';
-import type { PetStoreDatabase } from './schema.ts';
-import { inPositionOrder } from './event-rows.ts';
-import type { PageEvent } from './event-rows.ts';
+import { aggregateOfStream, upcast } from '../../../application/index.ts';
+import type { ReadModelRow } from '../../../application/index.ts';
+import type { LogPage, SqlDialect } from '../sql-dialect.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import { inPositionOrder } from '../write/event-rows.ts';
+import type { PageEvent } from '../write/event-rows.ts';
 
 /** Ids below this are kept in an array: sequences hand out small dense ids, and a Map of a million is several times slower. */
 const ARRAY_IDS = 2 ** 24;

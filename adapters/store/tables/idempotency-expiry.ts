@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Clock } from '../../application/index.ts';
-import { translated } from './sql-dialect.ts';
-import type { PetStoreDatabase } from './schema.ts';
-import type { SqlPetStore } from './sql-pet-store.ts';
-import type { BackgroundWork } from '../background/fair-share.ts';
+import type { Clock } from '../../../application/index.ts';
+import { translated } from '../sql-dialect.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import type { SqlPetStore } from '../sql-pet-store.ts';
+import type { BackgroundWork } from '../../background/fair-share.ts';
 
 /** How often expired records are looked for: each is deleted within a minute of expiring. */
 export const EXPIRY_SWEEP_MS = 30_000;

@@ -1,9 +1,9 @@
-import { aggregateOfStream, IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../application/index.ts';
-import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend } from '../../application/index.ts';
-import { newEventRow } from './schema.ts';
-import type { NewEventRow } from './schema.ts';
+import { aggregateOfStream, IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../../application/index.ts';
+import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend } from '../../../application/index.ts';
+import { newEventRow } from '../schema.ts';
+import type { NewEventRow } from '../schema.ts';
 
-export type { NewEventRow } from './schema.ts';
+export type { NewEventRow } from '../schema.ts';
 
 /** An append as the store takes it: several streams, each at its expected version, in one commit. */
 export interface AppendRequest {

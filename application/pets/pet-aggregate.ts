@@ -1,7 +1,7 @@
-import { evolve, initialState, petStreamId } from '../domain/index.ts';
-import type { Pet, PetEvent, PetState, PetStatus } from '../domain/index.ts';
-import type { Aggregate, ReadModelRow } from './aggregate.ts';
-import type { StreamRef } from './command-handler.ts';
+import { evolve, initialState, petStreamId } from '../../domain/index.ts';
+import type { Pet, PetEvent, PetState, PetStatus } from '../../domain/index.ts';
+import type { Aggregate, ReadModelRow } from '../aggregate.ts';
+import type { StreamRef } from '../command-handler.ts';
 
 /** The Pet's row of the read model `pets`. */
 export interface PetRowValues {

@@ -1,5 +1,5 @@
-import { upcast } from '../../application/index.ts';
-import type { EventMetadata, StoredEvent } from '../../application/index.ts';
+import { upcast } from '../../../application/index.ts';
+import type { EventMetadata, StoredEvent } from '../../../application/index.ts';
 
 /** An event as a log page holds it: position, stream, stream version, type, data and metadata as stored. */
 export type PageEvent = [number, string, number, string, Record<string, unknown>, EventMetadata];

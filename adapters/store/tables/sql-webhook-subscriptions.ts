@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { PetEvent } from '../../domain/index.ts';
-import { WEBHOOK_STATUSES, WebhookLimitReached } from '../../application/index.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import { WEBHOOK_STATUSES, WebhookLimitReached } from '../../../application/index.ts';
 import type {
   DeliveryRun, FailedAttempt, HeldLease, NewWebhookAttempt, NewWebhookSubscription, WebhookDeliveryState, WebhookStatus, WebhookSubscription, WebhookSubscriptions,
-} from '../../application/index.ts';
-import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../contract/webhooks.ts';
-import { translated } from './sql-dialect.ts';
-import type { PetStoreDatabase, WebhooksTable } from './schema.ts';
-import type { SqlDatabase } from './sql-pet-store.ts';
-import { readLogEnd } from './sql-event-log.ts';
+} from '../../../application/index.ts';
+import { WEBHOOK_ATTEMPTS_KEPT, WEBHOOK_ATTEMPTS_KEPT_MS } from '../../../contract/webhooks.ts';
+import { translated } from '../sql-dialect.ts';
+import type { PetStoreDatabase, WebhooksTable } from '../schema.ts';
+import type { SqlDatabase } from '../sql-pet-store.ts';
+import { readLogEnd } from '../sql-event-log.ts';
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` and the base64 of 32 random bytes. */
 export function newWebhookSecret(): string {

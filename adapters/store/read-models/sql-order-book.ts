@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { orderFromRow } from '../../application/index.ts';
-import type { Inventory, InventoryCounts, OrderBook, OrderQuery, VersionedOrder } from '../../application/index.ts';
-import { translated } from './sql-dialect.ts';
-import type { SqlDialect } from './sql-dialect.ts';
-import type { PetStoreDatabase } from './schema.ts';
+import { orderFromRow } from '../../../application/index.ts';
+import type { Inventory, InventoryCounts, OrderBook, OrderQuery, VersionedOrder } from '../../../application/index.ts';
+import { translated } from '../sql-dialect.ts';
+import type { SqlDialect } from '../sql-dialect.ts';
+import type { PetStoreDatabase } from '../schema.ts';
 
 const ORDER_FIELD_COLUMNS = ['id', 'pet_id', 'status', 'ship_date'] as const;
 

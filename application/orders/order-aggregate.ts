@@ -1,7 +1,7 @@
-import { evolveOrder, initialOrderState, orderStreamId } from '../domain/index.ts';
-import type { Order, OrderEvent, OrderState, OrderStatus } from '../domain/index.ts';
-import type { Aggregate, ReadModelRow } from './aggregate.ts';
-import type { StreamRef } from './command-handler.ts';
+import { evolveOrder, initialOrderState, orderStreamId } from '../../domain/index.ts';
+import type { Order, OrderEvent, OrderState, OrderStatus } from '../../domain/index.ts';
+import type { Aggregate, ReadModelRow } from '../aggregate.ts';
+import type { StreamRef } from '../command-handler.ts';
 
 /** The Order's row of the read model `orders`. */
 export interface OrderRowValues {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
-import type { PetEvent } from '../../domain/index.ts';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings } from '../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, GroupStart, LeaseOutcome, StoredEvent } from '../../application/index.ts';
-import { translated } from './sql-dialect.ts';
-import { CONSUMER_GROUP_EVENTS } from './schema.ts';
-import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from './schema.ts';
-import type { SqlPetStore } from './sql-pet-store.ts';
+import type { PetEvent } from '../../../domain/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings } from '../../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { translated } from '../sql-dialect.ts';
+import { CONSUMER_GROUP_EVENTS } from '../schema.ts';
+import type { ConsumerGroupEventsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
+import type { SqlPetStore } from '../sql-pet-store.ts';
 
 type Db = Kysely<PetStoreDatabase>;
 

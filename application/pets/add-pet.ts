@@ -1,10 +1,10 @@
-import { checkNewPet, decide, petStreamId } from '../domain/index.ts';
-import type { Pet, PetState } from '../domain/index.ts';
+import { checkNewPet, decide, petStreamId } from '../../domain/index.ts';
+import type { Pet, PetState } from '../../domain/index.ts';
 import { PET_AGGREGATE } from './pet-aggregate.ts';
-import { canonicalJson } from './canonical-json.ts';
-import { handleCreation } from './command-handler.ts';
-import { IdempotencyKeyReused, IdempotencyKeyTaken } from './errors.ts';
-import type { PetStorePorts, RequestContext } from './ports.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { handleCreation } from '../command-handler.ts';
+import { IdempotencyKeyReused, IdempotencyKeyTaken } from '../errors.ts';
+import type { PetStorePorts, RequestContext } from '../ports.ts';
 
 export interface NewPet {
   readonly name: unknown;

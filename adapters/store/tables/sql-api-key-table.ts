@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { translated } from './sql-dialect.ts';
-import type { PetStoreDatabase } from './schema.ts';
-import type { SqlDatabase } from './sql-pet-store.ts';
+import { translated } from '../sql-dialect.ts';
+import type { PetStoreDatabase } from '../schema.ts';
+import type { SqlDatabase } from '../sql-pet-store.ts';
 import { disableSubscriptionsOf } from './sql-webhook-subscriptions.ts';
 
 /**
