@@ -15,7 +15,7 @@ import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-writes.ts';
+import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-batch-writer.ts';
 import type { AppendRequest } from '../../adapters/store/write/append-plan.ts';
 import type { AppendResult } from '../../application/index.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
