@@ -70,7 +70,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           let outcome: ClaimOutcome | undefined;
           try {
             const logMoved = group.logReadAt !== commitsHeard;
-            if (!logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
+            if (!logMoved && !(await ports.consumerGroups.group(group.ownerKeyId, group.name).pending(ports.clock.now()))?.due) break;
             group.logReadAt = commitsHeard;
             outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
           } catch {
@@ -107,7 +107,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
       // It stopped waiting while a look leased events for it: nobody will handle them, so they go back at once.
       if (outcome && 'claims' in outcome && outcome.claims.length > 0) {
         const leases = outcome.claims.map((claim) => claim.lease);
-        void ports.consumerGroups.nack(group.ownerKeyId, group.name, leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
+        void ports.consumerGroups.group(group.ownerKeyId, group.name).nack(leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
       }
       return;
     }
@@ -145,7 +145,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
         const heardBefore = commitsHeard;
         let acked: LeaseOutcome | undefined;
         if (wait.acks && wait.acks.length > 0) {
-          acked = await ports.consumerGroups.ack(ownerKeyId, name, wait.acks, ports.clock.now());
+          acked = await ports.consumerGroups.group(ownerKeyId, name).ack(wait.acks, ports.clock.now());
           if (!acked) return undefined;
         }
         const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);

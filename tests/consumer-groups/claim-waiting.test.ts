@@ -84,14 +84,20 @@ describe('a claim that waits for events', () => {
     const calls = { pending: 0, claim: 0 };
     let claimed!: () => void;
     const firstLooksDone = new Promise<void>((resolve) => (claimed = resolve));
-    const counted = {
+    const counted: typeof groups = {
       ...groups,
-      pending: (...args: Parameters<typeof groups.pending>) => ((calls.pending += 1), groups.pending(...args)),
-      claim: async (...args: Parameters<typeof groups.claim>) => {
-        calls.claim += 1;
-        const outcome = await groups.claim(...args);
-        if (calls.claim === 10) claimed();
-        return outcome;
+      group(ownerKeyId, name) {
+        const group = groups.group(ownerKeyId, name);
+        return {
+          ...group,
+          pending: (now) => ((calls.pending += 1), group.pending(now)),
+          claim: async (request) => {
+            calls.claim += 1;
+            const outcome = await group.claim(request);
+            if (calls.claim === 10) claimed();
+            return outcome;
+          },
+        };
       },
     };
     const waits = createClaimWaits({ consumerGroups: counted, eventLog: store.eventLog, clock: store.clock, commits: store.commits }, { recheckMs: 60_000 });
