@@ -58,6 +58,7 @@ const measure = async (phase: 'alone' | 'waiting') => {
   setMaxListeners(claimers + 10, stopClaims.signal);
   let waiting = 0;
   let refused = 0;
+  let failed = 0;
   const claimer = async (index: number) => {
     const key = KEYS[index % KEYS.length]!;
     const address = ADDRESSES[index % ADDRESSES.length]!;
@@ -65,7 +66,13 @@ const measure = async (phase: 'alone' | 'waiting') => {
       waiting++;
       const answer = await post('/consumer-groups/waiting/claims', key, { consumer: `c${index}`, waitMs: 30_000 }, address, stopClaims.signal);
       waiting--;
-      if (!answer) return;
+      if (!answer) {
+        // Refused at the door (its address's connection cap) or reset: a client tries again a second later.
+        if (stopClaims.signal.aborted) return;
+        failed++;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
       if (answer.status === 429) refused++;
       if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, answer.retryAfter * 1000));
     }
@@ -91,10 +98,11 @@ const measure = async (phase: 'alone' | 'waiting') => {
   await probe;
   const inFlight = waiting;
   const refusedDuring = refused;
+  const failedDuring = failed;
   stopClaims.abort();
   await Promise.all(claims);
   if (result.non2xx > 0 || result.errors > 0) console.log(`  note: ${phase}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
-  return { creationsPerSecond: result.requestsPerSecond, livezP50Ms: median(livez), claimsOutstanding: inFlight, refused: refusedDuring };
+  return { creationsPerSecond: result.requestsPerSecond, livezP50Ms: median(livez), claimsOutstanding: inFlight, refused: refusedDuring, failed: failedDuring };
 };
 
 try {
@@ -113,8 +121,8 @@ try {
     const figures: Record<string, Awaited<ReturnType<typeof measure>>> = {};
     for (const phase of order) figures[phase] = await measure(phase);
     for (const phase of ['alone', 'waiting']) {
-      const { creationsPerSecond, livezP50Ms, claimsOutstanding, refused } = figures[phase]!;
-      console.log(`  round ${round + 1} ${phase.padEnd(7)}: A ${creationsPerSecond.toFixed(0)} creations/s, /livez p50 ${livezP50Ms.toFixed(1)} ms${phase === 'waiting' ? `, ${claimsOutstanding} claims open at its end, ${refused} refused with 429 in all` : ''}`);
+      const { creationsPerSecond, livezP50Ms, claimsOutstanding, refused, failed } = figures[phase]!;
+      console.log(`  round ${round + 1} ${phase.padEnd(7)}: A ${creationsPerSecond.toFixed(0)} creations/s, /livez p50 ${livezP50Ms.toFixed(1)} ms${phase === 'waiting' ? `, ${claimsOutstanding} claims open at its end, ${refused} refused with 429 and ${failed} failed to connect in all` : ''}`);
     }
     ratios.push(figures.waiting!.creationsPerSecond / figures.alone!.creationsPerSecond);
     livez.push(figures.waiting!.livezP50Ms);
