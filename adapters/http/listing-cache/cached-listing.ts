@@ -1,10 +1,10 @@
 import { HttpProblem } from '../pipeline/errors.ts';
 import { admitted } from '../guards/guards.ts';
-import type { Guard, GuardedRoute } from '../guards/guards.ts';
+import type { Guard } from '../guards/guards.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import type { ListingAnswer, ListingCache } from './listing-cache.ts';
 import { sendAnswer } from '../pipeline/request-pipeline.ts';
-import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
+import type { AnswerBranch } from '../pipeline/request-state.ts';
 import type { Answered } from '../../observability/request-log.ts';
 import { MIN_POSITION_FIELD, minPositionOf } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
@@ -17,27 +17,24 @@ export interface CachedListingOptions {
   readonly readPositions: Pick<ReadPositions, 'reached'>;
 }
 
-// The only path answered here, and so also the route template it reports.
+// The only path answered here (the route table gives this branch `GET /v1/pets` alone), and so also the route template it reports.
 const LISTING_PATH = '/v1/pets';
-const LISTING_ROUTE: GuardedRoute = { template: LISTING_PATH, keyed: true };
 const LISTING_HEADERS = Object.freeze({ 'Content-Type': JSON_TYPE });
 
 /**
- * The pipeline's branch for cached listings, tried before the Koa app: a context, the middleware chain
- * and the router cost more than the rest of such an answer. It runs the app's guards (`guards.ts`), decided
- * once on the request's state (which the app then reads); only a 200 is answered here, anything else is
- * left to the app.
+ * The pipeline's branch for cached listings (`GET /v1/pets`'s in the route table), tried before the Koa
+ * app: a context, the middleware chain and the router cost more than the rest of such an answer. It runs
+ * the app's guards (`guards.ts`), decided once on the request's state (which the app then reads); only a
+ * 200 is answered here, anything else is left to the app.
  */
 export function createCachedListingBranch(options: CachedListingOptions): AnswerBranch {
   const { cache, guards, readPositions } = options;
   return function answerCachedListing(request, response, state) {
-    if (request.method !== 'GET') return undefined;
     const target = request.url!;
     const queryStart = target.indexOf('?');
-    if ((queryStart < 0 ? target : target.slice(0, queryStart)) !== LISTING_PATH) return undefined;
     const minPosition = minPositionOf(request.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined && (minPosition instanceof HttpProblem || minPosition > readPositions.reached)) return undefined;
-    const passed = admitted(guards, request, response, state, LISTING_ROUTE);
+    const passed = admitted(guards, request, response, state);
     if (passed instanceof Promise) return passed.then((settled) => (settled ? lookUp() : undefined));
     return passed ? lookUp() : undefined;
 
