@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../../application/index.ts';
 import type { Commits, EventLog } from '../../../application/index.ts';
 import { clientAddressKey } from '../guards/client-address.ts';

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import { ORDER_USE_CASES, OrderNotFound } from '../../../application/index.ts';
 import type { OrderPorts, RequestContext, WrittenOrder } from '../../../application/index.ts';
 import { NewOrderSchema, OrderPatchSchema } from '../../../contract/orders.ts';

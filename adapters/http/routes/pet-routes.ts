@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'koa';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
 import type { PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';

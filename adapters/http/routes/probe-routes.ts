@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { declareRoutes } from '../pipeline/route-table.ts';
 import type { Route, RouteContext } from '../pipeline/request-state.ts';

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';

@@ -35,12 +35,18 @@ export interface CommittedPositions {
   readonly drawnFrom: number;
   readonly last: number;
   readonly changes: readonly RowChange[];
+  readonly types: readonly string[];
 }
 
 /** Where a batch's events lie: from its first drawn position to its last event's. */
 export type BatchPositions = Pick<CommittedPositions, 'drawnFrom' | 'last'>;
 
 export interface PostgresWrites extends SqlWrites {
+  /**
+   * Runs `work` in a transaction beside the batches of appends, answered within the same bound from its
+   * arrival as an append (503 past it, and then rolled back rather than committed).
+   */
+  transaction<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
   /**
@@ -118,7 +124,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
 
   function answer({ outcome, drawnFrom }: { outcome: BatchOutcome; drawnFrom: number }): void {
     fault = undefined;
-    if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes });
+    if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes, types: outcome.types });
     for (const each of outcome.answers) each();
   }
 
@@ -212,6 +218,12 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     append: committer.append,
     create: committer.create,
     drain: committer.drain,
+    transaction: (work) => committer.beside((overdue) => db.transaction().execute(async (on) => {
+      const result = await work(on);
+      // Answered 503 already: what it did is rolled back, not committed behind the caller's back.
+      if (overdue()) throw waitedTooLong();
+      return result;
+    })),
     async checkWrites() {
       const stalled = committer.stalled();
       if (stalled || !fault) return stalled ?? fault;
