@@ -12,6 +12,7 @@ import { guardRoutes } from './guards/guards.ts';
 import type { Guard, GuardedRoute } from './guards/guards.ts';
 import { createDocumentRouter } from './routes/document-routes.ts';
 import type { ListingCache } from './listing-cache/listing-cache.ts';
+import type { InventoryCache } from './listing-cache/inventory-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
@@ -52,6 +53,8 @@ export interface HttpAppOptions {
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
+  /** The inventory kept exact in memory (the one `orders` reads), answered beside the cached listings. */
+  readonly inventoryCache?: InventoryCache | undefined;
   /** Around every answer when given: the request's server span (tracing). */
   readonly traceAnswers?: AroundAnswer | undefined;
   /** What the pet routes call; the application's use cases unless given. */
@@ -144,7 +147,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     rejectUnrouted(ctx, methodsAllowedAt);
   });
-  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, guards, readPositions });
+  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, inventory: options.inventoryCache, guards, readPositions });
   // The two branches answer different methods: a creation, or a cached listing.
   const branch: AnswerBranch = (request, response, state) => (request.method === 'POST' ? pets.creationBranch : cachedListing)?.(request, response, state);
   const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
