@@ -14,6 +14,8 @@ export interface Commit {
   readonly last?: number;
   /** The rows it changed; undefined: anything may have changed (another process's commit, a write around the store). */
   readonly changes?: readonly RowChange[];
+  /** The types of the events it appended; undefined: any type may have been appended. */
+  readonly types?: readonly string[];
 }
 
 /**

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups/consumer-groups.ts';
 import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
 import { NAME_PATTERN } from './schemas.ts';
@@ -36,8 +35,6 @@ const Lease = Type.String({
   minLength: 1, maxLength: LEASE_MAX_CODE_POINTS, pattern: NAME_PATTERN, description: `Opaque: names one handing out of one event (code points; ${NAME_RULE}).`,
 });
 const Leases = Type.Array(Lease, { minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true });
-// What the compiled checks take for them: their length and characters are checked in code points (`nameProblem`), not in UTF-16 units.
-const LeasesChecked = Type.Array(Type.String(), { minItems: 1, maxItems: MAX_LEASES_PER_REQUEST, uniqueItems: true });
 
 export const NewConsumerGroupSchema = Type.Object(
   { ackTimeoutMs: Type.Optional(AckTimeoutMs), maxDeliveries: Type.Optional(MaxDeliveries), start: Type.Optional(Start), types: Type.Optional(Types) },
@@ -161,11 +158,3 @@ export const CONSUMER_GROUP_COMPONENTS: Record<string, TSchema> = {
   ReplayParked: ReplayParkedSchema,
   Replayed: ReplayedSchema,
 };
-
-export const NewConsumerGroupCheck = TypeCompiler.Compile(NewConsumerGroupSchema);
-export const ClaimRequestCheck = TypeCompiler.Compile(Type.Object(
-  { ...ClaimRequestSchema.properties, consumer: Type.String(), acks: Type.Optional(LeasesChecked) }, { additionalProperties: false },
-));
-export const LeasesCheck = TypeCompiler.Compile(Type.Object({ leases: LeasesChecked }, { additionalProperties: false }));
-export const NackCheck = TypeCompiler.Compile(Type.Object({ ...NackSchema.properties, leases: LeasesChecked }, { additionalProperties: false }));
-export const ReplayParkedCheck = TypeCompiler.Compile(ReplayParkedSchema);

@@ -1,4 +1,4 @@
-import type { Commits } from '../commits.ts';
+import type { Commit, Commits } from '../commits.ts';
 import { claimEvents } from './consumer-groups.ts';
 import type { ClaimOutcome, ConsumerGroupPorts, LeaseOutcome } from './consumer-groups.ts';
 
@@ -33,21 +33,28 @@ interface Waiter {
 interface WaitingGroup {
   readonly ownerKeyId: string;
   readonly name: string;
+  /** The types the group takes (absent: every type): a commit of none of them is not its concern. */
+  readonly types: readonly string[] | undefined;
   readonly waiters: Waiter[];
   looking: boolean;
   again: boolean;
   timer: ReturnType<typeof setTimeout> | undefined;
-  /** The commits heard when the group last read the log (`commitsHeard`): fewer than now, the log may hold more for it. */
-  logReadAt: number;
+  /** A commit of its concern was heard since the group last read the log: the log may hold more for it. */
+  logMoved: boolean;
+}
+
+/** Whether `commit` may have appended events of a type `group` takes. */
+function concerns(commit: Commit, group: WaitingGroup): boolean {
+  return group.types === undefined || commit.types === undefined || commit.types.some((type) => group.types!.includes(type));
 }
 
 /**
- * Waiting claims, a queue per group: on a commit, a change made here, or every `recheckMs` (retries falling
- * due, leases expiring, other instances' changes), the group is looked at once for its first waiter, then
- * for the next while events keep coming. A look with no commit heard since the group last read the log
- * is one read (`due`), and one that finds nothing due writes nothing, so an idle group costs one read a
- * recheck however many claims wait on it. A commit that appended nothing (a group's own write) counts for
- * nobody.
+ * Waiting claims, a queue per group: on a commit of a type the group takes, a change made here, or every
+ * `recheckMs` (retries falling due, leases expiring, other instances' changes), the group is looked at once
+ * for its first waiter, then for the next while events keep coming. A look with no such commit heard since
+ * the group last read the log is one read (`due`), and one that finds nothing due writes nothing, so an
+ * idle group costs one read a recheck however many claims wait on it, and another tenant's commits of
+ * other types cost it nothing. A commit that appended nothing (a group's own write) counts for nobody.
  */
 export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits: Pick<Commits, 'onCommitted'> }, options: { readonly recheckMs: number }): ClaimWaits {
   const groups = new Map<string, WaitingGroup>();
@@ -69,9 +76,8 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           const waiter = group.waiters[0]!;
           let outcome: ClaimOutcome | undefined;
           try {
-            const logMoved = group.logReadAt !== commitsHeard;
-            if (!logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
-            group.logReadAt = commitsHeard;
+            if (!group.logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
+            group.logMoved = false;
             outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
           } catch {
             // A store fault: the next look tries again; the waiter's own deadline still holds.
@@ -124,9 +130,13 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
     active += 1;
     unsubscribe ??= ports.commits.onCommitted((commit) => {
       // A commit that changed no pet appended no event (a group's own ack, nack or claim): nothing new to hand out.
-      if (commit.changes?.length === 0) return;
+      if (commit.changes?.length === 0 && commit.types?.length === 0) return;
       commitsHeard += 1;
-      for (const group of groups.values()) look(group);
+      for (const group of groups.values()) {
+        if (!concerns(commit, group)) continue;
+        group.logMoved = true;
+        look(group);
+      }
     });
   }
 
@@ -151,17 +161,18 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
         const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);
         const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
         if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return withAcks(first);
+        const key = keyOf(ownerKeyId, name);
+        const types = groups.has(key) ? undefined : (await ports.consumerGroups.get(ownerKeyId, name))?.types;
         const left = deadline - performance.now();
         if (left <= 0) return withAcks(first);
         return withAcks(await new Promise<ClaimOutcome | undefined>((resolve) => {
-          const key = keyOf(ownerKeyId, name);
           let group = groups.get(key);
           if (!group) {
-            group = { ownerKeyId, name, waiters: [], looking: false, again: false, timer: undefined, logReadAt: heardBefore };
+            group = { ownerKeyId, name, types, waiters: [], looking: false, again: false, timer: undefined, logMoved: false };
             groups.set(key, group);
           }
           // A commit heard during its first look may hold events for it: the group reads the log at its next look.
-          group.logReadAt = Math.min(group.logReadAt, heardBefore);
+          if (commitsHeard !== heardBefore) group.logMoved = true;
           const waiting = group;
           const stop = () => leave(waiting, waiter, { claims: [] });
           const timer = setTimeout(stop, left);
@@ -175,7 +186,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           };
           wait.signal?.addEventListener('abort', stop, { once: true });
           waiting.waiters.push(waiter);
-          if (waiting.logReadAt !== commitsHeard) look(waiting);
+          if (waiting.logMoved) look(waiting);
           else arm(waiting);
         }));
       } finally {

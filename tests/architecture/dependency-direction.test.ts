@@ -202,6 +202,19 @@ describe('dependency direction', () => {
     assert.deepEqual(offences, []);
   });
 
+  it('a route maps, it does not parse: no file of http/routes/ reads a body, a query or a schema check itself', () => {
+    // The readers under the one body check (`readBody`) and the one page query (`parsePageQuery`), and the schema compiler.
+    const rawReaders = ['readJsonObject', 'exactInteger', 'topLevelNumberText', 'readQuery', 'plainInteger', 'single', 'TypeCompiler'];
+    const offences = sourceFiles(join('adapters', 'http', 'routes')).flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      const clauses = [...text.matchAll(/(?:^|\s)import\s[^'"]*?\{([^}]*)\}[^'"]*?from\s+['"]([^'"]+)['"]/g)];
+      return clauses.flatMap(([, names, specifier]) => names!.split(',').map((name) => name.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!)
+        .filter((name) => rawReaders.includes(name) || specifier!.startsWith('@sinclair/typebox'))
+        .map((name) => `${relative(root, file)} imports ${name} from ${specifier}`));
+    });
+    assert.deepEqual(offences, []);
+  });
+
   it('the room cycle finder finds rooms that import each other (guards against a walk that sees none)', () => {
     assert.deepEqual(roomCycles(join('tests', 'architecture', 'fixtures')), [['cycle-a.ts', 'cycle-b.ts']]);
   });

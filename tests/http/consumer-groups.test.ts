@@ -55,6 +55,8 @@ describe('consumer groups over HTTP', () => {
     const cases: [string, unknown, RegExp][] = [
       ['/g', { ackTimeoutMs: 999 }, /ackTimeoutMs/],
       ['/g', '{"maxDeliveries": 1.0000000000000001}', /maxDeliveries/],
+      // `start` is a position or a word: a position is read exactly as well.
+      ['/g', '{"start": 1.0000000000000001}', /^start must be an integer/],
       ['/g', { typo: 1 }, /typo/],
       ['/g', { start: 10 ** 9 }, /past the end of the log/],
     ];

@@ -68,7 +68,7 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     assert.deepEqual(commits, [{ last: await readLogHead(opened.store.db) }], 'the first look finds where the log ends');
     const pet = await addPet(opened.store, { name: 'unnotified', categoryId: 1, status: 'available' });
     await changes.refresh();
-    assert.deepEqual(commits.at(-1), { last: await readLogHead(opened.store.db), changes: [{ table: 'pets', id: pet.id, statuses: ['available'] }] });
+    assert.deepEqual(commits.at(-1), { last: await readLogHead(opened.store.db), changes: [{ table: 'pets', id: pet.id, statuses: ['available'] }], types: ['PetAdded'] });
     await changePetStatus(opened.store, { id: pet.id, status: 'pending' });
     await changePetStatus(opened.store, { id: pet.id, status: 'sold' });
     await changes.refresh();
@@ -107,14 +107,14 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     await changes.refresh();
     const head = await readLogHead(opened.store.db);
     const [looked, read, told] = [looks.length, reads.length, heard.length];
-    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }] });
-    assert.deepEqual(commits.slice(told), [{ last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }] }]);
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }], types: ['PetStatusChanged'] });
+    assert.deepEqual(commits.slice(told), [{ last: head + 2, changes: [{ table: 'pets', id: 7, statuses: ['sold'] }], types: ['PetStatusChanged'] }]);
     // Its own notification, when it comes, finds it told already.
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual([looks.length - looked, reads.length - read], [0, 0], 'no look');
     // Positions past a gap: another instance's commit may lie between, so only a look may tell it.
-    changes.committed({ drawnFrom: head + 10, last: head + 11, changes: [{ table: 'pets', id: 8, statuses: ['available'] }] });
+    changes.committed({ drawnFrom: head + 10, last: head + 11, changes: [{ table: 'pets', id: 8, statuses: ['available'] }], types: ['PetAdded'] });
     assert.equal(heard.length, told + 1, 'not told');
     await changes.refresh();
     assert.equal(reads.length - read, 1, 'a look reads the log after what was told');
@@ -132,14 +132,14 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     announce(head);
     await changes.refresh();
     assert.equal(reads.length - read, 1, "another instance's commit: a read of the log");
-    assert.deepEqual(commits.at(-1), { last: head, changes: [{ table: 'pets', id: pet.id, statuses: ['sold'] }] });
+    assert.deepEqual(commits.at(-1), { last: head, changes: [{ table: 'pets', id: pet.id, statuses: ['sold'] }], types: ['PetAdded'] });
     // This instance's group: its notification outruns the answer to its COMMIT.
     announce(head + 2);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(reads.length - read, 1, 'its own group: no read of the log');
     changes.committing(undefined);
-    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }] });
-    assert.deepEqual(commits.at(-1), { last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }] });
+    changes.committed({ drawnFrom: head + 1, last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }], types: ['PetStatusChanged'] });
+    assert.deepEqual(commits.at(-1), { last: head + 2, changes: [{ table: 'pets', id: 9, statuses: ['pending'] }], types: ['PetStatusChanged'] });
   });
 
   it('answers every caller of one turn with one look, and a caller during a look with the next one', async () => {

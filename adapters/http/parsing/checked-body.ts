@@ -1,6 +1,8 @@
-import type { Static, TObject } from '@sinclair/typebox';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { TypeCheck } from '@sinclair/typebox/compiler';
+import { nameProblem } from '../../../domain/index.ts';
+import { NAME_PATTERN } from '../../../contract/schemas.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { exactInteger, topLevelNumberText } from './exact-json-integer.ts';
 import { readJsonObject } from './json-body.ts';
@@ -14,6 +16,8 @@ export interface BodyShape<T extends TObject> {
   readonly required: readonly string[];
   /** The integer fields, each with the range its message names. */
   readonly integers: readonly { readonly field: string; readonly minimum?: number; readonly maximum?: number }[];
+  /** The names a client gives (a string field, or a field of strings), each with its most code points. */
+  readonly names: readonly { readonly field: string; readonly maxCodePoints: number }[];
   /** Undefined when the values' rules are the use case's, not the schema's (`checkValues: false`). */
   readonly check: TypeCheck<T> | undefined;
 }
@@ -22,21 +26,54 @@ export interface BodyShape<T extends TObject> {
  * Compiles `schema` for `readBody`. `checkValues: false` checks only the body's form (an object, no
  * unknown field, every required one, integers sent exactly): where the domain checks the values with
  * messages of its own.
+ *
+ * A string whose pattern is the name rule (`NAME_PATTERN`), alone or as an array's items, is a name: it
+ * is checked by the rule a pet's name follows (`nameProblem`), its `maxLength` in code points, where the
+ * compiled check would count UTF-16 units (and refuse 64 emoji as 128 characters).
  */
 export function bodyShape<T extends TObject>(schema: T, what: string, options: { readonly checkValues?: boolean } = {}): BodyShape<T> {
-  const integers = Object.entries(schema.properties)
-    .filter(([, property]) => property.type === 'integer')
-    .map(([field, property]) => ({ field, ...(property.minimum === undefined ? {} : { minimum: property.minimum as number }), ...(property.maximum === undefined ? {} : { maximum: property.maximum as number }) }));
+  const integers = Object.entries(schema.properties).flatMap(([field, property]) => {
+    const integer = integerIn(property);
+    return integer === undefined ? [] : [{ field, ...(integer.minimum === undefined ? {} : { minimum: integer.minimum as number }), ...(integer.maximum === undefined ? {} : { maximum: integer.maximum as number }) }];
+  });
+  const checkValues = options.checkValues !== false;
+  const names = checkValues ? Object.entries(schema.properties).flatMap(([field, property]) => {
+    const name = nameIn(property);
+    return name === undefined ? [] : [{ field, maxCodePoints: name.maxLength as number }];
+  }) : [];
   return {
-    what, fields: Object.keys(schema.properties), required: schema.required ?? [], integers,
-    check: options.checkValues === false ? undefined : TypeCompiler.Compile(schema),
+    what, fields: Object.keys(schema.properties), required: schema.required ?? [], integers, names,
+    check: checkValues ? TypeCompiler.Compile(names.length === 0 ? schema : withNamesAsAnyText(schema)) : undefined,
   };
+}
+
+/** A property's integer: itself, or the integer a union of it allows (`start`: `beginning`, `end` or a position). */
+function integerIn(property: TSchema): TSchema | undefined {
+  if (property.type === 'integer') return property;
+  return (property.anyOf as TSchema[] | undefined)?.find((member) => member.type === 'integer');
+}
+
+/** A property's name: itself, or its items when it is an array of names. */
+function nameIn(property: TSchema): TSchema | undefined {
+  const isName = (schema: TSchema | undefined) => schema?.type === 'string' && schema.pattern === NAME_PATTERN;
+  if (isName(property)) return property;
+  return property.type === 'array' && isName(property.items as TSchema | undefined) ? property.items as TSchema : undefined;
+}
+
+/** The schema with each name's length and pattern left to `nameProblem`, everything else as declared. */
+function withNamesAsAnyText<T extends TObject>(schema: T): T {
+  const anyText = ({ minLength: _min, maxLength: _max, pattern: _pattern, ...rest }: TSchema): TSchema => rest as TSchema;
+  const properties = Object.fromEntries(Object.entries(schema.properties).map(([field, property]) => {
+    const name = nameIn(property);
+    return [field, name === undefined ? property : name === property ? anyText(property) : { ...property, items: anyText(name) }];
+  }));
+  return { ...schema, properties };
 }
 
 /**
  * The body checked against its shape, the first problem a 400 `invalid_body` naming the field: not an
  * object, an unknown field, a required one missing, an integer JSON.parse did not read exactly (it
- * rounds 9007199254740993), then the schema's rules.
+ * rounds 9007199254740993), then the schema's rules, then the names' rule.
  */
 export function readBody<T extends TObject>(sent: JsonBody, shape: BodyShape<T>): Static<T> {
   const { body, raw } = readJsonObject(sent, shape.what, shape.fields);
@@ -50,6 +87,14 @@ export function readBody<T extends TObject>(sent: JsonBody, shape: BodyShape<T>)
   if (shape.check && !shape.check.Check(body)) {
     const first = shape.check.Errors(body).First()!;
     throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
+  }
+  for (const { field, maxCodePoints } of shape.names) {
+    const value = body[field];
+    const texts = typeof value === 'string' ? [[field, value]] : Array.isArray(value) ? value.map((text, index) => [`${field}/${index}`, text as string]) : [];
+    for (const [name, text] of texts) {
+      const problem = nameProblem(name!, text!, maxCodePoints);
+      if (problem !== undefined) throw new HttpProblem('invalid_body', problem);
+    }
   }
   return body as Static<T>;
 }

@@ -1,22 +1,16 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { TypeCheck } from '@sinclair/typebox/compiler';
-import type { TSchema } from '@sinclair/typebox';
-import { nameProblem } from '../../../domain/index.ts';
 import type { PetEvent } from '../../../domain/index.ts';
-import { ackEvents, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NackRequest, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import { ackEvents, checkedPage, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
+import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
-import {
-  ClaimRequestCheck, ClaimRequestSchema, CONSUMER_MAX_CODE_POINTS, GROUP_NAME_PATTERN, LEASE_MAX_CODE_POINTS, LeasesCheck, LeasesSchema, NackCheck, NackSchema, NewConsumerGroupCheck, NewConsumerGroupSchema,
-  ReplayParkedCheck, ReplayParkedSchema,
-} from '../../../contract/consumer-groups.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../../application/index.ts';
+import { ClaimRequestSchema, LeasesSchema, NackSchema, NewConsumerGroupSchema, ReplayParkedSchema } from '../../../contract/consumer-groups.ts';
 import { cloudEventJson } from '../../../contract/cloud-events.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
-import { exactInteger, topLevelNumberText } from '../parsing/exact-json-integer.ts';
-import { jsonBodyOf, readJsonObject, requireJsonBody } from '../parsing/json-body.ts';
-import { plainInteger, readQuery, single } from '../parsing/list-query.ts';
+import { bodyShape, readBody } from '../parsing/checked-body.ts';
+import { parseGroupName } from '../parsing/group-name.ts';
+import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
+import { nextPageLink, parsePageQuery } from '../parsing/list-query.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { invalidKey } from '../guards/require-api-key.ts';
@@ -39,7 +33,12 @@ export interface ConsumerGroupRoutesOptions {
   readonly publicBaseUrl: () => string;
 }
 
-const NAME = new RegExp(GROUP_NAME_PATTERN);
+// Checked once each, by the one body check every route uses (`parsing/checked-body.ts`).
+const NEW_GROUP = bodyShape(NewConsumerGroupSchema, 'a NewConsumerGroup');
+const CLAIM_REQUEST = bodyShape(ClaimRequestSchema, 'a ClaimRequest');
+const LEASES = bodyShape(LeasesSchema, 'a Leases');
+const NACK = bodyShape(NackSchema, 'a Nack');
+const REPLAY_PARKED = bodyShape(ReplayParkedSchema, 'a ReplayParked');
 
 /** A group as its owner reads it, settings in the feed's names. */
 export function groupView(status: GroupStatus, head: number) {
@@ -62,37 +61,6 @@ export function groupView(status: GroupStatus, head: number) {
 }
 
 /**
- * A body checked against its schema, integers as written (JSON.parse would read 1.0000000000000001 as 1),
- * and the names a client gives (`names`: a field, or a field of strings, and its most code points) by the
- * rule a pet's name follows.
- */
-function checkedBody<T>(
-  ctx: Context, schema: TSchema & { properties: Record<string, TSchema>; $id?: string }, check: TypeCheck<TSchema>, required: readonly string[] = [],
-  names: Readonly<Record<string, number>> = {},
-): T {
-  const { body, raw } = readJsonObject(jsonBodyOf(ctx), `a ${schema.$id}`, Object.keys(schema.properties));
-  for (const field of required) if (!Object.hasOwn(body, field)) throw new HttpProblem('invalid_body', `${field} is required`);
-  if (!check.Check(body)) {
-    const first = check.Errors(body).First()!;
-    throw new HttpProblem('invalid_body', `${first.path.slice(1) || 'body'}: ${first.message}`);
-  }
-  for (const [field, value] of Object.entries(body)) {
-    if (typeof value !== 'number') continue;
-    const text = topLevelNumberText(raw, field);
-    if (text === undefined || exactInteger(text) !== BigInt(value)) throw new HttpProblem('invalid_body', `${field} must be a whole number, got ${text ?? value}`);
-  }
-  for (const [field, maxCodePoints] of Object.entries(names)) {
-    const value = body[field];
-    const texts = typeof value === 'string' ? [[field, value]] : Array.isArray(value) ? value.map((text, index) => [`${field}/${index}`, String(text)]) : [];
-    for (const [name, text] of texts) {
-      const problem = nameProblem(name!, text!, maxCodePoints);
-      if (problem !== undefined) throw new HttpProblem('invalid_body', problem);
-    }
-  }
-  return body as T;
-}
-
-/**
  * Experimental: consumer groups, each owned by the API key that made it (another key is told 404). Consumers
  * claim events under leases, ack or nack them; see docs/consumer-groups.md.
  */
@@ -112,11 +80,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const head = async () => await resource.eventLog.end();
   const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
-  const nameOf = (ctx: Context): string => {
-    const name = ctx.params.group!;
-    if (!NAME.test(name)) throw new HttpProblem('invalid_path', `a group name is 1 to 64 of a-z, 0-9 and -, got ${JSON.stringify(name)}`);
-    return name;
-  };
+  const nameOf = (ctx: Context): string => parseGroupName(ctx.params.group!);
   /** The caller's group named by the path, or 404 (also for another key's). */
   async function owned(ctx: Context): Promise<ConsumerGroup> {
     const name = nameOf(ctx);
@@ -132,7 +96,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.put('putConsumerGroup', '/v1/consumer-groups/:group', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const { types, ...body } = checkedBody<Omit<NewGroup, 'types'> & { types?: string[] }>(ctx, NewConsumerGroupSchema, NewConsumerGroupCheck);
+    const { types, ...body } = readBody(jsonBodyOf(ctx), NEW_GROUP);
     const request: NewGroup = { ...body, ...(types ? { types: types.map((type) => eventTypeNamed(type)!) as PetEvent['type'][] } : {}) };
     const created = await createGroup(resource, owner(ctx), name, request, resource.maxPerKey);
     if (created.outcome === 'conflict') throw new HttpProblem('group_exists', `consumer group ${name} exists with other settings; delete it first to change them`);
@@ -158,9 +122,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.post('claimConsumerGroupEvents', '/v1/consumer-groups/:group/claims', requireJsonBody(['application/json']), async (ctx) => {
     const name = nameOf(ctx);
-    const body = checkedBody<{ consumer: string; max?: number; waitMs?: number; acks?: string[] }>(
-      ctx, ClaimRequestSchema, ClaimRequestCheck, ['consumer'], { consumer: CONSUMER_MAX_CODE_POINTS, acks: LEASE_MAX_CODE_POINTS },
-    );
+    const body = readBody(jsonBodyOf(ctx), CLAIM_REQUEST);
     const waitMs = body.waitMs ?? 0;
     const waiting = waitMs > 0 ? resource.waitingClaims.admit(clientAddressKey(ctx.req.socket.remoteAddress ?? ''), owner(ctx)) : undefined;
     // The request has been read whole by now (its own 'close' has fired on Node 20): the response and the
@@ -212,13 +174,13 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.post('ackConsumerGroupEvents', '/v1/consumer-groups/:group/acks', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    const { leases } = readBody(jsonBodyOf(ctx), LEASES);
     const outcome = await ackEvents(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { acked: outcome.done.length, stale: outcome.stale };
   });
 
   router.post('nackConsumerGroupEvents', '/v1/consumer-groups/:group/nacks', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases, ...request } = checkedBody<NackRequest & { leases: string[] }>(ctx, NackSchema, NackCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    const { leases, ...request } = readBody(jsonBodyOf(ctx), NACK);
     const name = nameOf(ctx);
     const outcome = await nackEvents(resource, owner(ctx), name, leases, request);
     if (outcome.done.length > 0) claimWaits.changed(owner(ctx), name);
@@ -226,27 +188,24 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.post('extendConsumerGroupLeases', '/v1/consumer-groups/:group/extend', requireJsonBody(['application/json']), async (ctx) => {
-    const { leases } = checkedBody<{ leases: string[] }>(ctx, LeasesSchema, LeasesCheck, ['leases'], { leases: LEASE_MAX_CODE_POINTS });
+    const { leases } = readBody(jsonBodyOf(ctx), LEASES);
     const outcome = await extendLeases(resource, owner(ctx), nameOf(ctx), leases);
     ctx.body = { leases: outcome.done, stale: outcome.stale };
   });
 
   router.get('listParkedEvents', '/v1/consumer-groups/:group/parked', async (ctx) => {
-    const params = readQuery(ctx.querystring);
-    const limit = plainInteger('limit', single(params, 'limit')) ?? DEFAULT_LIMIT;
-    if (limit < 1 || limit > MAX_LIMIT) throw new HttpProblem('invalid_query', `limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
-    const after = plainInteger('after', single(params, 'after')) ?? 0;
+    const { limit, after = 0 } = checkedPage(parsePageQuery(ctx.querystring), 'parked event position');
     const group = await owned(ctx);
     // One more than asked says whether a next page exists.
     const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
     const page = parked.slice(0, limit);
-    if (parked.length > limit) ctx.set('Link', `<${publicBaseUrl()}/consumer-groups/${group.name}/parked?limit=${limit}&after=${page.at(-1)!.position}>; rel="next"`);
+    if (parked.length > limit) ctx.set('Link', nextPageLink(publicBaseUrl(), `/consumer-groups/${group.name}/parked`, {}, limit, page.at(-1)!.position));
     ctx.set('Content-Type', JSON_TYPE);
     ctx.body = Buffer.from(withEvents(page, (entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt })));
   });
 
   router.post('replayParkedEvents', '/v1/consumer-groups/:group/parked/replay', requireJsonBody(['application/json']), async (ctx) => {
-    const { positions } = checkedBody<{ positions?: number[] }>(ctx, ReplayParkedSchema, ReplayParkedCheck);
+    const { positions } = readBody(jsonBodyOf(ctx), REPLAY_PARKED);
     const group = await owned(ctx);
     const replayed = await replayParked(resource, owner(ctx), group.name, positions);
     if (replayed > 0) claimWaits.changed(owner(ctx), group.name);

@@ -3,15 +3,14 @@ import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
-import { NewWebhookCheckedSchema, WEBHOOK_ATTEMPTS_KEPT, WebhookReplaySchema } from '../../../contract/webhooks.ts';
-import { checkedPage, DEFAULT_LIMIT } from '../../../application/index.ts';
+import { NewWebhookCheckedSchema, WebhookReplaySchema } from '../../../contract/webhooks.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
 import { parseWebhookUrl, resolveSafeTarget, serviceRefusal, UnsafeWebhookTarget } from '../../webhooks/safe-target.ts';
 import type { TargetPolicy } from '../../webhooks/safe-target.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { bodyShape, readBody } from '../parsing/checked-body.ts';
 import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
-import { parsePageQuery } from '../parsing/list-query.ts';
+import { parseAttemptQuery } from '../parsing/attempt-query.ts';
 
 /** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
 export interface WebhookResource {
@@ -112,10 +111,7 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
   });
 
   router.get('listWebhookAttempts', '/v1/webhooks/:id/attempts', async (ctx) => {
-    const query = parsePageQuery(ctx.querystring, { integers: ['before'] });
-    const { limit } = checkedPage({ limit: query.limit ?? Math.min(DEFAULT_LIMIT, WEBHOOK_ATTEMPTS_KEPT) }, 'attempt');
-    const { before } = query;
-    if (before === 0) throw new HttpProblem('invalid_query', 'before must be an attempt id, from 1');
+    const { limit, before } = parseAttemptQuery(ctx.querystring);
     const subscription = await owned(ctx);
     // One more than asked says whether a next page exists.
     const attempts = await subscriptions.attempts(subscription.id, { limit: limit + 1, ...(before === undefined ? {} : { before }) }, webhooks.clock.now());

@@ -97,9 +97,9 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   function appendInTurn(request: () => AppendRequest): Promise<AppendResult> {
     const appended = appending.then(async () => {
       const { appendRows, commit } = transaction();
-      const { version, versions, position, changes } = executeAppend(appendRows, request(), clock.now());
+      const { version, versions, position, changes, types } = executeAppend(appendRows, request(), clock.now());
       commit();
-      listeners.tell({ last: position, changes });
+      listeners.tell({ last: position, changes, types });
       return { version, versions, position };
     });
     appending = appended.catch(() => undefined);

@@ -158,7 +158,8 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
       return look(false);
     }
     const changes = events.map(rowChangeOf);
-    listeners.tell(changes.includes(undefined) ? { last: told } : { last: told, changes: changes as RowChange[] });
+    const types = [...new Set(events.map((stored) => stored.event.type))];
+    listeners.tell(changes.includes(undefined) ? { last: told, types } : { last: told, changes: changes as RowChange[], types });
   }
 
   /** Starts looking after the current turn of the event loop, so that every request of the turn shares the first look. */
@@ -327,11 +328,11 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   return {
     onCommitted: listeners.onCommitted,
     refresh,
-    committed({ drawnFrom, last, changes }) {
+    committed({ drawnFrom, last, changes, types }) {
       known = Math.max(known, last);
       if (told !== undefined && told >= drawnFrom - 1 && told < last) {
         told = last;
-        listeners.tell({ last, changes });
+        listeners.tell({ last, changes, types });
       } else if (listeners.listening > 0) {
         // Past a gap, or before the first look: another instance's commit may lie between, so a look tells it.
         notified(last);

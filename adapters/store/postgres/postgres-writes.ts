@@ -35,6 +35,7 @@ export interface CommittedPositions {
   readonly drawnFrom: number;
   readonly last: number;
   readonly changes: readonly RowChange[];
+  readonly types: readonly string[];
 }
 
 /** Where a batch's events lie: from its first drawn position to its last event's. */
@@ -118,7 +119,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
 
   function answer({ outcome, drawnFrom }: { outcome: BatchOutcome; drawnFrom: number }): void {
     fault = undefined;
-    if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes });
+    if (outcome.last > 0) committed?.({ drawnFrom, last: outcome.last, changes: outcome.changes, types: outcome.types });
     for (const each of outcome.answers) each();
   }
 

@@ -237,7 +237,7 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     } catch {
       after = new Uint8Array();
     }
-    options.committed({ before, after }, { last: outcome.last, changes: outcome.changes });
+    options.committed({ before, after }, { last: outcome.last, changes: outcome.changes, types: outcome.types });
     await options.beforeAnswer?.();
     return { answers: outcome.answers, began, committed };
   }

@@ -19,10 +19,11 @@ export interface SqliteCommits extends Commits {
   close(): void;
 }
 
-/** What one commit of the store's own did: the log's last position after it (0: it appended nothing) and the pets it changed. */
+/** What one commit of the store's own did: the log's last position after it (0: it appended nothing), the rows it changed and the types it appended. */
 export interface OwnCommit {
   readonly last: number;
   readonly changes: readonly RowChange[];
+  readonly types: readonly string[];
 }
 
 /** The marks around one commit of the store's own. */
@@ -122,7 +123,7 @@ export function createSqliteCommits(database: SqliteDatabase, file: string, poll
   return {
     onCommitted: listeners.onCommitted,
     refresh,
-    committed({ before, after }, { last, changes }) {
+    committed({ before, after }, { last, changes, types }) {
       let foreign = false;
       if (before.length === 0 || after.length === 0) {
         seen = Buffer.alloc(0);
@@ -133,7 +134,7 @@ export function createSqliteCommits(database: SqliteDatabase, file: string, poll
       }
       // Another commit seen with this one: "anything may have changed" covers both.
       if (foreign) listeners.tell(last > 0 ? { last } : anythingChanged);
-      else if (changes.length > 0) listeners.tell({ last, changes });
+      else if (changes.length > 0 || types.length > 0) listeners.tell({ last, changes, types });
     },
     close() {
       stopPolling();

@@ -29,9 +29,10 @@ export interface AppendRows {
   insertEvents(rows: readonly NewEventRow[]): number;
 }
 
-/** What an append did: its result, and the read-model rows it changed (for the listing cache). */
+/** What an append did: its result, the read-model rows it changed (for the listing cache) and the types of its events (for claims waiting on some). */
 export interface Appended extends AppendResult {
   readonly changes: readonly RowChange[];
+  readonly types: readonly string[];
 }
 
 /** The one append plan that every backend executes, inside a transaction the backend holds. */
@@ -58,7 +59,7 @@ export function executeAppend(rows: AppendRows, { streams, metadata, options }: 
     return actual + events.length;
   });
   const position = rows.insertEvents(eventRows);
-  return { version: versions[0] ?? 0, versions, position, changes };
+  return { version: versions[0] ?? 0, versions, position, changes, types: eventRows.map((row) => row.type) };
 }
 
 /** The stream's read-model row, in the append's transaction, so a reader never sees one without the other. */

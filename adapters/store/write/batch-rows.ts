@@ -82,10 +82,11 @@ export interface BatchTransaction {
   failsBatch(error: unknown): boolean;
 }
 
-/** What a batch did: each append's answer (to give once committed), the rows it changed, its last position. */
+/** What a batch did: each append's answer (to give once committed), the rows it changed, the types of its events, its last position. */
 export interface BatchOutcome {
   readonly answers: (() => void)[];
   readonly changes: RowChange[];
+  readonly types: string[];
   /** The last position appended, 0 when no append of the batch appended. */
   readonly last: number;
 }
@@ -98,6 +99,7 @@ export interface BatchOutcome {
 export function appendAll(batch: BatchTransaction, appends: readonly PendingAppend[], now: Date): BatchOutcome {
   const answers: (() => void)[] = [];
   const changes: RowChange[] = [];
+  const types = new Set<string>();
   let last = 0;
   for (const write of appends) {
     let appended: Appended;
@@ -109,10 +111,11 @@ export function appendAll(batch: BatchTransaction, appends: readonly PendingAppe
       continue;
     }
     changes.push(...appended.changes);
+    for (const type of appended.types) types.add(type);
     last = Math.max(last, appended.position);
     answers.push(() => write.resolve({ version: appended.version, versions: appended.versions, position: appended.position }));
   }
-  return { answers, changes, last };
+  return { answers, changes, types: [...types], last };
 }
 
 /** What a batch's appends read, in one go under the batch's lock (so it sees every batch committed before). */
