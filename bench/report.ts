@@ -237,8 +237,8 @@ function groupSentence(groups: GroupFigures): string {
 function placementSentence(placement: PlacementFigures): string {
   const { creation, placement: placed } = placement;
   return `Store orders: \`POST /v1/store/orders\` (the order and its pet, two streams in one commit; each for another available pet of ${count(placement.pets)}) at ` +
-    `${rps(placed.median)} req/s (${us(placed.cpuPerRequestUs)} µs of the service's CPU a request, p99 ${placed.latencyP99Ms} ms), against \`POST /v1/pets\` (durable) on the same service at ` +
-    `${rps(creation.median)} req/s (${us(creation.cpuPerRequestUs)} µs, p99 ${creation.latencyP99Ms} ms): ${placement.ratio.toFixed(2)}×, medians of ${creation.rounds.length} alternating rounds at ${placement.connections} connections.`;
+    `${rps(placed.median)} req/s (${us(placed.cpuPerRequestUs)} of the service's CPU a request, p99 ${placed.latencyP99Ms} ms), against \`POST /v1/pets\` (durable) on the same service at ` +
+    `${rps(creation.median)} req/s (${us(creation.cpuPerRequestUs)}, p99 ${creation.latencyP99Ms} ms): ${placement.ratio.toFixed(2)}×, medians of ${creation.rounds.length} alternating rounds at ${placement.connections} connections.`;
 }
 
 /** Durable writes against the durable ceiling (Koa, and each turn's creations committed to a SQLite file before their 201s). */
