@@ -111,7 +111,7 @@ export interface FeedService {
 /** The service of `checkout` (this one by default) as `npm start` runs it, in `directory`, on `database`. */
 export async function startFeedService(database: string, directory: string, options: { checkout?: string; maxStreams?: number } = {}): Promise<FeedService> {
   const maxStreams = options.maxStreams ?? 100;
-  const child: ChildProcess = spawn(process.execPath, npmStartNodeArgs(options.checkout), {
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []), ...npmStartNodeArgs(options.checkout)], {
     cwd: directory,
     env: {
       PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', PETSTORE_LOG_LEVEL: 'silent', PETSTORE_METRICS: 'false',

@@ -34,7 +34,7 @@ describe('petstore groups', () => {
       await addPet(store, { name: 'Waiting', categoryId: 1 });
       const outcome = await claimEvents(ports, '7', 'billing', 'worker', 1);
       assert.ok(outcome && 'claims' in outcome);
-      await ports.consumerGroups.nack('7', 'billing', [outcome.claims[0]!.lease], new Date(), { park: true });
+      await ports.consumerGroups.group('7', 'billing').nack([outcome.claims[0]!.lease], new Date(), { park: true });
     } finally {
       await store.close();
     }

@@ -34,7 +34,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const rows = await withGroups(environment, async ({ consumerGroups, eventLog, clock }) => {
         const head = await eventLog.end();
         const groups = await consumerGroups.list();
-        const statuses = await Promise.all(groups.map((group) => consumerGroups.status(group.ownerKeyId, group.name, clock.now())));
+        const statuses = await Promise.all(groups.map((group) => consumerGroups.group(group.ownerKeyId, group.name).status(clock.now())));
         return statuses.filter((status) => status !== undefined).map((status) => [
           status.group.ownerKeyId, status.group.name, String(status.checkpoint), String(head), String(Math.max(0, head - status.checkpoint)), String(status.inFlight), String(status.parked),
         ]);
@@ -55,7 +55,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
     async run({ arguments: [name], options, environment }) {
       const keyId = keyIdOf(options, GROUP_COMMANDS['groups show']!.help);
       const shown = await withGroups(environment, async ({ consumerGroups, eventLog, clock }) => {
-        const status = await consumerGroups.status(keyId, name!, clock.now());
+        const status = await consumerGroups.group(keyId, name!).status(clock.now());
         if (!status) return undefined;
         const { groupView } = await import('../http/routes/consumer-group-routes.ts');
         return groupView(status, await eventLog.end());
@@ -88,7 +88,10 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const limit = options.limit === undefined ? 20 : parseDecimalInteger(options.limit as string, 1, 100);
       if (limit === undefined) throw new UsageError(`--limit must be a whole number from 1 to 100, got ${JSON.stringify(options.limit)}`, help);
       const parked = await withGroups(environment, async ({ consumerGroups }) =>
-        (await consumerGroups.get(keyId, name!)) ? consumerGroups.parked(keyId, name!, after, limit, new Date()) : undefined);
+        {
+        const group = consumerGroups.group(keyId, name!);
+        return (await group.get()) ? group.parked(after, limit, new Date()) : undefined;
+      });
       if (!parked) {
         return noSuchGroup(name!, keyId);
       }
@@ -123,7 +126,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       });
       const [{ replayParked }] = await Promise.all([import('../../application/index.ts')]);
       const replayed = await withGroups(environment, async (ports) =>
-        (await ports.consumerGroups.get(keyId, name!)) ? replayParked(ports, keyId, name!, positions) : undefined);
+        (await ports.consumerGroups.group(keyId, name!).get()) ? replayParked(ports, keyId, name!, positions) : undefined);
       if (replayed === undefined) {
         return noSuchGroup(name!, keyId);
       }
@@ -138,7 +141,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
     options: KEY_ID,
     async run({ arguments: [name], options, environment }) {
       const keyId = keyIdOf(options, GROUP_COMMANDS['groups delete']!.help);
-      const deleted = await withGroups(environment, ({ consumerGroups }) => consumerGroups.delete(keyId, name!));
+      const deleted = await withGroups(environment, ({ consumerGroups }) => consumerGroups.group(keyId, name!).delete());
       if (!deleted) return noSuchGroup(name!, keyId);
       process.stdout.write(`deleted consumer group ${name} of key ${keyId}\n`);
       return 0;

@@ -234,6 +234,56 @@ export const migrations: Record<string, Migration> = {
       if (postgres) await sql`create sequence order_ids as bigint`.execute(db);
     },
   },
+  '0013_consumer_group_exceptions': {
+    async up(db: Kysely<any>) {
+      const postgres = onPostgres(db);
+      const id = postgres ? 'bigint' : 'integer';
+      // Groups get an integer id to key their events' rows by; their events are no longer copied from the
+      // log: only those leased, waiting or parked keep a row, and every such row is carried over.
+      await db.schema.alterTable('consumer_groups').renameTo('consumer_groups_before').execute();
+      if (postgres) await sql`alter table consumer_groups_before rename constraint consumer_groups_pkey to consumer_groups_before_pkey`.execute(db);
+      await db.schema
+        .createTable('consumer_groups')
+        .addColumn('id', id, (column) => (postgres ? column.primaryKey().generatedByDefaultAsIdentity() : column.primaryKey().autoIncrement()))
+        .addColumn('owner_key_id', 'text', (column) => column.notNull())
+        .addColumn('name', 'text', (column) => column.notNull())
+        .addColumn('ack_timeout_ms', 'integer', (column) => column.notNull())
+        .addColumn('max_deliveries', 'integer', (column) => column.notNull())
+        .addColumn('start', 'text', (column) => column.notNull())
+        .addColumn('types', 'text')
+        .addColumn('created_at', 'text', (column) => column.notNull())
+        .addColumn('taken_to', id, (column) => column.notNull())
+        .addUniqueConstraint('consumer_groups_owner_key_id_name_unique', ['owner_key_id', 'name'])
+        .execute();
+      const settings = 'owner_key_id, name, ack_timeout_ms, max_deliveries, start, types, created_at, taken_to';
+      await sql`insert into consumer_groups (${sql.raw(settings)}) select ${sql.raw(settings)} from consumer_groups_before order by owner_key_id, name`.execute(db);
+      await db.schema
+        .createTable('consumer_group_exceptions')
+        .addColumn('group_id', id, (column) => column.notNull())
+        .addColumn('position', id, (column) => column.notNull())
+        .addColumn('stream_id', 'text', (column) => column.notNull())
+        .addColumn('state', 'text', (column) => column.notNull())
+        .addColumn('deliveries', 'integer', (column) => column.notNull())
+        .addColumn('not_before', 'text')
+        .addColumn('lease', 'text')
+        .addColumn('consumer', 'text')
+        .addColumn('lease_expires_at', 'text')
+        .addColumn('reason', 'text')
+        .addColumn('parked_at', 'text')
+        .addPrimaryKeyConstraint('consumer_group_exceptions_pkey', ['group_id', 'position'])
+        .execute();
+      await db.schema.createIndex('consumer_group_exceptions_stream').on('consumer_group_exceptions').columns(['group_id', 'stream_id', 'position']).execute();
+      await db.schema.createIndex('consumer_group_exceptions_state').on('consumer_group_exceptions').columns(['group_id', 'state', 'position']).execute();
+      // A lease was `<token>.<position>`; its row keeps the token. Rows of acked events never existed.
+      await sql`
+        insert into consumer_group_exceptions (group_id, position, stream_id, state, deliveries, not_before, lease, consumer, lease_expires_at, reason, parked_at)
+        select g.id, e.position, e.stream_id, e.state, e.deliveries, e.not_before,
+          substr(e.lease, 1, length(e.lease) - length(cast(e.position as text)) - 1), e.consumer, e.lease_expires_at, e.reason, e.parked_at
+        from consumer_group_events e join consumer_groups g on g.owner_key_id = e.owner_key_id and g.name = e.group_name`.execute(db);
+      await db.schema.dropTable('consumer_group_events').execute();
+      await db.schema.dropTable('consumer_groups_before').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

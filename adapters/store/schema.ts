@@ -122,33 +122,37 @@ export const WEBHOOK_ATTEMPTS = {
 } as const satisfies TableDeclaration;
 
 /**
- * A consumer group (see `ConsumerGroups`), named within the key that owns it. `types`: a JSON array of event
- * types, null for every type. `taken_to`: every event of the log up to it has been taken into the group (a row of
- * `consumer_group_events` while unsettled or parked; no row once acked).
+ * A consumer group (see `ConsumerGroups`), named within the key that owns it; `id` keys its events' rows.
+ * `types`: a JSON array of event types, null for every type. `taken_to`: the group's cursor in the log, every
+ * event up to it taken in (a row of `consumer_group_exceptions` while leased, waiting or parked; none once acked).
  */
 export const CONSUMER_GROUPS = {
   name: 'consumer_groups',
   columns: {
-    owner_key_id: text, name: text, ack_timeout_ms: integer, max_deliveries: integer, start: text, types: nullableText, created_at: text, taken_to: id,
+    id: { type: 'id', generated: 'by default' }, owner_key_id: text, name: text, ack_timeout_ms: integer, max_deliveries: integer, start: text, types: nullableText,
+    created_at: text, taken_to: id,
   },
-  primaryKey: ['owner_key_id', 'name'],
+  primaryKey: ['id'],
+  unique: { consumer_groups_owner_key_id_name_unique: ['owner_key_id', 'name'] },
 } as const satisfies TableDeclaration;
 
 /**
- * A group's events not yet acked: `state` `ready` (to hand out, not before `not_before`), `leased` (held by
- * `consumer` under `lease` until `lease_expires_at`) or `parked` (with `reason`). `event`: the stored event's JSON.
+ * A group's events that are not simply before its cursor and acked, and only those (the event itself is
+ * read from the log by position): `state` `ready` (waiting to be handed out, not before `not_before`: a
+ * retry, a release, or one held back by an earlier unsettled event of its pet), `leased` (held by
+ * `consumer` under the token `lease` until `lease_expires_at`) or `parked` (with `reason`).
  */
-export const CONSUMER_GROUP_EVENTS = {
-  name: 'consumer_group_events',
+export const CONSUMER_GROUP_EXCEPTIONS = {
+  name: 'consumer_group_exceptions',
   columns: {
-    owner_key_id: text, group_name: text, position: id, stream_id: text, state: text, deliveries: integer, not_before: nullableText,
-    lease: nullableText, consumer: nullableText, lease_expires_at: nullableText, reason: nullableText, parked_at: nullableText, event: text,
+    group_id: id, position: id, stream_id: text, state: text, deliveries: integer, not_before: nullableText,
+    lease: nullableText, consumer: nullableText, lease_expires_at: nullableText, reason: nullableText, parked_at: nullableText,
   },
-  primaryKey: ['owner_key_id', 'group_name', 'position'],
+  primaryKey: ['group_id', 'position'],
   indexes: {
     // The earliest unsettled event of a pet (per-pet order), and the group's rows in one state by position.
-    consumer_group_events_stream: ['owner_key_id', 'group_name', 'stream_id', 'position'],
-    consumer_group_events_state: ['owner_key_id', 'group_name', 'state', 'position'],
+    consumer_group_exceptions_stream: ['group_id', 'stream_id', 'position'],
+    consumer_group_exceptions_state: ['group_id', 'state', 'position'],
   },
 } as const satisfies TableDeclaration;
 
@@ -160,7 +164,7 @@ export const CONSUMER_GROUP_CONSUMERS = {
 } as const satisfies TableDeclaration;
 
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EVENTS, CONSUMER_GROUP_CONSUMERS,
+  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_CONSUMERS,
 ];
 
 /** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
@@ -190,7 +194,7 @@ export type StoreHealthTable = TableRow<typeof STORE_HEALTH>;
 export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
 export type ConsumerGroupsTable = TableRow<typeof CONSUMER_GROUPS>;
-export type ConsumerGroupEventsTable = TableRow<typeof CONSUMER_GROUP_EVENTS>;
+export type ConsumerGroupExceptionsTable = TableRow<typeof CONSUMER_GROUP_EXCEPTIONS>;
 export type ConsumerGroupConsumersTable = TableRow<typeof CONSUMER_GROUP_CONSUMERS>;
 
 export interface PetStoreDatabase {
@@ -204,7 +208,7 @@ export interface PetStoreDatabase {
   webhooks: WebhooksTable;
   webhook_attempts: WebhookAttemptsTable;
   consumer_groups: ConsumerGroupsTable;
-  consumer_group_events: ConsumerGroupEventsTable;
+  consumer_group_exceptions: ConsumerGroupExceptionsTable;
   consumer_group_consumers: ConsumerGroupConsumersTable;
 }
 

@@ -104,6 +104,18 @@ export async function readStream(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
   return { version: events.at(-1)?.streamVersion ?? 0, events };
 }
 
+/** The events at `positions` (every one of them committed), in the order asked. */
+export async function readEventsAt(executor: Kysely<PetStoreDatabase>, positions: readonly number[]): Promise<StoredEvent[]> {
+  if (positions.length === 0) return [];
+  const rows = await executor.selectFrom('events').selectAll().where('position', 'in', [...positions]).execute();
+  const byPosition = new Map(rows.map((row) => [Number(row.position), storedEventFromRow(row)]));
+  return positions.map((position) => {
+    const stored = byPosition.get(position);
+    if (!stored) throw new Error(`no event at position ${position} of the log`);
+    return stored;
+  });
+}
+
 /** How many events the log holds. */
 export async function countEvents(db: Kysely<PetStoreDatabase>): Promise<number> {
   const { n } = await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

@@ -44,6 +44,11 @@ export interface SqlDatabase {
    * someone else's commit that may have changed anything. Absent: such writes go straight to `db`.
    */
   readonly writeOutsideLog?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
+  /**
+   * Where a plain transaction has no bound from its arrival (PostgreSQL): a transaction answered within
+   * the same bound as an append, refused with 503 past it. Absent: `db.transaction()`.
+   */
+  readonly boundedTransaction?: <T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>) => Promise<T>;
 }
 
 /** A backend's store: the ports and the database beneath them, for the store's own modules (and tests). */

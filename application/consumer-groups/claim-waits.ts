@@ -76,7 +76,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
           const waiter = group.waiters[0]!;
           let outcome: ClaimOutcome | undefined;
           try {
-            if (!group.logMoved && !(await ports.consumerGroups.pending(group.ownerKeyId, group.name, ports.clock.now()))?.due) break;
+            if (!group.logMoved && !(await ports.consumerGroups.group(group.ownerKeyId, group.name).pending(ports.clock.now()))?.due) break;
             group.logMoved = false;
             outcome = await claimEvents(ports, group.ownerKeyId, group.name, waiter.consumer, waiter.max, false);
           } catch {
@@ -113,7 +113,7 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
       // It stopped waiting while a look leased events for it: nobody will handle them, so they go back at once.
       if (outcome && 'claims' in outcome && outcome.claims.length > 0) {
         const leases = outcome.claims.map((claim) => claim.lease);
-        void ports.consumerGroups.nack(group.ownerKeyId, group.name, leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
+        void ports.consumerGroups.group(group.ownerKeyId, group.name).nack(leases, ports.clock.now(), { release: true }).then(() => look(group), () => undefined);
       }
       return;
     }
@@ -155,14 +155,14 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
         const heardBefore = commitsHeard;
         let acked: LeaseOutcome | undefined;
         if (wait.acks && wait.acks.length > 0) {
-          acked = await ports.consumerGroups.ack(ownerKeyId, name, wait.acks, ports.clock.now());
+          acked = await ports.consumerGroups.group(ownerKeyId, name).ack(wait.acks, ports.clock.now());
           if (!acked) return undefined;
         }
         const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);
         const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
         if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return withAcks(first);
         const key = keyOf(ownerKeyId, name);
-        const types = groups.has(key) ? undefined : (await ports.consumerGroups.get(ownerKeyId, name))?.types;
+        const types = groups.has(key) ? undefined : (await ports.consumerGroups.group(ownerKeyId, name).get())?.types;
         const left = deadline - performance.now();
         if (left <= 0) return withAcks(first);
         return withAcks(await new Promise<ClaimOutcome | undefined>((resolve) => {

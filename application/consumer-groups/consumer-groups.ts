@@ -30,14 +30,12 @@ export const GROUP_LIMITS = {
   waitingClaimsPerKey: 100,
   waitingClaimsPerClient: 100,
   /**
-   * Unsettled events a group takes from the log ahead of its consumers: past it, the group reads no further
-   * until some settle, so its rows stay bounded whatever the log holds.
+   * Unsettled events a group holds at most (in flight, waiting to be retried, held back by their pet): past
+   * it, the group reads no further into the log until some settle, so its rows stay bounded whatever the log holds.
    */
   takenAhead: 2000,
   /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
   parkedPerGroup: 10_000,
-  /** Events read from the log at a time into a group. */
-  takePage: 500,
   /** Parked events one replay step hands back at a time. */
   replayPage: 500,
 } as const;
@@ -47,7 +45,7 @@ export interface ConsumerGroup extends GroupSettings {
   readonly ownerKeyId: string;
   readonly name: string;
   readonly createdAt: string;
-  /** Every event of the log up to here has been taken in: handed out, waiting, parked, or acked. */
+  /** The group's cursor: every event of the log up to here has been taken in (handed out, waiting, parked, or acked). */
   readonly takenTo: number;
 }
 
@@ -75,7 +73,7 @@ export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): n
   return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
 }
 
-/** See `ConsumerGroups.pending`. */
+/** See `GroupHandle.pending`. */
 export interface PendingEvents {
   readonly group: ConsumerGroup;
   readonly unsettled: number;
@@ -148,47 +146,72 @@ export class GroupLimitReached extends Error {
 }
 
 /**
- * Consumer groups and their state, durable beside the log. Every change of a group's events is one
- * transaction that holds the group alone (across instances too), so no event is ever under two live leases.
+ * The log's events past a group's cursor that a claim read for it (the group's types only, in position
+ * order), from `after`, the cursor it read at: a claim leases them straight from the log, or keeps as
+ * waiting those its pet holds back, at most `holdRoom` of them.
  */
-export interface ConsumerGroups {
-  /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
-  create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
-  get(ownerKeyId: string, name: string): Promise<ConsumerGroup | undefined>;
+export interface FreshEvents {
+  readonly after: number;
+  readonly events: readonly StoredEvent[];
+  readonly holdRoom: number;
+}
+
+/** What a claim asks of its group (see `GroupHandle.claim`). */
+export interface ClaimRequest {
+  readonly consumer: string;
+  readonly max: number;
+  readonly now: Date;
+  /** Records that `consumer` claimed now (a waiting claim's later looks do not). */
+  readonly seen: boolean;
+  readonly fresh?: FreshEvents | undefined;
+}
+
+/**
+ * One group of one key, and what its use cases do with it. Every change of its events is one
+ * transaction that holds the group alone (across instances too), so no event is ever under two live
+ * leases. Methods answer undefined (or nothing) when the key has no such group.
+ */
+export interface GroupHandle {
+  get(): Promise<ConsumerGroup | undefined>;
   /**
-   * What a claim needs first, in one read of the group's unsettled rows (never its parked ones): the group,
-   * its unsettled events, and whether one could be handed out at `now` but for per-pet order. Undefined
-   * when there is no such group.
+   * What a claim needs first, in one read of the group's unsettled events (never its parked ones): the
+   * group, its unsettled events, and whether one could be handed out at `now` but for per-pet order.
    */
-  pending(ownerKeyId: string, name: string, now: Date): Promise<PendingEvents | undefined>;
-  status(ownerKeyId: string, name: string, now: Date): Promise<GroupStatus | undefined>;
-  /** The key's groups by name; without a key, every key's (for the operator). */
-  list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
-  delete(ownerKeyId: string, name: string): Promise<boolean>;
+  pending(now: Date): Promise<PendingEvents | undefined>;
+  status(now: Date): Promise<GroupStatus | undefined>;
+  delete(): Promise<boolean>;
   /**
-   * Takes `events` (the log's events after `from` up to `to` that the group wants) into the group and moves
-   * `takenTo` to `to`, only while it is still `from`; false when someone else took them first.
+   * Hands the consumer up to `max` events that can go now, oldest first, each the earliest unsettled of
+   * its pet: those waiting (retries, expired leases, held back by their pet), then `fresh` ones while the
+   * group's cursor is still where they were read from, moving the cursor past them. First parks the
+   * events whose lease expired on their last delivery.
    */
-  take(ownerKeyId: string, name: string, from: number, to: number, events: readonly StoredEvent[]): Promise<boolean>;
-  /**
-   * Hands `consumer` up to `max` events that can go now, oldest first, each the earliest unsettled of its pet;
-   * first parks those whose lease expired on their last delivery. With `seen`, records that `consumer`
-   * claimed now (a waiting claim's later looks do not). Undefined when there is no such group.
-   */
-  claim(ownerKeyId: string, name: string, consumer: string, max: number, now: Date, seen?: boolean): Promise<ClaimOutcome | undefined>;
-  /** Undefined (like `nack` and `extend`) when there is no such group. */
-  ack(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
+  claim(request: ClaimRequest): Promise<ClaimOutcome | undefined>;
+  ack(leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
    * `release` hands them back at once as if this delivery never happened (they were never tried).
    */
-  nack(ownerKeyId: string, name: string, leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome | undefined>;
-  extend(ownerKeyId: string, name: string, leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
-  totals(now: Date): Promise<GroupTotals>;
+  nack(leases: readonly string[], now: Date, then: NackThen): Promise<LeaseOutcome | undefined>;
+  extend(leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /** Parked events after `after`, by position, at most `limit`; an event whose last delivery's lease expired by `now` is one. */
-  parked(ownerKeyId: string, name: string, after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
+  parked(after: number, limit: number, now: Date): Promise<ParkedEvent[]>;
   /** Hands parked events back (deliveries from 1 again): these positions, or up to `limit` of them after `after`; answers the positions handed back. */
-  unpark(ownerKeyId: string, name: string, which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }, now: Date): Promise<number[]>;
+  unpark(which: { readonly positions: readonly number[] } | { readonly after: number; readonly limit: number }, now: Date): Promise<number[]>;
+}
+
+/**
+ * Consumer groups and their state, durable beside the log: a group keeps its cursor in the log and, as
+ * its own rows, only the events that are not simply before it and settled (leased, waiting, parked).
+ */
+export interface ConsumerGroups {
+  /** Creates it unless its owner has one by that name (`exists` with the same settings, `conflict` with others); `GroupLimitReached` past `maxPerOwner`. */
+  create(ownerKeyId: string, name: string, settings: GroupSettings, takenTo: number, now: Date, maxPerOwner: number): Promise<CreateOutcome>;
+  /** The key's groups by name; without a key, every key's (for the operator). */
+  list(ownerKeyId?: string): Promise<ConsumerGroup[]>;
+  totals(now: Date): Promise<GroupTotals>;
+  /** The key's group by that name (whether it exists is for its methods to say). */
+  group(ownerKeyId: string, name: string): GroupHandle;
 }
 
 /** Every group together, for metrics whose series do not grow with the groups. */
@@ -208,32 +231,61 @@ export interface ConsumerGroupPorts {
   readonly clock: Clock;
 }
 
-/**
- * Takes the next page of the log into the group, while it holds fewer unsettled events than it may take
- * ahead. The log is read through its one reader, committed events only in position order, so a position
- * taken in can never be overtaken by a later commit.
- */
-export async function takeFromLog(ports: ConsumerGroupPorts, group: ConsumerGroup, unsettled: number): Promise<boolean> {
-  if (unsettled >= GROUP_LIMITS.takenAhead) return false;
-  const page = await ports.eventLog.readLog({ after: group.takenTo, limit: GROUP_LIMITS.takePage });
-  if (page.length === 0) return false;
-  const wanted = group.types === undefined ? page : page.filter((stored) => group.types!.includes(stored.event.type));
-  // Another instance may have taken them first: they are in the group either way.
-  await ports.consumerGroups.take(group.ownerKeyId, group.name, group.takenTo, page.at(-1)!.position, wanted);
-  return wanted.length > 0;
+/** What a claim does with the fresh events it walked (see `walkFresh`). */
+export interface FreshWalk {
+  readonly lease: readonly StoredEvent[];
+  /** Held back by an earlier unsettled event of their pet: kept waiting in the group. */
+  readonly hold: readonly StoredEvent[];
+  /** The group's cursor past them. */
+  readonly cursor: number;
 }
 
 /**
- * Claims events for `consumer`, taking what the log holds beyond the group first; `seen` (default) records
- * the consumer as seen now. Undefined when there is no such group.
+ * Walks `fresh` in position order: an event whose pet has an unsettled event before it (one of the
+ * group's, `unsettledStreams`, or one met earlier in the walk) is held back, any other leased; the walk
+ * stops before the event that would lease one more than `room` or hold one more than `fresh.holdRoom`.
+ */
+export function walkFresh(fresh: FreshEvents, room: number, unsettledStreams: ReadonlySet<string>): FreshWalk {
+  const lease: StoredEvent[] = [];
+  const hold: StoredEvent[] = [];
+  const met = new Set<string>();
+  let cursor = fresh.after;
+  for (const stored of fresh.events) {
+    const held = unsettledStreams.has(stored.streamId) || met.has(stored.streamId);
+    if (held ? hold.length >= fresh.holdRoom : lease.length >= room) break;
+    (held ? hold : lease).push(stored);
+    met.add(stored.streamId);
+    cursor = stored.position;
+  }
+  return { lease, hold, cursor };
+}
+
+/**
+ * The log's events past the group's cursor that a claim of `max` may lease, while it holds fewer unsettled
+ * events than it may take ahead. The log is read through its one reader, committed events only in
+ * position order, so a position past the cursor can never be overtaken by a later commit.
+ */
+async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number): Promise<FreshEvents | undefined> {
+  const holdRoom = GROUP_LIMITS.takenAhead - pending.unsettled;
+  if (holdRoom <= 0) return undefined;
+  const { group } = pending;
+  // A page at least a full claim long: events whose pet holds them back are passed over (kept waiting) for later ones.
+  const events = await ports.eventLog.readLog({ after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) });
+  return { after: group.takenTo, events, holdRoom };
+}
+
+/**
+ * Claims events for `consumer`: those waiting in the group, then fresh ones from the log past its
+ * cursor; `seen` (default) records the consumer as seen now. Undefined when there is no such group.
  */
 export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
-  const pending = await ports.consumerGroups.pending(ownerKeyId, name, ports.clock.now());
+  const group = ports.consumerGroups.group(ownerKeyId, name);
+  const pending = await group.pending(ports.clock.now());
   if (!pending) return undefined;
-  const took = await takeFromLog(ports, pending.group, pending.unsettled);
+  const fresh = await freshEvents(ports, pending, max);
   // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
-  if (!took && !pending.due && !seen) return { claims: [] };
-  return ports.consumerGroups.claim(ownerKeyId, name, consumer, max, ports.clock.now(), seen);
+  if (!fresh?.events.length && !pending.due && !seen) return { claims: [] };
+  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh });
 }
 
 /** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */
@@ -266,7 +318,7 @@ export async function createGroup(ports: ConsumerGroupPorts, ownerKeyId: string,
 
 /** Settles the events of `leases` still held; `GroupNotFound` when the key has no such group. */
 export async function ackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
-  return (await ports.consumerGroups.ack(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+  return (await ports.consumerGroups.group(ownerKeyId, name).ack(leases, ports.clock.now())) ?? notFound(name);
 }
 
 /** What a nack asks: retry after `retryAfterMs` (default at once), `park`, or `release` (alone: back at once, untried). */
@@ -283,12 +335,12 @@ export async function nackEvents(ports: ConsumerGroupPorts, ownerKeyId: string, 
   }
   const now = ports.clock.now();
   const then: NackThen = request.release ? { release: true } : request.park ? { park: true } : { notBefore: new Date(now.getTime() + (request.retryAfterMs ?? 0)) };
-  return (await ports.consumerGroups.nack(ownerKeyId, name, leases, now, then)) ?? notFound(name);
+  return (await ports.consumerGroups.group(ownerKeyId, name).nack(leases, now, then)) ?? notFound(name);
 }
 
 /** Gives the leases still held a new expiry, `ackTimeoutMs` from now; `GroupNotFound` when the key has no such group. */
 export async function extendLeases(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, leases: readonly string[]): Promise<LeaseOutcome> {
-  return (await ports.consumerGroups.extend(ownerKeyId, name, leases, ports.clock.now())) ?? notFound(name);
+  return (await ports.consumerGroups.group(ownerKeyId, name).extend(leases, ports.clock.now())) ?? notFound(name);
 }
 
 function notFound(name: string): never {
@@ -297,11 +349,12 @@ function notFound(name: string): never {
 
 /** Hands every parked event (or those at `positions`) back, a page at a time: never all of them in memory. Answers how many. */
 export async function replayParked(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, positions?: readonly number[]): Promise<number> {
-  if (positions !== undefined) return (await ports.consumerGroups.unpark(ownerKeyId, name, { positions }, ports.clock.now())).length;
+  const group = ports.consumerGroups.group(ownerKeyId, name);
+  if (positions !== undefined) return (await group.unpark({ positions }, ports.clock.now())).length;
   let count = 0;
   let after = 0;
   for (;;) {
-    const page = await ports.consumerGroups.unpark(ownerKeyId, name, { after, limit: GROUP_LIMITS.replayPage }, ports.clock.now());
+    const page = await group.unpark({ after, limit: GROUP_LIMITS.replayPage }, ports.clock.now());
     count += page.length;
     if (page.length < GROUP_LIMITS.replayPage) return count;
     after = page.at(-1)!;

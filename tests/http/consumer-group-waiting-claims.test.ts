@@ -67,7 +67,8 @@ describe('claims that wait for events, over HTTP', () => {
     assert.equal(answer.status, 401);
     assert.equal((await readError(answer)).code, 'unauthorized');
     const store = await api.database();
-    const leased = await store.db.selectFrom('consumer_group_events').select('position').where('group_name', '=', 'revoked-waiter').where('state', '=', 'leased').execute();
+    const leased = await store.db.selectFrom('consumer_group_exceptions').innerJoin('consumer_groups', 'consumer_groups.id', 'consumer_group_exceptions.group_id')
+      .select('position').where('consumer_groups.name', '=', 'revoked-waiter').where('state', '=', 'leased').execute();
     assert.deepEqual(leased, [], 'no lease taken for the revoked key');
   });
 

@@ -197,14 +197,15 @@ describe('consumer groups over HTTP', () => {
       await put('one');
       await put('two');
       for (let index = 0; index < 4; index++) await own.createPet({ name: `Measured ${index}`, categoryId: 1 });
-      const claimed = await own.request('/v1/consumer-groups/one/claims', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ consumer: 'c', max: 3 }) });
+      const claimed = await own.request('/v1/consumer-groups/one/claims', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ consumer: 'c', max: 4 }) });
       const { claims } = (await claimed.json()) as Claims;
       await own.request('/v1/consumer-groups/one/nacks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ leases: [claims[0]!.lease], park: true }) });
+      await own.request('/v1/consumer-groups/one/nacks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ leases: [claims[2]!.lease], retryAfterMs: 60_000 }) });
       await own.request('/v1/consumer-groups/one/acks', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ leases: [claims[1]!.lease] }) });
       const metrics = await (await own.request('/metrics', { key: null })).text();
       assert.match(metrics, /^petstore_consumer_groups 2$/m);
       assert.match(metrics, /^petstore_consumer_group_events\{state="in_flight"\} 1$/m);
-      assert.match(metrics, /^petstore_consumer_group_events\{state="waiting"\} 1$/m, 'group one took the log in on its claim; group two has not yet');
+      assert.match(metrics, /^petstore_consumer_group_events\{state="waiting"\} 1$/m, 'a retry waits in its group; events past a cursor are lag, not waiting');
       assert.match(metrics, /^petstore_consumer_group_events\{state="parked"\} 1$/m);
       assert.match(metrics, /^petstore_consumer_group_max_lag_events 4$/m, 'group two has settled nothing');
       assert.doesNotMatch(metrics, /group="/);

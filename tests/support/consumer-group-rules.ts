@@ -79,8 +79,8 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal(again!.position, silent!.position);
     assert.equal(again!.deliveries, 2, 'the expired lease counted');
     assert.notEqual(again!.lease, silent!.lease);
-    assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', [silent!.lease], clock.now()), { done: [], stale: [silent!.lease] }, 'the expired lease acks nothing');
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', [again!.lease], clock.now()))!.done, [{ lease: again!.lease }]);
+    assert.deepEqual(await a.consumerGroups.group(OWNER, 'g').ack([silent!.lease], clock.now()), { done: [], stale: [silent!.lease] }, 'the expired lease acks nothing');
+    assert.deepEqual((await b.consumerGroups.group(OWNER, 'g').ack([again!.lease], clock.now()))!.done, [{ lease: again!.lease }]);
   });
 
   withPair('an event whose leases expire maxDeliveries times is parked with a reason, read page by page, and replayed with deliveries from 1', async ({ first, second }) => {
@@ -95,15 +95,15 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
       clock.advance(SETTINGS.ackTimeoutMs + 1);
     }
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'parked, not handed out a fourth time');
-    const firstPage = await a.consumerGroups.parked(OWNER, 'g', 0, 2, clock.now());
-    const secondPage = await a.consumerGroups.parked(OWNER, 'g', firstPage.at(-1)!.position, 2, clock.now());
+    const firstPage = await a.consumerGroups.group(OWNER, 'g').parked(0, 2, clock.now());
+    const secondPage = await a.consumerGroups.group(OWNER, 'g').parked(firstPage.at(-1)!.position, 2, clock.now());
     assert.deepEqual([...firstPage, ...secondPage].map((parked) => [parked.position, parked.deliveries, parked.reason]), [1, 2, 3].map((position) => [position, 3, 'lease expired on delivery 3']));
-    const status = (await a.consumerGroups.status(OWNER, 'g', clock.now()))!;
+    const status = (await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!;
     assert.deepEqual({ checkpoint: status.checkpoint, parked: status.parked, inFlight: status.inFlight }, { checkpoint: 3, parked: 3, inFlight: 0 }, 'parked events are settled');
     assert.equal(await replayParked(b, OWNER, 'g'), 3);
     const replayed = claimsOf(await claimEvents(b, OWNER, 'g', 'fixed', 10));
     assert.deepEqual(replayed.map((claim) => [claim.position, claim.deliveries]), [[1, 1], [2, 1], [3, 1]]);
-    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'replayed events are unsettled again');
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 0, 'replayed events are unsettled again');
   });
 
   withPair('a nack hands the event out again after retryAfterMs, and parks it with park or once its deliveries are spent', async ({ first }) => {
@@ -112,14 +112,14 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 2 }, 0, clock.now(), 10);
     await addPets(first, 2);
     const [one, two] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
-    await a.consumerGroups.nack(OWNER, 'g', [one!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
-    assert.deepEqual((await a.consumerGroups.nack(OWNER, 'g', [two!.lease, 'nonsense'], clock.now(), { park: true }))!.stale, ['nonsense']);
+    await a.consumerGroups.group(OWNER, 'g').nack([one!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.deepEqual((await a.consumerGroups.group(OWNER, 'g').nack([two!.lease, 'nonsense'], clock.now(), { park: true }))!.stale, ['nonsense']);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'not before retryAfterMs');
     clock.advance(500);
     const [retried] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     assert.deepEqual([retried!.position, retried!.deliveries], [one!.position, 2]);
-    await a.consumerGroups.nack(OWNER, 'g', [retried!.lease], clock.now(), { notBefore: clock.now() });
-    const parked = await a.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now());
+    await a.consumerGroups.group(OWNER, 'g').nack([retried!.lease], clock.now(), { notBefore: clock.now() });
+    const parked = await a.consumerGroups.group(OWNER, 'g').parked(0, 10, clock.now());
     assert.deepEqual(parked.map((event) => [event.position, event.reason]), [[1, 'nacked on delivery 2 of 2'], [2, 'parked by a nack on delivery 1']]);
   });
 
@@ -130,11 +130,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, maxDeliveries: 1 }, 0, clock.now(), 10);
     await addPets(first, 2);
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'stopping', 10));
-    const released = await a.consumerGroups.nack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now(), { release: true });
+    const released = await a.consumerGroups.group(OWNER, 'g').nack(claims.map((claim) => claim.lease), clock.now(), { release: true });
     assert.deepEqual(released!.stale, []);
     const again = claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10));
     assert.deepEqual(again.map((claim) => [claim.position, claim.deliveries]), claims.map((claim) => [claim.position, 1]));
-    assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.parked, 0);
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').status(clock.now()))!.parked, 0);
   });
 
   withPair('an event whose last delivery expires shows parked as of its expiry, before any claim, and stays so once a claim parks it', async ({ first, second }) => {
@@ -145,13 +145,13 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 1);
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'dies', 10));
     clock.advance(SETTINGS.ackTimeoutMs + 1);
-    const status = (await b.consumerGroups.status(OWNER, 'g', clock.now()))!;
+    const status = (await b.consumerGroups.group(OWNER, 'g').status(clock.now()))!;
     assert.deepEqual([status.parked, status.inFlight, status.checkpoint], [1, 0, 1], 'parked and settled with no claim since');
-    const shown = await b.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now());
+    const shown = await b.consumerGroups.group(OWNER, 'g').parked(0, 10, clock.now());
     assert.deepEqual(shown.map((event) => [event.position, event.reason, event.parkedAt]), [[claim!.position, 'lease expired on delivery 1', claim!.leaseExpiresAt]]);
     clock.advance(5_000);
     assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'other', 10)), []);
-    assert.deepEqual(await b.consumerGroups.parked(OWNER, 'g', 0, 10, clock.now()), shown, 'the same once a claim parked it');
+    assert.deepEqual(await b.consumerGroups.group(OWNER, 'g').parked(0, 10, clock.now()), shown, 'the same once a claim parked it');
     assert.equal(await replayParked(b, OWNER, 'g'), 1);
   });
 
@@ -166,11 +166,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     clock.advance(10);
     const idleAt = clock.now().toISOString();
     assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'idle', 10)), []);
-    assert.deepEqual((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.consumers, [
+    assert.deepEqual((await b.consumerGroups.group(OWNER, 'g').status(clock.now()))!.consumers, [
       { consumer: 'busy', inFlight: 1, lastSeenAt: claimedAt }, { consumer: 'idle', inFlight: 0, lastSeenAt: idleAt },
     ]);
     clock.advance(consumersWindowMs(SETTINGS) + 1);
-    assert.deepEqual((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.consumers, []);
+    assert.deepEqual((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.consumers, []);
   });
 
   withPair('a group shows a bounded number of consumers: a claim by one more is told when to try again', async ({ first }) => {
@@ -190,18 +190,18 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const a = portsOn(first, clock);
     const b = portsOn(second, clock);
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
-    assert.equal((await b.consumerGroups.pending(OWNER, 'nope', clock.now()))?.due, undefined);
+    assert.equal((await b.consumerGroups.group(OWNER, 'nope').pending(clock.now()))?.due, undefined);
     await addPets(first, 1);
-    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'in the log, not yet taken in');
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').pending(clock.now()))?.due, false, 'in the log, not yet taken in');
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
-    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'under a live lease');
-    await a.consumerGroups.nack(OWNER, 'g', [claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
-    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, false, 'not before its retry');
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').pending(clock.now()))?.due, false, 'under a live lease');
+    await a.consumerGroups.group(OWNER, 'g').nack([claim!.lease], clock.now(), { notBefore: new Date(clock.now().getTime() + 500) });
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').pending(clock.now()))?.due, false, 'not before its retry');
     clock.advance(500);
-    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true);
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').pending(clock.now()))?.due, true);
     claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     clock.advance(SETTINGS.ackTimeoutMs + 1);
-    assert.equal((await b.consumerGroups.pending(OWNER, 'g', clock.now()))?.due, true, 'its lease expired');
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').pending(clock.now()))?.due, true, 'its lease expired');
   });
 
   withPair('a group holding its most parked events takes no more from the log until some are replayed', async ({ first }) => {
@@ -210,10 +210,10 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     await addPets(first, 2);
     const poison = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
-    await a.consumerGroups.nack(OWNER, 'g', poison.map((claim) => claim.lease), clock.now(), { park: true });
+    await a.consumerGroups.group(OWNER, 'g').nack(poison.map((claim) => claim.lease), clock.now(), { park: true });
     await addPets(first, 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), [], 'at its bound: nothing more taken in');
-    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2, 'its lag shows');
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 2, 'its lag shows');
     assert.equal(await replayParked(a, OWNER, 'g', [poison[0]!.position]), 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)).map((claim) => claim.position), [poison[0]!.position, 3]);
   });
@@ -239,11 +239,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     await addPets(first, 4);
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
-    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0);
-    await a.consumerGroups.ack(OWNER, 'g', [claims[1]!.lease, claims[3]!.lease], clock.now());
-    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 0, 'position 1 is still in flight');
-    await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
-    const seenByTheOther = (await second.consumerGroups().status(OWNER, 'g', clock.now()))!;
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 0);
+    await a.consumerGroups.group(OWNER, 'g').ack([claims[1]!.lease, claims[3]!.lease], clock.now());
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 0, 'position 1 is still in flight');
+    await a.consumerGroups.group(OWNER, 'g').ack([claims[0]!.lease], clock.now());
+    const seenByTheOther = (await second.consumerGroups().group(OWNER, 'g').status(clock.now()))!;
     assert.equal(seenByTheOther.checkpoint, 2, 'up to the one still in flight, as the other instance reads it');
     assert.deepEqual(await second.consumerGroups().totals(clock.now()), { groups: 1, inFlight: 1, waiting: 0, parked: 0, lowestCheckpoint: 2 });
     clock.advance(SETTINGS.ackTimeoutMs + 1);
@@ -258,11 +258,11 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 2);
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     const leases = claims.map((claim) => claim.lease);
-    assert.deepEqual(await a.consumerGroups.ack(OWNER, 'g', leases, clock.now()), { done: leases.map((lease) => ({ lease })), stale: [] });
-    assert.deepEqual((await b.consumerGroups.ack(OWNER, 'g', leases, clock.now()))!.stale, leases);
+    assert.deepEqual(await a.consumerGroups.group(OWNER, 'g').ack(leases, clock.now()), { done: leases.map((lease) => ({ lease })), stale: [] });
+    assert.deepEqual((await b.consumerGroups.group(OWNER, 'g').ack(leases, clock.now()))!.stale, leases);
     clock.advance(10 * SETTINGS.ackTimeoutMs);
     assert.deepEqual(claimsOf(await claimEvents(b, OWNER, 'g', 'd', 10)), []);
-    assert.equal((await b.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 2);
+    assert.equal((await b.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 2);
   });
 
   withPair('extend gives held leases a new expiry and leaves expired ones stale', async ({ first }) => {
@@ -272,12 +272,12 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await addPets(first, 1);
     const [claim] = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     clock.advance(SETTINGS.ackTimeoutMs - 1);
-    const extended = await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now());
+    const extended = await a.consumerGroups.group(OWNER, 'g').extend([claim!.lease], clock.now());
     assert.equal(extended!.done[0]!.leaseExpiresAt, new Date(clock.now().getTime() + SETTINGS.ackTimeoutMs).toISOString());
     clock.advance(SETTINGS.ackTimeoutMs - 1);
     assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'd', 10)), [], 'still held after its first expiry');
     clock.advance(2);
-    assert.deepEqual((await a.consumerGroups.extend(OWNER, 'g', [claim!.lease], clock.now()))!.stale, [claim!.lease]);
+    assert.deepEqual((await a.consumerGroups.group(OWNER, 'g').extend([claim!.lease], clock.now()))!.stale, [claim!.lease]);
   });
 
   withPair('per-pet order and one live lease hold under 4 consumers claiming through two instances at once', async ({ first, second }) => {
@@ -294,7 +294,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     const order = new Map<string, number[]>();
     const firsts = claimsOf(await claimEvents(instances[0]!, OWNER, 'g', 'c0', 100));
     assert.deepEqual(firsts.map((claim) => claim.position), [1, 2, 3, 4, 5, 6, 7, 8], 'only the first unsettled event of each pet');
-    await instances[0]!.consumerGroups.ack(OWNER, 'g', firsts.map((claim) => claim.lease), clock.now());
+    await instances[0]!.consumerGroups.group(OWNER, 'g').ack(firsts.map((claim) => claim.lease), clock.now());
     for (const claim of firsts) {
       acked.add(claim.position);
       order.set(claim.event.streamId, [claim.position]);
@@ -318,7 +318,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
         for (const claim of random % 2 ? claims : [...claims].reverse()) {
           await new Promise((resolve) => setImmediate(resolve));
           held.delete(claim.position);
-          const { done } = (await ports.consumerGroups.ack(OWNER, 'g', [claim.lease], clock.now()))!;
+          const { done } = (await ports.consumerGroups.group(OWNER, 'g').ack([claim.lease], clock.now()))!;
           assert.equal(done.length, 1);
           acked.add(claim.position);
         }
@@ -328,7 +328,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await Promise.all([0, 1, 2, 3].map(consumer));
     assert.equal(acked.size, total);
     for (const positions of order.values()) assert.deepEqual(positions, [...positions].sort((x, y) => x - y), 'each pet in log order');
-    assert.equal((await instances[1]!.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, total);
+    assert.equal((await instances[1]!.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, total);
   });
 
   withPair('past the in-flight cap of the group or the consumer, a claim is told so with when a lease frees up', async ({ first }) => {
@@ -353,10 +353,10 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await assert.rejects(consumerGroups.create(OWNER, 'c', SETTINGS, 0, clock.now(), 2), GroupLimitReached);
     assert.equal((await consumerGroups.create('2', 'a', SETTINGS, 0, clock.now(), 2)).outcome, 'created', 'names are per key');
     assert.deepEqual((await consumerGroups.list(OWNER)).map((group) => group.name), ['a', 'b']);
-    assert.equal(await consumerGroups.get('3', 'a'), undefined);
-    assert.equal(await consumerGroups.delete(OWNER, 'a'), true);
-    assert.equal(await consumerGroups.get(OWNER, 'a'), undefined);
-    assert.equal((await consumerGroups.get('2', 'a'))?.name, 'a', 'another key\'s group of that name stays');
+    assert.equal(await consumerGroups.group('3', 'a').get(), undefined);
+    assert.equal(await consumerGroups.group(OWNER, 'a').delete(), true);
+    assert.equal(await consumerGroups.group(OWNER, 'a').get(), undefined);
+    assert.equal((await consumerGroups.group('2', 'a').get())?.name, 'a', 'another key\'s group of that name stays');
   });
 
   withPair('a group with types takes only those, and its checkpoint passes the events it does not want', async ({ first }) => {
@@ -367,8 +367,8 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await changePetStatus(first.ports, { id: id!, status: 'sold' });
     const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
     assert.deepEqual(claims.map((claim) => [claim.position, claim.event.event.type]), [[3, 'PetStatusChanged']]);
-    await a.consumerGroups.ack(OWNER, 'g', [claims[0]!.lease], clock.now());
-    assert.equal((await a.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, 3);
+    await a.consumerGroups.group(OWNER, 'g').ack([claims[0]!.lease], clock.now());
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 3);
   });
 
   withPair('nothing is skipped while both instances commit as consumers claim: every event of the log is acked once', async ({ first, second }) => {
@@ -391,7 +391,7 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
           continue;
         }
         idle = 0;
-        const { done } = (await ports.consumerGroups.ack(OWNER, 'g', claims.map((claim) => claim.lease), clock.now()))!;
+        const { done } = (await ports.consumerGroups.group(OWNER, 'g').ack(claims.map((claim) => claim.lease), clock.now()))!;
         for (const { lease } of done) {
           const position = claims.find((claim) => claim.lease === lease)!.position;
           acked.set(position, (acked.get(position) ?? 0) + 1);
@@ -407,6 +407,6 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.ok(log.length >= 40);
     assert.deepEqual([...acked.keys()].sort((a, b) => a - b), log.map((stored) => stored.position), 'every committed event handed out and acked');
     assert.deepEqual([...acked.values()].filter((count) => count !== 1), []);
-    assert.equal((await instances[1]!.consumerGroups.status(OWNER, 'g', clock.now()))!.checkpoint, log.at(-1)!.position);
+    assert.equal((await instances[1]!.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, log.at(-1)!.position);
   });
 }

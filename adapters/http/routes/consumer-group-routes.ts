@@ -84,12 +84,12 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   /** The caller's group named by the path, or 404 (also for another key's). */
   async function owned(ctx: Context): Promise<ConsumerGroup> {
     const name = nameOf(ctx);
-    const group = await groups.get(owner(ctx), name);
+    const group = await groups.group(owner(ctx), name).get();
     if (!group) throw new HttpProblem('not_found', `no consumer group ${name}`);
     return group;
   }
   const view = async (ctx: Context, name: string) => {
-    const status = await groups.status(owner(ctx), name, now());
+    const status = await groups.group(owner(ctx), name).status(now());
     if (!status) throw new HttpProblem('not_found', `no consumer group ${name}`);
     return groupView(status, await head());
   };
@@ -106,7 +106,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
 
   router.get('listConsumerGroups', '/v1/consumer-groups', async (ctx) => {
     const logHead = await head();
-    const statuses = await Promise.all((await groups.list(owner(ctx))).map((group) => groups.status(owner(ctx), group.name, now())));
+    const statuses = await Promise.all((await groups.list(owner(ctx))).map((group) => groups.group(owner(ctx), group.name).status(now())));
     ctx.body = statuses.filter((status) => status !== undefined).map((status) => groupView(status, logHead));
   });
 
@@ -115,8 +115,8 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   });
 
   router.delete('deleteConsumerGroup', '/v1/consumer-groups/:group', async (ctx) => {
-    const group = await owned(ctx);
-    if (!(await groups.delete(owner(ctx), group.name))) throw new HttpProblem('not_found', `no consumer group ${group.name}`);
+    const name = nameOf(ctx);
+    if (!(await groups.group(owner(ctx), name).delete())) throw new HttpProblem('not_found', `no consumer group ${name}`);
     ctx.status = 204;
   });
 
@@ -197,7 +197,7 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     const { limit, after = 0 } = checkedPage(parsePageQuery(ctx.querystring), 'parked event position');
     const group = await owned(ctx);
     // One more than asked says whether a next page exists.
-    const parked = await groups.parked(owner(ctx), group.name, after, limit + 1, now());
+    const parked = await groups.group(owner(ctx), group.name).parked(after, limit + 1, now());
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', nextPageLink(publicBaseUrl(), `/consumer-groups/${group.name}/parked`, {}, limit, page.at(-1)!.position));
     ctx.set('Content-Type', JSON_TYPE);

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings } from '../../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 
+/** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
 interface EventRow {
   readonly position: number;
   readonly streamId: string;
@@ -33,6 +34,7 @@ export function createInMemoryGroupState(): InMemoryGroupState {
 /**
  * Consumer groups in memory, by the same rules as the SQL stores (the rule suite runs against both): each
  * operation runs to its end without awaiting anything, which is what holding the group alone means here.
+ * A group keeps its cursor and, as rows, only the events that are leased, waiting or parked.
  * Times are compared as the ISO texts the SQL stores compare.
  */
 export function createInMemoryConsumerGroups(
@@ -88,145 +90,9 @@ export function createInMemoryConsumerGroups(
       return { outcome: 'created', group };
     },
 
-    async get(ownerKeyId, name) {
-      return find(ownerKeyId, name)?.group;
-    },
-
-    async pending(ownerKeyId, name, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const at = now.toISOString();
-      const open = [...group.events.values()].filter(unsettled);
-      return { group: group.group, unsettled: open.length, due: open.some((row) => isDue(row, at)) };
-    },
-
-    async status(ownerKeyId, name, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const at = now.toISOString();
-      let first = Infinity;
-      let open = 0;
-      let parked = 0;
-      let inFlight = 0;
-      const leased = new Map<string, { count: number; latest: string }>();
-      for (const row of group.events.values()) {
-        if (row.state === 'parked' || spent(group, row, at)) {
-          parked += 1;
-          continue;
-        }
-        open += 1;
-        first = Math.min(first, row.position);
-        if (!live(row, at)) continue;
-        inFlight += 1;
-        const mine = leased.get(row.consumer!) ?? { count: 0, latest: '' };
-        leased.set(row.consumer!, { count: mine.count + 1, latest: row.leaseExpiresAt! > mine.latest ? row.leaseExpiresAt! : mine.latest });
-      }
-      const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
-      const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
-      for (const [consumer, lastSeenAt] of group.seen) if (lastSeenAt >= since) consumers.set(consumer, { consumer, inFlight: 0, lastSeenAt });
-      for (const [consumer, { count, latest }] of leased) {
-        const leasedAt = new Date(Date.parse(latest) - group.group.ackTimeoutMs).toISOString();
-        const known = consumers.get(consumer);
-        consumers.set(consumer, { consumer, inFlight: count, lastSeenAt: known && known.lastSeenAt > leasedAt ? known.lastSeenAt : leasedAt });
-      }
-      return {
-        group: group.group, checkpoint: checkpointOf(group, first), unsettled: open, inFlight, parked,
-        consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
-      };
-    },
-
     async list(ownerKeyId) {
       return [...state.values()].map((group) => group.group).filter((group) => ownerKeyId === undefined || group.ownerKeyId === ownerKeyId)
         .sort((a, b) => (a.ownerKeyId === b.ownerKeyId ? (a.name < b.name ? -1 : 1) : a.ownerKeyId < b.ownerKeyId ? -1 : 1));
-    },
-
-    async delete(ownerKeyId, name) {
-      return state.delete(keyOf(ownerKeyId, name));
-    },
-
-    async take(ownerKeyId, name, from, to, taken) {
-      const group = find(ownerKeyId, name);
-      if (!group || group.group.takenTo !== from) return false;
-      const parked = [...group.events.values()].filter((row) => row.state === 'parked').length;
-      if (parked >= (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) return false;
-      for (const event of taken) {
-        group.events.set(event.position, {
-          position: event.position, streamId: event.streamId, state: 'ready', deliveries: 0, notBefore: null, lease: null, consumer: null,
-          leaseExpiresAt: null, reason: null, parkedAt: null, event,
-        });
-      }
-      group.group = { ...group.group, takenTo: to };
-      return true;
-    },
-
-    async claim(ownerKeyId, name, consumer, max, now, seen = true) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const at = now.toISOString();
-      if (seen && !group.seen.has(consumer)) {
-        const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
-        for (const [other, lastSeenAt] of group.seen) if (lastSeenAt < since) group.seen.delete(other);
-        if (group.seen.size >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return { full: 'consumers', retryAfterMs: consumersWindowMs(group.group) };
-      }
-      if (seen) group.seen.set(consumer, at);
-      parkSpent(group, at);
-      const leases = [...group.events.values()].filter((row) => live(row, at));
-      const mine = leases.filter((row) => row.consumer === consumer);
-      const freeIn = (held: readonly EventRow[]) => Math.max(1, Math.min(...held.map((row) => Date.parse(row.leaseExpiresAt!))) - now.getTime());
-      if (leases.length >= limits.inFlightPerGroup) return { full: 'group', retryAfterMs: freeIn(leases) };
-      if (mine.length >= limits.inFlightPerConsumer) return { full: 'consumer', retryAfterMs: freeIn(mine) };
-      const room = Math.min(max, limits.inFlightPerGroup - leases.length, limits.inFlightPerConsumer - mine.length);
-      const ordered = rows(group);
-      // Per-pet order: only the earliest unsettled event of its pet.
-      const earliestOpen = new Map<string, number>();
-      for (const row of ordered) if (unsettled(row) && !earliestOpen.has(row.streamId)) earliestOpen.set(row.streamId, row.position);
-      const due = ordered.filter((row) => isDue(row, at) && earliestOpen.get(row.streamId) === row.position).slice(0, room);
-      if (due.length === 0) return { claims: [] };
-      const token = randomBytes(12).toString('base64url');
-      const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
-      return {
-        claims: due.map((row) => {
-          Object.assign(row, { state: 'leased', lease: `${token}.${row.position}`, consumer, leaseExpiresAt, notBefore: null, deliveries: row.deliveries + 1 });
-          return { lease: row.lease!, position: row.position, deliveries: row.deliveries, leaseExpiresAt, event: row.event };
-        }),
-      };
-    },
-
-    async ack(ownerKeyId, name, leases, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const done = held(group, leases, now);
-      for (const row of done) group.events.delete(row.position);
-      return outcome(leases, done.map((row) => ({ lease: row.lease! })));
-    },
-
-    async nack(ownerKeyId, name, leases, now, then) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const done = held(group, leases, now);
-      const answered = done.map((row) => ({ lease: row.lease! }));
-      const at = now.toISOString();
-      for (const row of done) {
-        if ('release' in then) {
-          Object.assign(row, { state: 'ready', notBefore: null, deliveries: row.deliveries - 1 });
-        } else if ('park' in then || row.deliveries >= group.group.maxDeliveries) {
-          const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.group.maxDeliveries}`;
-          Object.assign(row, { state: 'parked', reason, parkedAt: at });
-        } else {
-          Object.assign(row, { state: 'ready', notBefore: 'notBefore' in then ? then.notBefore.toISOString() : at });
-        }
-        clearLease(row);
-      }
-      return outcome(leases, answered);
-    },
-
-    async extend(ownerKeyId, name, leases, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return undefined;
-      const done = held(group, leases, now);
-      const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
-      for (const row of done) row.leaseExpiresAt = leaseExpiresAt;
-      return outcome(leases, done.map((row) => ({ lease: row.lease!, leaseExpiresAt })));
     },
 
     async totals(now) {
@@ -250,29 +116,168 @@ export function createInMemoryConsumerGroups(
       return { groups: state.size, inFlight, waiting: open - inFlight, parked, lowestCheckpoint: checkpoints.length === 0 ? undefined : Math.min(...checkpoints) };
     },
 
-    async parked(ownerKeyId, name, after, limit, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return [];
-      const at = now.toISOString();
-      return rows(group)
-        .filter((row) => (row.state === 'parked' || spent(group, row, at)) && row.position > after)
-        .slice(0, limit)
-        .map((row) => ({
-          position: row.position, reason: row.state === 'parked' ? (row.reason ?? '') : `lease expired on delivery ${row.deliveries}`, deliveries: row.deliveries,
-          parkedAt: (row.state === 'parked' ? row.parkedAt : row.leaseExpiresAt) ?? '', event: row.event,
-        }));
-    },
+    group(ownerKeyId, name): GroupHandle {
+      return {
+        async get() {
+          return find(ownerKeyId, name)?.group;
+        },
 
-    async unpark(ownerKeyId, name, which, now) {
-      const group = find(ownerKeyId, name);
-      if (!group) return [];
-      parkSpent(group, now.toISOString());
-      const parked = rows(group).filter((row) => row.state === 'parked');
-      const chosen = 'positions' in which
-        ? parked.filter((row) => which.positions.includes(row.position))
-        : parked.filter((row) => row.position > which.after).slice(0, which.limit);
-      for (const row of chosen) Object.assign(row, { state: 'ready', deliveries: 0, reason: null, parkedAt: null, notBefore: null });
-      return chosen.map((row) => row.position);
+        async pending(now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const at = now.toISOString();
+          const open = [...group.events.values()].filter(unsettled);
+          return { group: group.group, unsettled: open.length, due: open.some((row) => isDue(row, at)) };
+        },
+
+        async status(now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const at = now.toISOString();
+          let first = Infinity;
+          let open = 0;
+          let parked = 0;
+          let inFlight = 0;
+          const leased = new Map<string, { count: number; latest: string }>();
+          for (const row of group.events.values()) {
+            if (row.state === 'parked' || spent(group, row, at)) {
+              parked += 1;
+              continue;
+            }
+            open += 1;
+            first = Math.min(first, row.position);
+            if (!live(row, at)) continue;
+            inFlight += 1;
+            const mine = leased.get(row.consumer!) ?? { count: 0, latest: '' };
+            leased.set(row.consumer!, { count: mine.count + 1, latest: row.leaseExpiresAt! > mine.latest ? row.leaseExpiresAt! : mine.latest });
+          }
+          const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
+          const consumers = new Map<string, { consumer: string; inFlight: number; lastSeenAt: string }>();
+          for (const [consumer, lastSeenAt] of group.seen) if (lastSeenAt >= since) consumers.set(consumer, { consumer, inFlight: 0, lastSeenAt });
+          for (const [consumer, { count, latest }] of leased) {
+            const leasedAt = new Date(Date.parse(latest) - group.group.ackTimeoutMs).toISOString();
+            const known = consumers.get(consumer);
+            consumers.set(consumer, { consumer, inFlight: count, lastSeenAt: known && known.lastSeenAt > leasedAt ? known.lastSeenAt : leasedAt });
+          }
+          return {
+            group: group.group, checkpoint: checkpointOf(group, first), unsettled: open, inFlight, parked,
+            consumers: [...consumers.values()].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0)),
+          };
+        },
+
+        async delete() {
+          return state.delete(keyOf(ownerKeyId, name));
+        },
+
+        async claim({ consumer, max, now, seen, fresh }) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const at = now.toISOString();
+          if (seen && !group.seen.has(consumer)) {
+            const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
+            for (const [other, lastSeenAt] of group.seen) if (lastSeenAt < since) group.seen.delete(other);
+            if (group.seen.size >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return { full: 'consumers', retryAfterMs: consumersWindowMs(group.group) };
+          }
+          if (seen) group.seen.set(consumer, at);
+          parkSpent(group, at);
+          const leases = [...group.events.values()].filter((row) => live(row, at));
+          const mine = leases.filter((row) => row.consumer === consumer);
+          const freeIn = (held: readonly EventRow[]) => Math.max(1, Math.min(...held.map((row) => Date.parse(row.leaseExpiresAt!))) - now.getTime());
+          if (leases.length >= limits.inFlightPerGroup) return { full: 'group', retryAfterMs: freeIn(leases) };
+          if (mine.length >= limits.inFlightPerConsumer) return { full: 'consumer', retryAfterMs: freeIn(mine) };
+          const room = Math.min(max, limits.inFlightPerGroup - leases.length, limits.inFlightPerConsumer - mine.length);
+          const ordered = rows(group);
+          // Per-pet order: only the earliest unsettled event of its pet.
+          const earliestOpen = new Map<string, number>();
+          for (const row of ordered) if (unsettled(row) && !earliestOpen.has(row.streamId)) earliestOpen.set(row.streamId, row.position);
+          const due = ordered.filter((row) => isDue(row, at) && earliestOpen.get(row.streamId) === row.position).slice(0, room);
+          const token = randomBytes(12).toString('base64url');
+          const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
+          const lease = (row: EventRow) => {
+            Object.assign(row, { state: 'leased', lease: `${token}.${row.position}`, consumer, leaseExpiresAt, notBefore: null, deliveries: row.deliveries + 1 });
+            return { lease: row.lease!, position: row.position, deliveries: row.deliveries, leaseExpiresAt, event: row.event };
+          };
+          const claims = due.map(lease);
+          const parked = () => [...group.events.values()].filter((row) => row.state === 'parked').length;
+          if (fresh && fresh.after === group.group.takenTo && fresh.events.length > 0 && claims.length < room && parked() < (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) {
+            const walk = walkFresh(fresh, room - claims.length, new Set(ordered.filter(unsettled).map((row) => row.streamId)));
+            for (const [events, state] of [[walk.hold, 'ready'], [walk.lease, 'leased']] as const) {
+              for (const event of events) {
+                const row: EventRow = {
+                  position: event.position, streamId: event.streamId, state: 'ready', deliveries: 0, notBefore: null, lease: null, consumer: null,
+                  leaseExpiresAt: null, reason: null, parkedAt: null, event,
+                };
+                group.events.set(event.position, row);
+                if (state === 'leased') claims.push(lease(row));
+              }
+            }
+            group.group = { ...group.group, takenTo: walk.cursor };
+          }
+          return { claims };
+        },
+
+        async ack(leases, now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const done = held(group, leases, now);
+          for (const row of done) group.events.delete(row.position);
+          return outcome(leases, done.map((row) => ({ lease: row.lease! })));
+        },
+
+        async nack(leases, now, then) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const done = held(group, leases, now);
+          const answered = done.map((row) => ({ lease: row.lease! }));
+          const at = now.toISOString();
+          for (const row of done) {
+            if ('release' in then) {
+              Object.assign(row, { state: 'ready', notBefore: null, deliveries: row.deliveries - 1 });
+            } else if ('park' in then || row.deliveries >= group.group.maxDeliveries) {
+              const reason = 'park' in then ? `parked by a nack on delivery ${row.deliveries}` : `nacked on delivery ${row.deliveries} of ${group.group.maxDeliveries}`;
+              Object.assign(row, { state: 'parked', reason, parkedAt: at });
+            } else {
+              Object.assign(row, { state: 'ready', notBefore: 'notBefore' in then ? then.notBefore.toISOString() : at });
+            }
+            clearLease(row);
+          }
+          return outcome(leases, answered);
+        },
+
+        async extend(leases, now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return undefined;
+          const done = held(group, leases, now);
+          const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
+          for (const row of done) row.leaseExpiresAt = leaseExpiresAt;
+          return outcome(leases, done.map((row) => ({ lease: row.lease!, leaseExpiresAt })));
+        },
+
+        async parked(after, limit, now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return [];
+          const at = now.toISOString();
+          return rows(group)
+            .filter((row) => (row.state === 'parked' || spent(group, row, at)) && row.position > after)
+            .slice(0, limit)
+            .map((row) => ({
+              position: row.position, reason: row.state === 'parked' ? (row.reason ?? '') : `lease expired on delivery ${row.deliveries}`, deliveries: row.deliveries,
+              parkedAt: (row.state === 'parked' ? row.parkedAt : row.leaseExpiresAt) ?? '', event: row.event,
+            }));
+        },
+
+        async unpark(which, now) {
+          const group = find(ownerKeyId, name);
+          if (!group) return [];
+          parkSpent(group, now.toISOString());
+          const parked = rows(group).filter((row) => row.state === 'parked');
+          const chosen = 'positions' in which
+            ? parked.filter((row) => which.positions.includes(row.position))
+            : parked.filter((row) => row.position > which.after).slice(0, which.limit);
+          for (const row of chosen) Object.assign(row, { state: 'ready', deliveries: 0, reason: null, parkedAt: null, notBefore: null });
+          return chosen.map((row) => row.position);
+        },
+      };
     },
   };
 }

@@ -60,7 +60,7 @@ export async function createPostgresPetStore(db: Kysely<PetStoreDatabase>, optio
       await db.destroy();
     },
   });
-  return store;
+  return { ...store, boundedTransaction: writes.transaction };
 }
 
 function postgresKysely(settings: PostgresSettings, logger: Logger | undefined): Kysely<PetStoreDatabase> {

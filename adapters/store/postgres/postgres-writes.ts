@@ -42,6 +42,11 @@ export interface CommittedPositions {
 export type BatchPositions = Pick<CommittedPositions, 'drawnFrom' | 'last'>;
 
 export interface PostgresWrites extends SqlWrites {
+  /**
+   * Runs `work` in a transaction beside the batches of appends, answered within the same bound from its
+   * arrival as an append (503 past it, and then rolled back rather than committed).
+   */
+  transaction<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Resolves when every append asked for so far has committed or failed. */
   drain(): Promise<void>;
   /**
@@ -213,6 +218,12 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     append: committer.append,
     create: committer.create,
     drain: committer.drain,
+    transaction: (work) => committer.beside((overdue) => db.transaction().execute(async (on) => {
+      const result = await work(on);
+      // Answered 503 already: what it did is rolled back, not committed behind the caller's back.
+      if (overdue()) throw waitedTooLong();
+      return result;
+    })),
     async checkWrites() {
       const stalled = committer.stalled();
       if (stalled || !fault) return stalled ?? fault;

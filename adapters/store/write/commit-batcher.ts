@@ -26,6 +26,12 @@ export interface CommitBatcher {
   schedule(): void;
   /** Runs `work` between two batches, alone. */
   alone<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` beside the batches (not in turn with them), answered within the wait bound from now as a
+   * write is (`waitBound`): past it, refused with its failure, and `overdue()` tells `work` so, which then
+   * must not commit. Without a bound, `work` alone says when it ends.
+   */
+  beside<T>(work: (overdue: () => boolean) => Promise<T>): Promise<T>;
   /** Resolves when everything asked for so far has committed or failed. */
   drain(): Promise<void>;
   /**
@@ -85,6 +91,8 @@ export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, wa
   let taken: Waiting<{ reject(error: unknown): void }>[] = [];
   /** Something the batch under way took was refused past its deadline. */
   let takenRefused = false;
+  /** Work running beside the batches (`beside`), refused past its deadline as a write is. */
+  let besides: Waiting<{ reject(error: unknown): void }>[] = [];
   let scheduled = false;
   let running = 0;
   /** The batch under way, or the work run alone: one at a time. */
@@ -111,6 +119,7 @@ export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, wa
     if (waitBound === undefined || deadlineTimer !== undefined) return;
     let next = writes[0]?.deadline ?? Infinity;
     for (const each of taken) next = Math.min(next, each.deadline);
+    for (const each of besides) next = Math.min(next, each.deadline);
     if (next === Infinity) return;
     deadlineTimer = setTimeout(refuseOverdue, Math.max(0, next - performance.now()));
     deadlineTimer.unref();
@@ -124,11 +133,12 @@ export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, wa
     const refused: Waiting<{ reject(error: unknown): void }>[] = writes.filter(due);
     const takenDue = taken.filter(due);
     if (takenDue.length > 0) takenRefused = true;
-    refused.push(...takenDue);
+    refused.push(...takenDue, ...besides.filter(due));
     if (refused.length > 0) {
       const kept = (each: Waiting<unknown>) => !due(each);
       writes = writes.filter(kept);
       taken = taken.filter(kept);
+      besides = besides.filter(kept);
       const failure = waitBound!.failure();
       for (const each of refused) each.entry.reject(failure);
     }
@@ -191,6 +201,25 @@ export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, wa
     },
     schedule,
     alone,
+    beside(work) {
+      return new Promise((resolve, reject) => {
+        let refused = false;
+        const waiting: Waiting<{ reject(error: unknown): void }> = {
+          entry: {
+            reject(error) {
+              refused = true;
+              reject(error);
+            },
+          },
+          deadline: deadline(),
+        };
+        besides.push(waiting);
+        watchDeadlines();
+        work(() => refused).then(resolve, reject).finally(() => {
+          besides = besides.filter((each) => each !== waiting);
+        });
+      });
+    },
     async drain() {
       while (scheduled || running > 0 || waiting.asked()) {
         if (running > 0) await exclusive;
