@@ -8,9 +8,10 @@ import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { serviceGuards } from './guards/service-guards.ts';
 import { guardRoutes } from './guards/guards.ts';
-import type { Guard, GuardedRoute } from './guards/guards.ts';
+import type { Guard } from './guards/guards.ts';
 import { createDocumentRoutes } from './routes/document-routes.ts';
 import type { ListingCache } from './listing-cache/listing-cache.ts';
+import type { InventoryCache } from './listing-cache/inventory-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
@@ -52,6 +53,8 @@ export interface HttpAppOptions {
   /** Origins allowed by CORS (['*']: any); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly listingCache?: ListingCache | undefined;
+  /** The inventory kept exact in memory (the one `orders` reads), answered beside the cached listings. */
+  readonly inventoryCache?: InventoryCache | undefined;
   /** Around every answer when given: the request's server span (tracing). */
   readonly traceAnswers?: AroundAnswer | undefined;
   /** What the pet routes call; the application's use cases unless given. */
@@ -108,7 +111,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...createPetRoutes({ ...options, readPositions, guards, problemOf }),
     ...(options.feed ? createEventRoutes({ ...options, feed: options.feed }) : []),
     ...(options.webhooks ? createWebhookRoutes({ ...options, webhooks: options.webhooks }) : []),
-    ...(options.orders ? createOrderRoutes({ ...options, orders: options.orders, readPositions }) : []),
+    ...(options.orders ? createOrderRoutes({ ...options, orders: options.orders, readPositions, guards }) : []),
     ...(options.consumerGroups ? createConsumerGroupRoutes({ ...options, consumerGroups: options.consumerGroups }) : []),
     ...createDocumentRoutes(options),
     ...createProbeRoutes({

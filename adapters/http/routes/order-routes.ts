@@ -11,6 +11,9 @@ import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeli
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
 import { declareRoutes } from '../pipeline/route-table.ts';
+import { createCachedInventoryBranch } from '../listing-cache/cached-listing.ts';
+import type { InventoryCache } from '../listing-cache/inventory-cache.ts';
+import type { Guard } from '../guards/guards.ts';
 import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 export interface OrderRoutesOptions {
@@ -19,6 +22,10 @@ export interface OrderRoutesOptions {
   readonly publicBaseUrl: () => string;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
+  /** When given, the inventory is answered from it before the app while it holds the counts (`listing-cache/cached-listing.ts`). */
+  readonly inventoryCache?: InventoryCache | undefined;
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the inventory's branch. */
+  readonly guards: readonly Guard[];
 }
 
 const NEW_ORDER = bodyShape(NewOrderSchema, 'a NewOrder');
@@ -28,7 +35,7 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
  * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
-export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions }: OrderRoutesOptions): readonly Route[] {
+export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, inventoryCache, guards }: OrderRoutesOptions): readonly Route[] {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;
   const router = declareRoutes({ keyed: true });
 
@@ -82,7 +89,8 @@ export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions 
     ctx.status = 204;
   });
 
-  router.get('getInventory', '/v1/store/inventory', async (ctx) => {
+  const cachedInventory = inventoryCache && createCachedInventoryBranch({ inventory: inventoryCache, guards, readPositions });
+  router.get('getInventory', '/v1/store/inventory', { branch: cachedInventory }, async (ctx) => {
     await reachAsked(ctx);
     sendJson(ctx, await getInventory(ports));
   });
