@@ -14,7 +14,7 @@ import type { Guard } from './http/guards/guards.ts';
 import { buildOpenApiDocument, openApiServers } from '../contract/openapi-document.ts';
 import type { OpenApiDocument } from '../contract/openapi-document.ts';
 import { createListingCache } from './http/listing-cache/listing-cache.ts';
-import { cachedInventory } from './http/pipeline/inventory-cache.ts';
+import { cachedInventory } from './http/listing-cache/inventory-cache.ts';
 import { startHttpServer } from './http/server/server.ts';
 import { createLogger } from './observability/logger.ts';
 import { openPetStore } from './store/open-store.ts';
@@ -93,6 +93,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const counted = metrics ? { ...store, eventStore: countingEventStore(store.eventStore, metrics.countAppended) } : store;
     const ports = { ...(tracing ? tracing.tracePorts(counted) : counted), idempotencyKeyTtlMs: config.idempotencyKeyTtlMs };
     const listingCache = createListingCache(store.commits);
+    const inventoryCache = cachedInventory(store.inventory, store.commits);
     let document: OpenApiDocument | undefined;
     let stopping = false;
     let closing: Promise<void> | undefined;
@@ -113,9 +114,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       rateLimit: config.rateLimit,
       keyFailureLimit: config.keyFailureLimit,
       listingCache,
+      inventoryCache,
       orders: {
         eventStore: ports.eventStore, catalog: ports.catalog, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
-        orders: store.orders, inventory: cachedInventory(store.inventory, store.commits),
+        orders: store.orders, inventory: inventoryCache,
       },
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },
       webhooks: {

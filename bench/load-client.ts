@@ -11,6 +11,11 @@ export interface LoadJob {
   readonly seconds: number;
   /** Requests cycled through instead of one (paths, and bodies for POST). */
   readonly requests?: readonly { readonly method: 'GET' | 'POST'; readonly path: string; readonly body?: string }[];
+  /**
+   * The body of each request, in turn across every connection: `bodies.template` with `bodies.placeholder`
+   * replaced by the next of `bodies.values` (an order for each available pet once). Past the last value it starts again.
+   */
+  readonly bodies?: { readonly template: string; readonly placeholder: string; readonly values: readonly number[] };
 }
 
 export interface LoadResult {
@@ -22,13 +27,21 @@ export interface LoadResult {
   readonly errors: number;
 }
 
+/** One request whose body takes the next value at each send, whichever connection sends it. */
+function requestsTakingTurns({ template, placeholder, values }: NonNullable<LoadJob['bodies']>, method: LoadJob['method'], path: string): autocannon.Request[] {
+  let next = 0;
+  return [{ method, path, setupRequest: (request) => ({ ...request, body: template.replace(placeholder, String(values[next++ % values.length])) }) }];
+}
+
 process.on('message', (job: LoadJob) => {
+  const path = new URL(job.url).pathname;
   autocannon({
     url: job.url,
     method: job.method,
     headers: job.headers,
     ...(job.body === undefined ? {} : { body: job.body }),
     ...(job.requests === undefined ? {} : { requests: job.requests.map((request) => ({ ...request })) }),
+    ...(job.bodies === undefined ? {} : { requests: requestsTakingTurns(job.bodies, job.method, path) }),
     connections: job.connections,
     pipelining: 1,
     duration: job.seconds,

@@ -7,6 +7,7 @@ import type { InProcessFigures } from './in-process.ts';
 import type { BackendComparison } from './postgres-vs-sqlite.ts';
 import type { WebhookFigures } from './webhooks.ts';
 import type { GroupFigures } from './consumer-groups.ts';
+import type { PlacementFigures } from './store-orders.ts';
 import { CATCH_UP_EVENTS_PER_SECOND, count, IDLE_STREAMS_MIB, LIST_RATIO_LIMIT, LIVE_P99_MS, REBUILD_EVENTS_PER_SECOND, RSS_LIMIT_MB, WEBHOOK_EVENTS_PER_SECOND, WEBHOOK_P99_MS } from './goals.ts';
 
 export interface Goal {
@@ -32,11 +33,15 @@ export interface BenchResults {
   readonly webhooks?: readonly WebhookFigures[];
   /** A consumer group of four against the feed's catch-up (absent from runs before it was measured). */
   readonly groups?: GroupFigures;
+  /** Placing an order against a durable creation on the same service (absent from runs before it was measured). */
+  readonly placement?: PlacementFigures;
   readonly goals: readonly Goal[];
 }
 
 /** Every goal of the benchmark, judged on one run's figures. */
-export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures, backends?: BackendComparison, webhooks?: readonly WebhookFigures[]): Goal[] {
+export function judge(
+  http: HttpFigures, inProcess: InProcessFigures, feed?: FeedFigures, backends?: BackendComparison, webhooks?: readonly WebhookFigures[], placement?: PlacementFigures,
+): Goal[] {
   const goals: Goal[] = http.scenarios.map((scenario) => {
     const { ratio, ceiling } = judgedRatio(scenario);
     return { name: `${scenario.label} vs the ${ceiling}`, target: `≥ ${scenario.goal}×`, value: `${ratio.toFixed(2)}×`, met: ratio >= scenario.goal };
@@ -87,6 +92,14 @@ export function judge(http: HttpFigures, inProcess: InProcessFigures, feed?: Fee
       target: `≤ ${RSS_LIMIT_MB} MiB`,
       value: `${largest.peakRssMb.toFixed(0)} MiB`,
       met: largest.peakRssMb <= RSS_LIMIT_MB,
+    });
+  }
+  if (placement) {
+    goals.push({
+      name: 'POST /v1/store/orders (an order and its pet, one commit) vs POST /v1/pets (durable), same service and rounds',
+      target: `≥ ${placement.goal}×`,
+      value: `${placement.ratio.toFixed(2)}×`,
+      met: placement.ratio >= placement.goal,
     });
   }
   if (feed) goals.push(...feedGoals(feed));
@@ -208,6 +221,7 @@ export function markdownTables(results: BenchResults): string {
     '|---|---:|---:|---:|---:|',
     ...inProcess.listPets.cases.map((figure) => `| ${figure.status} | ${figure.limit} | ${micro(figure.smallNs)} | ${micro(figure.largeNs)} | ${figure.ratio.toFixed(2)}× |`),
     ...(results.groups ? ['', groupSentence(results.groups)] : []),
+    ...(results.placement ? ['', placementSentence(results.placement)] : []),
   ];
   return lines.join('\n');
 }
@@ -217,6 +231,14 @@ function groupSentence(groups: GroupFigures): string {
   return `Consumer groups: ${count(groups.events)} events through a group of ${groups.consumers} consumers over HTTP (claims of up to 100, every event acked) at ` +
     `${rps(groups.group.eventsPerSecond)} events/s (${groups.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event), against the feed's catch-up of the same log at ` +
     `${rps(groups.feed.eventsPerSecond)} events/s (${groups.feed.cpuPerEventUs.toFixed(2)} µs): ${groups.ratio.toFixed(3)}×, medians of ${groups.group.rounds.length} alternating rounds.`;
+}
+
+/** Placing an order beside a durable creation, on the same service in the same alternating rounds. */
+function placementSentence(placement: PlacementFigures): string {
+  const { creation, placement: placed } = placement;
+  return `Store orders: \`POST /v1/store/orders\` (the order and its pet, two streams in one commit; each for another available pet of ${count(placement.pets)}) at ` +
+    `${rps(placed.median)} req/s (${us(placed.cpuPerRequestUs)} of the service's CPU a request, p99 ${placed.latencyP99Ms} ms), against \`POST /v1/pets\` (durable) on the same service at ` +
+    `${rps(creation.median)} req/s (${us(creation.cpuPerRequestUs)}, p99 ${creation.latencyP99Ms} ms): ${placement.ratio.toFixed(2)}×, medians of ${creation.rounds.length} alternating rounds at ${placement.connections} connections.`;
 }
 
 /** Durable writes against the durable ceiling (Koa, and each turn's creations committed to a SQLite file before their 201s). */

@@ -1,7 +1,7 @@
 // The benchmark: `npm run bench` (about 15 minutes), `npm run bench:quick` (under a minute), or
 // `npm run bench:smoke` (tiny sizes, for CI: checks that it runs, writes to a scratch folder), or
-// (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, and webhook
-// delivery: bench/webhooks.ts)
+// (each: in process, over HTTP against the Koa ceiling, the event feed: bench/event-feed.ts, webhook
+// delivery: bench/webhooks.ts, consumer groups, and placing an order against a durable creation: bench/store-orders.ts)
 // `npm run bench:report` (measures nothing: renders docs/performance.md and the chart from bench/results/latest.json).
 //   node --import tsx bench/run.ts <full|quick|smoke|report> [--out <folder>]
 //   node --import tsx bench/run.ts <mode> --only list-20[,create] [--pets 10000] [--profile <folder>]
@@ -28,13 +28,15 @@ import type { InProcessOptions } from './in-process.ts';
 import { runWebhookBench } from './webhooks.ts';
 import { runGroupBench } from './consumer-groups.ts';
 import type { GroupBenchOptions } from './consumer-groups.ts';
+import { runPlacementBench } from './store-orders.ts';
+import type { PlacementBenchOptions } from './store-orders.ts';
 import type { WebhookBenchOptions } from './webhooks.ts';
 import { chartSvg, judge, markdownTables, PERFORMANCE_PAGE, writePerformancePage } from './report.ts';
 import type { BenchResults } from './report.ts';
 
 const ALL_STATUSES = ['any', 'available', 'pending', 'sold'] as const;
 
-type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'>; webhooks: Omit<WebhookBenchOptions, 'log'>; groups: Omit<GroupBenchOptions, 'log'> };
+type Settings = { http: Omit<HttpOptions, 'log'>; inProcess: Omit<InProcessOptions, 'log'>; backends: Omit<BackendOptions, 'log'>; feed: Omit<FeedOptions, 'log'>; webhooks: Omit<WebhookBenchOptions, 'log'>; groups: Omit<GroupBenchOptions, 'log'>; placement: Omit<PlacementBenchOptions, 'log'> };
 
 const MODES: Record<string, Settings> = {
   full: {
@@ -44,6 +46,7 @@ const MODES: Record<string, Settings> = {
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
     webhooks: { events: 20_000, liveWrites: 1000 },
     groups: { pets: 20_000, rounds: 3 },
+    placement: { pets: 200_000, rounds: 5, seconds: 4, warmupSeconds: 1, connections: 64 },
   },
   quick: {
     http: { pets: 10_000, rounds: 3, seconds: 3, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
@@ -52,6 +55,7 @@ const MODES: Record<string, Settings> = {
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
     webhooks: { events: 5_000, liveWrites: 300 },
     groups: { pets: 5_000, rounds: 2 },
+    placement: { pets: 100_000, rounds: 3, seconds: 2, warmupSeconds: 1, connections: 64 },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
@@ -60,6 +64,7 @@ const MODES: Record<string, Settings> = {
     feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
     webhooks: { events: 200, liveWrites: 20 },
     groups: { pets: 200, rounds: 1 },
+    placement: { pets: 10_000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8 },
   },
 };
 
@@ -95,6 +100,8 @@ function checkWritten(out: string): void {
     results.feed!.live.postgres!.writesPerSecond,
     ...(results.backends?.scenarios ?? []).flatMap((scenario) => [scenario.sqlite.median, scenario.postgres.median]),
     ...(results.webhooks ?? []).map((figures) => figures.backlogEventsPerSecond),
+    results.placement?.ratio ?? Number.NaN,
+    results.placement?.placement.cpuPerRequestUs ?? Number.NaN,
   ];
   const missing = SCENARIOS.filter((scenario) => !results.http.scenarios.some((figures) => figures.name === scenario.name));
   if (missing.length > 0) throw new Error(`latest.json holds no figures of ${missing.map((scenario) => scenario.name).join(', ')}`);
@@ -184,6 +191,7 @@ async function main(): Promise<void> {
   const feed = await runFeed({ ...settings.feed, log });
   const webhooks = await runWebhookBench({ ...settings.webhooks, log });
   const groups = await runGroupBench({ ...settings.groups, log });
+  const placement = await runPlacementBench({ ...settings.placement, log });
 
   const head = git('rev-parse', '--short', 'HEAD') ?? 'unknown';
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
@@ -199,7 +207,8 @@ async function main(): Promise<void> {
     feed,
     webhooks,
     groups,
-    goals: judge(http, inProcess, feed, backends, webhooks),
+    placement,
+    goals: judge(http, inProcess, feed, backends, webhooks, placement),
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

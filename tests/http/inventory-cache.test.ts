@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cachedInventory } from '../../adapters/http/pipeline/inventory-cache.ts';
+import { cachedInventory } from '../../adapters/http/listing-cache/inventory-cache.ts';
 import type { Commit } from '../../application/index.ts';
 
 function fixture() {
@@ -40,6 +40,18 @@ describe('the inventory cache', () => {
     assert.equal(reads(), 1);
     commit({ last: 3 }, 5);
     assert.deepEqual(await inventory.count(), { available: 1, pending: 0, sold: 5 });
+    assert.equal(reads(), 2);
+  });
+
+  it('holds the answer\'s body only while its counts hold: none before the first read, none after a commit that changed a pet', async () => {
+    const { inventory, reads, commit } = fixture();
+    assert.equal(await inventory.body(), undefined);
+    await inventory.count();
+    assert.equal(String(await inventory.body()), '{"available":1,"pending":0,"sold":0}');
+    commit({ last: 2, changes: [{ table: 'pets', id: 1, statuses: ['available', 'sold'] }] }, 1);
+    assert.equal(await inventory.body(), undefined);
+    await inventory.count();
+    assert.equal(String(await inventory.body()), '{"available":1,"pending":0,"sold":1}');
     assert.equal(reads(), 2);
   });
 });

@@ -1,5 +1,3 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import { ORDER_USE_CASES, OrderNotFound } from '../../../application/index.ts';
 import type { OrderPorts, RequestContext, WrittenOrder } from '../../../application/index.ts';
 import { NewOrderSchema, OrderPatchSchema } from '../../../contract/orders.ts';
@@ -12,6 +10,11 @@ import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import { createCachedInventoryBranch } from '../listing-cache/cached-listing.ts';
+import type { InventoryCache } from '../listing-cache/inventory-cache.ts';
+import type { Guard } from '../guards/guards.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 export interface OrderRoutesOptions {
   readonly orders: OrderPorts;
@@ -19,6 +22,10 @@ export interface OrderRoutesOptions {
   readonly publicBaseUrl: () => string;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
+  /** When given, the inventory is answered from it before the app while it holds the counts (`listing-cache/cached-listing.ts`). */
+  readonly inventoryCache?: InventoryCache | undefined;
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the inventory's branch. */
+  readonly guards: readonly Guard[];
 }
 
 const NEW_ORDER = bodyShape(NewOrderSchema, 'a NewOrder');
@@ -28,9 +35,9 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
  * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
-export function createOrderRouter({ orders: ports, publicBaseUrl, readPositions }: OrderRoutesOptions): Router {
+export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, inventoryCache, guards }: OrderRoutesOptions): readonly Route[] {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;
-  const router = new Router({ strict: true, sensitive: true });
+  const router = declareRoutes({ keyed: true });
 
   router.post('placeOrder', '/v1/store/orders', async (ctx, next) => {
     parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
@@ -82,42 +89,43 @@ export function createOrderRouter({ orders: ports, publicBaseUrl, readPositions 
     ctx.status = 204;
   });
 
-  router.get('getInventory', '/v1/store/inventory', async (ctx) => {
+  const cachedInventory = inventoryCache && createCachedInventoryBranch({ inventory: inventoryCache, guards, readPositions });
+  router.get('getInventory', '/v1/store/inventory', { branch: cachedInventory }, async (ctx) => {
     await reachAsked(ctx);
     sendJson(ctx, await getInventory(ports));
   });
 
   /** A read that names a position newer than this instance has seen waits for it first (see read-positions.ts). */
-  function reachAsked(ctx: Context): Promise<void> | undefined {
+  function reachAsked(ctx: RouteContext): Promise<void> | undefined {
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     return minPosition === undefined ? undefined : readPositions.reach(minPosition);
   }
 
   /** A written order's answer: its version as the ETag, the position a read must reach, the order. */
-  function sendWritten(ctx: Context, written: WrittenOrder): void {
+  function sendWritten(ctx: RouteContext, written: WrittenOrder): void {
     readPositions.observe(written.position);
     ctx.set(POSITION_HEADER, String(written.position));
     ctx.set('ETag', etagFor(written.version));
     sendJson(ctx, written.order);
   }
 
-  return router;
+  return router.routes;
 }
 
-function sendJson(ctx: Context, value: unknown): void {
+function sendJson(ctx: RouteContext, value: unknown): void {
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = JSON.stringify(value);
 }
 
 /** The path's order id; ids that cannot name an order are 404 here, before any lookup. */
-function orderIdFromPath(ctx: Context): number {
+function orderIdFromPath(ctx: RouteContext): number {
   const text = ctx.params.orderId!;
   const id = parsePetId(text, 'orderId');
   if (id === undefined) throw new OrderNotFound(text);
   return id;
 }
 
-function requestContext(ctx: Context): RequestContext {
+function requestContext(ctx: RouteContext): RequestContext {
   const { requestId, traceId } = stateOf(ctx);
   const apiKeyId = keyIdOf(ctx);
   return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };

@@ -1,25 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
 import type { PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import type { ListingAnswer, ListingCache } from '../listing-cache/listing-cache.ts';
+import { createCachedListingBranch } from '../listing-cache/cached-listing.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
 import { deprecated } from '../guards/deprecation.ts';
-import type { RouteMarks } from '../guards/deprecation.ts';
 import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { nextPageLink, parseListQuery } from '../parsing/list-query.ts';
 import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
-import type { RequestState } from '../pipeline/request-state.ts';
+import type { AnswerBranch, RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
 import { admitted } from '../guards/guards.ts';
-import type { Guard, GuardedRoute } from '../guards/guards.ts';
+import type { Guard } from '../guards/guards.ts';
 import { problemAnswer } from '../pipeline/errors.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
 import { sendAnswer } from '../pipeline/request-pipeline.ts';
-import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
 import type { Answered } from '../../observability/request-log.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
@@ -28,36 +26,32 @@ export interface PetRoutesOptions {
   readonly ports: PetStorePorts;
   /** The deployment's public base address including /v1, for absolute Location and Link headers. */
   readonly publicBaseUrl: () => string;
-  /** When given, listing answers are cached (and kept exact by it). */
+  /** When given, listing answers are cached (and kept exact by it), and cached ones answered before the app (`listing-cache/cached-listing.ts`). */
   readonly listingCache?: ListingCache | undefined;
   /** What the routes call; the application's own use cases unless given (traced ones, say). */
   readonly useCases?: PetUseCases | undefined;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
-  /** The checks before any route (`guards/guards.ts`), the app's own list, for the creation branch. */
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the branches. */
   readonly guards: readonly Guard[];
   /** How the app answers a failure, for the creation branch. */
   readonly problemOf: ProblemOf;
 }
 
-export interface PetRoutes {
-  readonly router: Router;
-  /** POST /v1/pets for the request pipeline, before the app (see `creationBranch`). */
-  readonly creationBranch: AnswerBranch;
-  /** Headers some routes carry on every answer, by route name (the deprecated `getPet`'s). */
-  readonly marks: RouteMarks;
-}
-
-/** The pet operations under /v1. Each checks the key first, then path, headers, query and body, in that order. */
-export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
+/**
+ * The pet operations under /v1, keyed: each checks the key first, then path, headers, query and body, in
+ * that order. A creation, and a cached listing, are answered by branches before the app (`creationBranch`,
+ * `createCachedListingBranch`); the deprecated `getPet` carries its marks on every answer.
+ */
+export function createPetRoutes(options: PetRoutesOptions): readonly Route[] {
   const { ports, publicBaseUrl, listingCache, useCases = PET_USE_CASES, readPositions, guards, problemOf } = options;
   const { addPet, changePetStatus, getPet, listPetPage } = useCases;
-  // strict + sensitive: /v1/pets/ and /V1/pets are not /v1/pets.
-  const router = new Router({ strict: true, sensitive: true });
+  const router = declareRoutes({ keyed: true });
+  const cachedListing = listingCache && createCachedListingBranch({ cache: listingCache, guards, readPositions });
 
   // A cached answer is sent without a promise of its own; a query the cached-listing branch found uncached is not looked up again.
   // A read that names a position newer than this instance has seen waits for it first (see read-positions.ts).
-  router.get('listPets', '/v1/pets', (ctx) => {
+  router.get('listPets', LISTING_PATH, { branch: cachedListing }, (ctx) => {
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined && minPosition > readPositions.reached) {
       return readPositions.reach(minPosition).then(() => listing(ctx, listingCache?.get(ctx.querystring)));
@@ -66,7 +60,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
   });
 
   /** A cached answer where the cache has one (on PostgreSQL once it has looked at the log), else one read now. */
-  function listing(ctx: Context, cached: ReturnType<ListingCache['get']>): void | Promise<void> {
+  function listing(ctx: RouteContext, cached: ReturnType<ListingCache['get']>): void | Promise<void> {
     // A look for other instances' commits that failed or took too long: the database itself answers, as in the cached-listing branch.
     if (cached instanceof Promise) return cached.then((answer) => listing(ctx, answer), () => listing(ctx, undefined));
     if (cached) return sendListing(ctx, cached);
@@ -96,24 +90,25 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     return { headers: { [POSITION_HEADER]: observedPosition(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
-  router.post('createPet', CREATE_PATH, async (ctx) => {
+  /**
+   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
+   * through (`guards/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
+   * renders it. A refusal is the app's, and so is a target with a query string, which a creation never
+   * needs (the branch-equivalence tests send the same body both ways by it).
+   */
+  const creationBranch: AnswerBranch = (request, response, state) => {
+    if (request.url !== CREATE_PATH) return undefined;
+    const passed = admitted(guards, request, response, state);
+    if (passed instanceof Promise) return passed.then((settled) => (settled ? create(request, response, state) : undefined));
+    return passed ? create(request, response, state) : undefined;
+  };
+
+  router.post('createPet', CREATE_PATH, { branch: creationBranch }, async (ctx) => {
     const created = await createPet(ctx.req, stateOf(ctx), keyIdOf(ctx));
     ctx.status = 201;
     ctx.set(created.headers);
     ctx.body = created.body;
   });
-
-  /**
-   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
-   * through (`guards/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
-   * renders it. Anything else (another path, a refusal) is the app's.
-   */
-  const creationBranch: AnswerBranch = (request, response, state) => {
-    if (request.method !== 'POST' || request.url !== CREATE_PATH) return undefined;
-    const passed = admitted(guards, request, response, state, CREATE_ROUTE);
-    if (passed instanceof Promise) return passed.then((settled) => (settled ? create(request, response, state) : undefined));
-    return passed ? create(request, response, state) : undefined;
-  };
 
   function create(request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> {
     const keyId = state.keyId!;
@@ -124,7 +119,7 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     );
   }
 
-  router.get('getPet', '/v1/pets/:petId', async (ctx) => {
+  router.get('getPet', '/v1/pets/:petId', { marks: deprecated('/pets', publicBaseUrl) }, async (ctx) => {
     const id = petIdFromPath(ctx);
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     if (minPosition !== undefined) await readPositions.reach(minPosition);
@@ -163,19 +158,18 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     return String(position);
   }
 
-  const marks: RouteMarks = { getPet: deprecated('/pets', publicBaseUrl) };
-  return { router, creationBranch, marks };
+  return router.routes;
 }
 
-function sendListing(ctx: Context, answer: ListingAnswer): void {
+function sendListing(ctx: RouteContext, answer: ListingAnswer): void {
   if (answer.link !== undefined) ctx.set('Link', answer.link);
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = answer.body;
 }
 
 const NEW_PET_TYPES = ['application/json'];
+const LISTING_PATH = '/v1/pets';
 const CREATE_PATH = '/v1/pets';
-const CREATE_ROUTE: GuardedRoute = { template: CREATE_PATH, keyed: true };
 
 /** A created pet's answer: 201, with these headers and body. */
 interface Created {
@@ -184,20 +178,20 @@ interface Created {
 }
 
 /** A JSON answer: its type set before its text, so that Koa neither looks the type up nor serialises the value again. */
-function sendJson(ctx: Context, value: unknown): void {
+function sendJson(ctx: RouteContext, value: unknown): void {
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = JSON.stringify(value);
 }
 
 /** The path's pet id; ids that cannot name a pet are 404 here, before any lookup. */
-function petIdFromPath(ctx: Context): number {
+function petIdFromPath(ctx: RouteContext): number {
   const text = ctx.params.petId!;
   const id = parsePetId(text);
   if (id === undefined) throw new PetNotFound(text);
   return id;
 }
 
-function requestContext(ctx: Context): RequestContext {
+function requestContext(ctx: RouteContext): RequestContext {
   return requestContextOf(stateOf(ctx), keyIdOf(ctx));
 }
 
