@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
-import type { PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
+import type { NewPet, PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import type { ListingAnswer, ListingCache } from '../listing-cache/listing-cache.ts';
 import { createCachedListingBranch } from '../listing-cache/cached-listing.ts';
@@ -8,7 +8,8 @@ import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/condition
 import { deprecated } from '../guards/deprecation.ts';
 import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { nextPageLink, parseListQuery } from '../parsing/list-query.ts';
-import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
+import { bodyShape, readBody } from '../parsing/checked-body.ts';
+import { NewPetSchema, StatusPatchSchema } from '../../../contract/schemas.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
 import type { AnswerBranch, RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
@@ -85,7 +86,7 @@ export function createPetRoutes(options: PetRoutesOptions): readonly Route[] {
    */
   async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<Created> {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
-    const newPet = readNewPet(await readJsonBody(request, NEW_PET_TYPES));
+    const newPet: NewPet = readBody(await readJsonBody(request, NEW_PET_TYPES), NEW_PET);
     const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
     return { headers: { [POSITION_HEADER]: observedPosition(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
@@ -140,7 +141,7 @@ export function createPetRoutes(options: PetRoutesOptions): readonly Route[] {
     requireJsonBody(['application/json', 'application/merge-patch+json']),
     async (ctx) => {
       const ifVersion = parseIfMatch(ctx.headers['if-match']);
-      const { status } = readStatusPatch(jsonBodyOf(ctx));
+      const { status } = readBody(jsonBodyOf(ctx), STATUS_PATCH);
       const changed = await changePetStatus(
         ports,
         ifVersion === undefined ? { id: petIdFromPath(ctx), status } : { id: petIdFromPath(ctx), status, ifVersion },
@@ -168,6 +169,10 @@ function sendListing(ctx: RouteContext, answer: ListingAnswer): void {
 }
 
 const NEW_PET_TYPES = ['application/json'];
+// Checked once each, by the one body check every route uses (`parsing/checked-body.ts`). The rules on a
+// new pet's values are the domain's (`checkNewPet`), checked once by the use case.
+const NEW_PET = bodyShape(NewPetSchema, 'a NewPet', { checkValues: false });
+const STATUS_PATCH = bodyShape(StatusPatchSchema, 'a status change');
 const LISTING_PATH = '/v1/pets';
 const CREATE_PATH = '/v1/pets';
 
