@@ -289,6 +289,7 @@ export function createSqlConsumerGroups(
             await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
             for (const stored of walk.lease) claims.push(claimOf(stored, 1));
           }
+          if (claims.length === 0 && fresh && fresh.events.length > 0 && fresh.after !== group.takenTo) return { readAgain: true as const };
           return { claims };
         });
       },
