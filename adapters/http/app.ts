@@ -22,7 +22,7 @@ import type { EventFeed } from './routes/event-routes.ts';
 import { createProbeRouter } from './routes/probe-routes.ts';
 import { createWebhookRouter } from './routes/webhook-routes.ts';
 import { createConsumerGroupRouter } from './routes/consumer-group-routes.ts';
-import { createOrderRouter } from './routes/order-routes.ts';
+import { createOrderRoutes } from './routes/order-routes.ts';
 import type { ConsumerGroupResource } from './routes/consumer-group-routes.ts';
 import type { WebhookResource } from './routes/webhook-routes.ts';
 import type { ReadinessCheck } from './routes/probe-routes.ts';
@@ -107,11 +107,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap(({ router }) => router.match(path, 'GET').path).flatMap((layer) => layer.methods))];
   const guards = serviceGuards({ keyCheck, rateLimiter, corsOrigins: options.corsOrigins, methodsAllowedAt, extraGuards: options.extraGuards });
   const pets = createPetRoutes({ ...options, readPositions, guards, problemOf });
+  const orders = options.orders && createOrderRoutes({ ...options, orders: options.orders, readPositions, guards, problemOf });
   routers.push(
     { router: pets.router, keyed: true, marks: pets.marks },
     ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
     ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
-    ...(options.orders ? [{ router: createOrderRouter({ ...options, orders: options.orders, readPositions }), keyed: true }] : []),
+    ...(orders ? [{ router: orders.router, keyed: true }] : []),
     ...(options.consumerGroups ? [{ router: createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups }), keyed: true }] : []),
     { router: createDocumentRouter(options), keyed: false },
     {
@@ -148,8 +149,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     rejectUnrouted(ctx, methodsAllowedAt);
   });
   const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, inventory: options.inventoryCache, guards, readPositions });
-  // The two branches answer different methods: a creation, or a cached listing.
-  const branch: AnswerBranch = (request, response, state) => (request.method === 'POST' ? pets.creationBranch : cachedListing)?.(request, response, state);
+  // The branches answer different methods: a creation (of a pet, or an order placed), or a cached read.
+  const branch: AnswerBranch = (request, response, state) => (request.method === 'POST'
+    ? pets.creationBranch(request, response, state) ?? orders?.placementBranch(request, response, state)
+    : cachedListing?.(request, response, state));
   const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
   return { dispatch, methodsAllowedAt, routeAt, deprecationAt, record };
 }

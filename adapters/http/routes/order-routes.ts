@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { ORDER_USE_CASES, OrderNotFound } from '../../../application/index.ts';
@@ -5,13 +6,19 @@ import type { OrderPorts, RequestContext, WrittenOrder } from '../../../applicat
 import { NewOrderSchema, OrderPatchSchema } from '../../../contract/orders.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
 import { bodyShape, readBody } from '../parsing/checked-body.ts';
-import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
+import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { nextPageLink, parsePageQuery } from '../parsing/list-query.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
+import type { RequestState } from '../pipeline/request-state.ts';
+import type { Guard } from '../guards/guards.ts';
+import type { ProblemOf } from '../pipeline/errors.ts';
+import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
+import { createCreationBranch, creationRoute } from './creation-branch.ts';
+import type { CreatedAnswer } from './creation-branch.ts';
 
 export interface OrderRoutesOptions {
   readonly orders: OrderPorts;
@@ -19,6 +26,16 @@ export interface OrderRoutesOptions {
   readonly publicBaseUrl: () => string;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the placement branch. */
+  readonly guards: readonly Guard[];
+  /** How the app answers a failure, for the placement branch. */
+  readonly problemOf: ProblemOf;
+}
+
+export interface OrderRoutes {
+  readonly router: Router;
+  /** POST /v1/store/orders for the request pipeline, before the app (`creation-branch.ts`). */
+  readonly placementBranch: AnswerBranch;
 }
 
 const NEW_ORDER = bodyShape(NewOrderSchema, 'a NewOrder');
@@ -28,21 +45,26 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
  * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
-export function createOrderRouter({ orders: ports, publicBaseUrl, readPositions }: OrderRoutesOptions): Router {
+export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, guards, problemOf }: OrderRoutesOptions): OrderRoutes {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;
   const router = new Router({ strict: true, sensitive: true });
 
-  router.post('placeOrder', '/v1/store/orders', async (ctx, next) => {
-    parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
-    await next();
-  }, requireJsonBody(['application/json']), async (ctx) => {
-    const idempotencyKey = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
-    const { petId, shipDate } = readBody(jsonBodyOf(ctx), NEW_ORDER);
-    const placed = await placeOrder(ports, { petId, ...(shipDate === undefined ? {} : { shipDate }) }, requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
-    ctx.status = 201;
-    ctx.set('Location', `${publicBaseUrl()}/store/orders/${placed.order.id}`);
-    sendWritten(ctx, placed);
-  });
+  /** POST /v1/store/orders once the key is checked (a `Creation`): the route and the pipeline's branch both answer with it. */
+  async function place(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<CreatedAnswer> {
+    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
+    const { petId, shipDate } = readBody(await readJsonBody(request, NEW_ORDER_TYPES), NEW_ORDER);
+    const placed = await placeOrder(ports, { petId, ...(shipDate === undefined ? {} : { shipDate }) }, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
+    readPositions.observe(placed.position);
+    return {
+      headers: {
+        Location: `${publicBaseUrl()}/store/orders/${placed.order.id}`, [POSITION_HEADER]: String(placed.position), ETag: etagFor(placed.version), 'Content-Type': JSON_TYPE,
+      },
+      body: JSON.stringify(placed.order),
+    };
+  }
+
+  router.post('placeOrder', PLACE_PATH, creationRoute(place));
+  const placementBranch = createCreationBranch(PLACE_PATH, guards, problemOf, place);
 
   router.get('listOrders', '/v1/store/orders', async (ctx) => {
     const query = parsePageQuery(ctx.querystring, { texts: ['status'], integers: ['petId'] });
@@ -101,7 +123,7 @@ export function createOrderRouter({ orders: ports, publicBaseUrl, readPositions 
     sendJson(ctx, written.order);
   }
 
-  return router;
+  return { router, placementBranch };
 }
 
 function sendJson(ctx: Context, value: unknown): void {
@@ -117,8 +139,13 @@ function orderIdFromPath(ctx: Context): number {
   return id;
 }
 
+const PLACE_PATH = '/v1/store/orders';
+const NEW_ORDER_TYPES = ['application/json'];
+
 function requestContext(ctx: Context): RequestContext {
-  const { requestId, traceId } = stateOf(ctx);
-  const apiKeyId = keyIdOf(ctx);
+  return requestContextOf(stateOf(ctx), keyIdOf(ctx));
+}
+
+function requestContextOf({ requestId, traceId }: RequestState, apiKeyId: string): RequestContext {
   return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
@@ -14,13 +14,11 @@ import { readNewPet, readStatusPatch } from '../parsing/pet-bodies.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
 import type { RequestState } from '../pipeline/request-state.ts';
-import { admitted } from '../guards/guards.ts';
-import type { Guard, GuardedRoute } from '../guards/guards.ts';
-import { problemAnswer } from '../pipeline/errors.ts';
+import type { Guard } from '../guards/guards.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
-import { sendAnswer } from '../pipeline/request-pipeline.ts';
 import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
-import type { Answered } from '../../observability/request-log.ts';
+import { createCreationBranch, creationRoute } from './creation-branch.ts';
+import type { CreatedAnswer } from './creation-branch.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 
@@ -85,44 +83,18 @@ export function createPetRoutes(options: PetRoutesOptions): PetRoutes {
     return answer;
   }
 
-  /**
-   * POST /v1/pets once the key is checked: the checks in their order (headers, then the body), then the
-   * use case; its 201's headers and body. The route and the pipeline's branch both answer with it.
-   */
-  async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<Created> {
+  /** POST /v1/pets once the key is checked (a `Creation`): the route and the pipeline's branch both answer with it. */
+  async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<CreatedAnswer> {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
     const newPet = readNewPet(await readJsonBody(request, NEW_PET_TYPES));
     const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
     return { headers: { [POSITION_HEADER]: observedPosition(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
-  router.post('createPet', CREATE_PATH, async (ctx) => {
-    const created = await createPet(ctx.req, stateOf(ctx), keyIdOf(ctx));
-    ctx.status = 201;
-    ctx.set(created.headers);
-    ctx.body = created.body;
-  });
+  router.post('createPet', CREATE_PATH, creationRoute(createPet));
 
-  /**
-   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
-   * through (`guards/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
-   * renders it. Anything else (another path, a refusal) is the app's.
-   */
-  const creationBranch: AnswerBranch = (request, response, state) => {
-    if (request.method !== 'POST' || request.url !== CREATE_PATH) return undefined;
-    const passed = admitted(guards, request, response, state, CREATE_ROUTE);
-    if (passed instanceof Promise) return passed.then((settled) => (settled ? create(request, response, state) : undefined));
-    return passed ? create(request, response, state) : undefined;
-  };
-
-  function create(request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> {
-    const keyId = state.keyId!;
-    const answered = { route: CREATE_PATH, path: CREATE_PATH, keyId };
-    return createPet(request, state, keyId).then(
-      (created) => sendAnswer(response, 201, created.headers, created.body, answered),
-      (error: unknown) => sendAnswer(response, ...problemAnswer(request, problemOf(error, state.requestId)), answered),
-    );
-  }
+  /** POST /v1/pets as a branch of the request pipeline, tried before the Koa app (`creation-branch.ts`). */
+  const creationBranch = createCreationBranch(CREATE_PATH, guards, problemOf, createPet);
 
   router.get('getPet', '/v1/pets/:petId', async (ctx) => {
     const id = petIdFromPath(ctx);
@@ -175,13 +147,6 @@ function sendListing(ctx: Context, answer: ListingAnswer): void {
 
 const NEW_PET_TYPES = ['application/json'];
 const CREATE_PATH = '/v1/pets';
-const CREATE_ROUTE: GuardedRoute = { template: CREATE_PATH, keyed: true };
-
-/** A created pet's answer: 201, with these headers and body. */
-interface Created {
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
 
 /** A JSON answer: its type set before its text, so that Koa neither looks the type up nor serialises the value again. */
 function sendJson(ctx: Context, value: unknown): void {
