@@ -99,7 +99,8 @@ export interface CreationOptions<State> {
 /**
  * A command that starts a stream under an id the store draws (`EventStore.create`): `decide` gets the id
  * and the aggregate's start. The store runs it under its write lock, so it must be pure and synchronous:
- * the command's input is checked before. A conflict is not retried here: the id was the store's to give.
+ * the command's input is checked before. It is decided once for the id committed: the answer is the
+ * decision the store appended. A conflict is not retried here: the id was the store's to give.
  */
 export async function handleCreation<State, Event extends DomainEvent>(
   ports: Pick<PetStorePorts, 'eventStore' | 'clock'>,
@@ -108,14 +109,15 @@ export async function handleCreation<State, Event extends DomainEvent>(
   options: CreationOptions<State> = {},
 ): Promise<CreationOutcome<State>> {
   const metadata = metadataOf(ports, options.context);
-  const creation = (id: number) => {
+  // The decision the store built its append from, kept for the answer: a batch that runs again builds
+  // again under another id, so the one kept is the last, and it is the one for the id the store gives back.
+  let decided: { readonly id: number; readonly events: readonly Event[]; readonly stateAfter: State } | undefined;
+  const created = await ports.eventStore.create(aggregate.name, (id) => {
     const streamId = `${aggregate.streamPrefix}${id}`;
     const events = decide(id, aggregate.initialState());
     if (events.length === 0) throw new Error(`the command decided nothing to start ${streamId}`);
-    return { streamId, events, stateAfter: foldEvents(aggregate, events) };
-  };
-  const created = await ports.eventStore.create(aggregate.name, (id) => {
-    const { streamId, events, stateAfter } = creation(id);
+    const stateAfter = foldEvents(aggregate, events);
+    decided = { id, events, stateAfter };
     const record = options.remember?.(stateAfter, id);
     return {
       streams: [{ streamId, expected: 'no_stream', events, stateAfter }, ...(options.alongside?.(id) ?? [])],
@@ -123,9 +125,8 @@ export async function handleCreation<State, Event extends DomainEvent>(
       ...(record ? { options: { remember: record } } : {}),
     };
   });
-  // Decided again from the id given: `decide` is pure, so this is what was appended.
-  const { events, stateAfter } = creation(created.id);
-  return { id: created.id, state: stateAfter, version: created.version, events, position: created.position };
+  if (decided?.id !== created.id) throw new Error(`the store committed ${aggregate.streamPrefix}${created.id} without building it`);
+  return { id: created.id, state: decided.stateAfter, version: created.version, events: decided.events, position: created.position };
 }
 
 /** What the store is told beside the events: when, and on whose behalf. */

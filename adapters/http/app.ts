@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Context } from 'koa';
-import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EventLog, OrderPorts, PetStorePorts, PetUseCases } from '../../application/index.ts';
@@ -9,28 +8,29 @@ import type { ApiKeyVerifier } from '../api-keys/key-verifier.ts';
 import type { RateLimitPolicy } from '../config/config.ts';
 import { serviceGuards } from './guards/service-guards.ts';
 import { guardRoutes } from './guards/guards.ts';
-import type { Guard, GuardedRoute } from './guards/guards.ts';
-import { createDocumentRouter } from './routes/document-routes.ts';
+import type { Guard } from './guards/guards.ts';
+import { createDocumentRoutes } from './routes/document-routes.ts';
 import type { ListingCache } from './listing-cache/listing-cache.ts';
 import type { InventoryCache } from './listing-cache/inventory-cache.ts';
 import { createProblemOf, HttpProblem, renderErrors } from './pipeline/errors.ts';
 import type { OpenApiDocument } from '../../contract/openapi-document.ts';
 import { createPetRoutes } from './routes/pet-routes.ts';
-import type { RouteMarks } from './guards/deprecation.ts';
-import { createEventRouter } from './routes/event-routes.ts';
+import { createEventRoutes } from './routes/event-routes.ts';
 import type { EventFeed } from './routes/event-routes.ts';
-import { createProbeRouter } from './routes/probe-routes.ts';
-import { createWebhookRouter } from './routes/webhook-routes.ts';
-import { createConsumerGroupRouter } from './routes/consumer-group-routes.ts';
+import { createProbeRoutes } from './routes/probe-routes.ts';
+import { createWebhookRoutes } from './routes/webhook-routes.ts';
+import { createConsumerGroupRoutes } from './routes/consumer-group-routes.ts';
 import { createOrderRoutes } from './routes/order-routes.ts';
 import type { ConsumerGroupResource } from './routes/consumer-group-routes.ts';
 import type { WebhookResource } from './routes/webhook-routes.ts';
 import type { ReadinessCheck } from './routes/probe-routes.ts';
 import { requestLine } from '../observability/request-log.ts';
-import { createCachedListingBranch } from './listing-cache/cached-listing.ts';
 import { createRateLimiter, limitKeyFailures } from './guards/rate-limit.ts';
 import { answerRecorder, createRequestPipeline } from './pipeline/request-pipeline.ts';
-import type { AnswerBranch, ObserveRequest, RecordAnswer } from './pipeline/request-pipeline.ts';
+import type { ObserveRequest, RecordAnswer } from './pipeline/request-pipeline.ts';
+import { routeTable, runHandlers } from './pipeline/route-table.ts';
+import type { RouteTable } from './pipeline/route-table.ts';
+import type { RouteContext } from './pipeline/request-state.ts';
 import type { AroundAnswer } from '../observability/traced-http.ts';
 import { stateOf } from './pipeline/request-state.ts';
 import { createKeyCheck } from './guards/require-api-key.ts';
@@ -86,14 +86,14 @@ export interface HttpApp {
   readonly record: RecordAnswer;
 }
 
-/**
- * The request pipeline and its Koa application: error rendering, the Host check, CORS, then the routes:
- * the pet operations, the documents, the probes. With a listing cache, cached listings are a branch of
- * the pipeline tried before the app, with the app's own checks (`listing-cache/cached-listing.ts`).
- */
 /** Without a log to read, no position can be shown reached: such an app answers a position it has not seen 503. */
 const NO_LOG: Pick<EventLog, 'readLog'> = { readLog: async () => [] };
 
+/**
+ * The request pipeline and its Koa application: one table of routes (each with its key rule, its marks
+ * and, for a creation and a cached listing, the branch that answers before the app), matched once a
+ * request; then error rendering, the one list of guards, and the matched route's handlers.
+ */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = new Koa();
   // Errors are rendered by our middleware; Koa's default handler would only log them to stderr again.
@@ -102,41 +102,35 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const keyCheck = createKeyCheck(options.verifier, options.keyFailureLimit && limitKeyFailures(options.keyFailureLimit));
   const readPositions = options.readPositions ?? createReadPositions({ log: options.feed?.eventLog ?? NO_LOG, refresh: () => {} });
   const problemOf = createProblemOf(options.logger);
-  /** The routers in the order they are tried, each with whether its routes need a key and the headers its routes carry on every answer. */
-  const routers: { readonly router: Router; readonly keyed: boolean; readonly marks?: RouteMarks }[] = [];
-  const methodsAllowedAt = (path: string) => [...new Set(routers.flatMap(({ router }) => router.match(path, 'GET').path).flatMap((layer) => layer.methods))];
+  // The guards' CORS check asks the table, which the pet routes' branches (given the guards) are part of.
+  let routes: RouteTable | undefined;
+  const methodsAllowedAt = (path: string) => routes!.methodsAt(path);
   const guards = serviceGuards({ keyCheck, rateLimiter, corsOrigins: options.corsOrigins, methodsAllowedAt, extraGuards: options.extraGuards });
-  const pets = createPetRoutes({ ...options, readPositions, guards, problemOf });
-  const orders = options.orders && createOrderRoutes({ ...options, orders: options.orders, readPositions, guards, problemOf });
-  routers.push(
-    { router: pets.router, keyed: true, marks: pets.marks },
-    ...(options.feed ? [{ router: createEventRouter({ ...options, feed: options.feed }), keyed: true }] : []),
-    ...(options.webhooks ? [{ router: createWebhookRouter({ ...options, webhooks: options.webhooks }), keyed: true }] : []),
-    ...(orders ? [{ router: orders.router, keyed: true }] : []),
-    ...(options.consumerGroups ? [{ router: createConsumerGroupRouter({ ...options, consumerGroups: options.consumerGroups }), keyed: true }] : []),
-    { router: createDocumentRouter(options), keyed: false },
-    {
-      router: createProbeRouter({
-        readiness: options.readiness,
-        metrics: options.metrics && { contentType: options.metrics.registry.contentType, exposition: options.metrics.exposition },
-      }),
-      keyed: false,
-    },
-  );
-  /** The route a method and path are for, as @koa/router picks it: the last matched layer that has methods. */
-  const routeOf = (method: string, path: string): GuardedRoute | undefined => {
-    for (const { router, keyed, marks } of routers) {
-      const layer = router.match(path, method).pathAndMethod.findLast((each) => each.methods.length > 0);
-      if (layer !== undefined) return { template: String(layer.path), keyed, marks: layer.name === undefined ? undefined : marks?.[layer.name]?.() };
-    }
-    return undefined;
-  };
-  const routeAt = (path: string) => routers.flatMap(({ router }) => router.match(path, 'GET').path).find((layer) => typeof layer.path === 'string')?.path as string | undefined;
-  const deprecationAt = (method: string, path: string) => routeOf(method, path)?.marks;
+  // In the order they are tried: keyed operations, then the documents and the probes.
+  routes = routeTable([
+    ...createPetRoutes({ ...options, readPositions, guards, problemOf }),
+    ...(options.feed ? createEventRoutes({ ...options, feed: options.feed }) : []),
+    ...(options.webhooks ? createWebhookRoutes({ ...options, webhooks: options.webhooks }) : []),
+    ...(options.orders ? createOrderRoutes({ ...options, orders: options.orders, readPositions, guards, problemOf }) : []),
+    ...(options.consumerGroups ? createConsumerGroupRoutes({ ...options, consumerGroups: options.consumerGroups }) : []),
+    ...createDocumentRoutes(options),
+    ...createProbeRoutes({
+      readiness: options.readiness,
+      metrics: options.metrics && { contentType: options.metrics.registry.contentType, exposition: options.metrics.exposition },
+    }),
+  ]);
+  const table = routes;
+  const routeAt = (path: string) => table.templateAt(path);
+  const deprecationAt = (method: string, path: string) => table.match(method, path)?.route.marks?.();
   const record = answerRecorder(requestLine(options.logger), options.metrics?.observeRequest);
   app.use(renderErrors(problemOf, (ctx) => stateOf(ctx).requestId));
-  app.use(guardRoutes(guards, routeOf));
-  for (const { router } of routers) app.use(router.routes());
+  app.use(guardRoutes(guards));
+  app.use((ctx, next) => {
+    const matched = stateOf(ctx).matched;
+    if (matched === undefined) return next();
+    (ctx as RouteContext).params = matched.params;
+    return runHandlers(matched.route.handlers, ctx as RouteContext, next);
+  });
   app.use(async (ctx) => {
     // A 405's log line names the route of its path and, when the request carries a live key, the key's id.
     const state = stateOf(ctx);
@@ -148,12 +142,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     }
     rejectUnrouted(ctx, methodsAllowedAt);
   });
-  const cachedListing = options.listingCache && createCachedListingBranch({ cache: options.listingCache, inventory: options.inventoryCache, guards, readPositions });
-  // The branches answer different methods: a creation (of a pet, or an order placed), or a cached read.
-  const branch: AnswerBranch = (request, response, state) => (request.method === 'POST'
-    ? pets.creationBranch(request, response, state) ?? orders?.placementBranch(request, response, state)
-    : cachedListing?.(request, response, state));
-  const dispatch = createRequestPipeline({ app, record, branch, around: options.traceAnswers });
+  const dispatch = createRequestPipeline({ app, record, routes: table, around: options.traceAnswers });
   return { dispatch, methodsAllowedAt, routeAt, deprecationAt, record };
 }
 

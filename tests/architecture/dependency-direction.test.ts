@@ -215,6 +215,11 @@ describe('dependency direction', () => {
     assert.deepEqual(offences, []);
   });
 
+  it('the service routes by its own table: nothing under adapters/ imports a router library whose internals would hold the routes\' marks', () => {
+    const offences = sourceFiles('adapters').flatMap((file) => importsOf(file).filter((specifier) => specifier.startsWith('@koa/router')).map((specifier) => `${relative(root, file)} imports ${specifier}`));
+    assert.deepEqual(offences, []);
+  });
+
   it('the room cycle finder finds rooms that import each other (guards against a walk that sees none)', () => {
     assert.deepEqual(roomCycles(join('tests', 'architecture', 'fixtures')), [['cycle-a.ts', 'cycle-b.ts']]);
   });

@@ -14,6 +14,9 @@ import { createListingCache } from '../../adapters/http/listing-cache/listing-ca
 import type { ListingCache } from '../../adapters/http/listing-cache/listing-cache.ts';
 import { createRateLimiter } from '../../adapters/http/guards/rate-limit.ts';
 import { beginRequest } from '../../adapters/http/pipeline/request-state.ts';
+import type { AnswerBranch } from '../../adapters/http/pipeline/request-state.ts';
+import { matchedBranch } from '../../adapters/http/pipeline/request-pipeline.ts';
+import { routeTable } from '../../adapters/http/pipeline/route-table.ts';
 import { startHttpServer } from '../../adapters/http/server/server.ts';
 import { PET_USE_CASES } from '../../application/index.ts';
 import type { Commits, PetStorePorts } from '../../application/index.ts';
@@ -154,7 +157,14 @@ describe('the cached listing branch', () => {
     cache.set('limit=1', cache.mark(), { body, link: '<http://x/v1/pets?limit=1&after=1>; rel="next"' }, { status: undefined, after: 0, through: 2 });
     const { verifier = createApiKeyVerifier({ environmentKeys: [KEY] }), corsOrigins = [], rateLimiter, ...rest } = overrides;
     const guards = serviceGuards({ keyCheck: createKeyCheck(verifier), rateLimiter, corsOrigins, methodsAllowedAt: () => ['GET', 'HEAD', 'POST'] });
-    return createCachedListingBranch({ cache, guards, readPositions: { reached: 5 }, ...rest });
+    const listing = createCachedListingBranch({ cache, guards, readPositions: { reached: 5 }, ...rest });
+    // Offered as the pipeline offers it: through the route table, which gives the branch `GET /v1/pets` alone.
+    const routes = routeTable([
+      { name: 'listPets', method: 'GET', template: '/v1/pets', keyed: true, branch: listing, handlers: [] },
+      { name: 'getPet', method: 'GET', template: '/v1/pets/:petId', keyed: true, handlers: [] },
+    ]);
+    const offered: AnswerBranch = (request, response, state) => matchedBranch(routes, request, state)?.(request, response, state);
+    return offered;
   }
 
   function request(init: { method?: string; url?: string; headers?: Record<string, string>; rawHeaders?: string[] } = {}) {

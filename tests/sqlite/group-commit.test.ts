@@ -332,7 +332,7 @@ function groupGate() {
   };
 }
 
-describe('SQLite group writer', () => {
+describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction on the writer\'s connection', () => {
   const now = '2026-11-25T12:00:00.000Z';
   const created = (id: number, name: string): AppendRequest => ({
     streams: [{
@@ -344,7 +344,7 @@ describe('SQLite group writer', () => {
 
   /** A writer on a fresh file whose statements are counted (each use of one goes through `prepare`). */
   async function countedWriter() {
-    const directory = mkdtempSync(join(tmpdir(), 'petstore-group-writer-'));
+    const directory = mkdtempSync(join(tmpdir(), 'petstore-batch-writer-'));
     const file = join(directory, 'store.db');
     const { db, database } = await openSqlite(file);
     const statements: string[] = [];

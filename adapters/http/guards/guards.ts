@@ -2,17 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { stateOf } from '../pipeline/request-state.ts';
-import type { RequestState } from '../pipeline/request-state.ts';
+import type { RequestState, Route } from '../pipeline/request-state.ts';
 
-/** What a guard needs to know of the route a request is for. */
-export interface GuardedRoute {
-  /** The route's template, as the log line and metrics name it. */
-  readonly template: string;
-  /** The route's operations require an API key (the key and the rate limit guard it). */
-  readonly keyed: boolean;
-  /** Headers every answer of the route carries, refusals included (a deprecated operation's). */
-  readonly marks?: Readonly<Record<string, string>> | undefined;
-}
+/** What a guard needs to know of the route a request is for: its template (the log line and metrics name it), its key rule, its marks. */
+export type GuardedRoute = Pick<Route, 'template' | 'keyed' | 'marks'>;
 
 /** A preflight answered by a guard itself: a status with no body, the guard's headers already set. */
 export interface GuardAnswer {
@@ -45,14 +38,14 @@ export function runGuards(
 }
 
 /**
- * The guards as the Koa app's one middleware before its routes: the route is the one `routeOf` finds
- * for the method and path. A refusal is thrown for `renderErrors`; a guard's own answer ends the chain.
+ * The guards as the Koa app's one middleware before its routes: the route is the one the pipeline
+ * found for the request. A refusal is thrown for `renderErrors`; a guard's own answer ends the chain.
  */
-export function guardRoutes(guards: readonly Guard[], routeOf: (method: string, path: string) => GuardedRoute | undefined) {
+export function guardRoutes(guards: readonly Guard[]) {
   // Not async: a verdict reached at once costs no promise of its own.
   return function guardRoutesMiddleware(ctx: Context, next: Next): Promise<void> {
     const state = stateOf(ctx);
-    const route = routeOf(ctx.method, ctx.path);
+    const route = state.matched?.route;
     state.route = route?.template ?? state.route;
     const verdict = runGuards(guards, ctx.req, ctx.res, state, route);
     if (verdict instanceof Promise) return verdict.then((settled) => pass(ctx, settled, next));
@@ -72,7 +65,8 @@ function pass(ctx: Context, verdict: GuardVerdict, next: Next): Promise<void> {
  * Anything else (a refusal, a guard's own answer, a guard's failure) is the app's to send: it runs the same guards, whose
  * verdicts the request's state keeps, so nothing is decided or counted twice.
  */
-export function admitted(guards: readonly Guard[], request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute): boolean | Promise<boolean> {
+export function admitted(guards: readonly Guard[], request: IncomingMessage, response: ServerResponse, state: RequestState): boolean | Promise<boolean> {
+  const route = state.matched!.route;
   state.route = route.template;
   const verdict = runGuards(guards, request, response, state, route);
   // A guard that failed (the key table unreadable) is the app's to answer too: its renderer turns the failure into a 503.

@@ -4,7 +4,8 @@ import { millisecondsSince } from '../../observability/request-log.ts';
 import type { Answered, RequestFields } from '../../observability/request-log.ts';
 import type { AroundAnswer } from '../../observability/traced-http.ts';
 import { beginRequest } from './request-state.ts';
-import type { RequestState } from './request-state.ts';
+import type { AnswerBranch, RequestState } from './request-state.ts';
+import type { RouteTable } from './route-table.ts';
 
 /**
  * How a branch answers: status, headers and body written on Node's response in this one place, and
@@ -20,12 +21,6 @@ export function sendAnswer(
   // Built field by field: a spread here cost about a sixth of a cached listing's throughput (measured).
   return { route: record.route, path: record.path, status, keyId: record.keyId };
 }
-
-/**
- * A branch tried before the Koa app: answers what it can, or returns undefined and leaves the request
- * to the app untouched (a promise of either when it must first ask the database).
- */
-export type AnswerBranch = (request: IncomingMessage, response: ServerResponse, state: RequestState) => Answered | undefined | Promise<Answered | undefined>;
 
 export type ObserveRequest = (method: string, route: string, status: number, seconds: number) => void;
 
@@ -43,8 +38,8 @@ export function answerRecorder(logRequest: (fields: RequestFields) => void, obse
 export interface RequestPipelineOptions {
   readonly app: Koa;
   readonly record: RecordAnswer;
-  /** Tried first (cached listings, creations): what it leaves goes to the app. */
-  readonly branch?: AnswerBranch | undefined;
+  /** Where each request's route is found, once: its branch (a creation, a cached listing) is tried first, and what it leaves goes to the app. */
+  readonly routes: RouteTable;
   readonly around?: AroundAnswer | undefined;
 }
 
@@ -54,16 +49,17 @@ export interface RequestPipelineOptions {
  * Both run the one list of guards (`guards.ts`) before any route; the app answers through Koa's own
  * `callback()`, and finds the request's state from the request (`stateOf`).
  */
-export function createRequestPipeline({ app, record, branch, around }: RequestPipelineOptions): (request: IncomingMessage, response: ServerResponse) => void {
+export function createRequestPipeline({ app, record, routes, around }: RequestPipelineOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const handle = app.callback();
   const throughApp = (request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> =>
     handle(request, response).then(() => answeredBy(request, response, state));
-  const branchThenApp = branch && ((request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
+  const answerEither = (request: IncomingMessage, response: ServerResponse, state: RequestState): Answered | Promise<Answered> => {
+    const branch = matchedBranch(routes, request, state);
+    if (branch === undefined) return throughApp(request, response, state);
     const answered = branch(request, response, state);
     if (answered instanceof Promise) return answered.then((settled) => settled ?? throughApp(request, response, state));
     return answered ?? throughApp(request, response, state);
-  });
-  const answerEither = branchThenApp ?? throughApp;
+  };
   const answer = around ? around(answerEither) : answerEither;
 
   return function dispatch(request, response) {
@@ -73,6 +69,21 @@ export function createRequestPipeline({ app, record, branch, around }: RequestPi
     if (answered instanceof Promise) answered.then((settled) => record(state, request.method!, settled), () => response.destroy());
     else record(state, request.method!, answered);
   };
+}
+
+/** Finds the request's route, once, keeping it on its state; returns the route's branch when it has one for this method. */
+export function matchedBranch(routes: RouteTable, request: IncomingMessage, state: RequestState): AnswerBranch | undefined {
+  const matched = routes.match(request.method!, pathOf(request.url!));
+  state.matched = matched;
+  return matched?.branch;
+}
+
+/** The path of a request target, as Koa reads it: what comes before the query or a fragment. */
+export function pathOf(target: string): string {
+  const query = target.indexOf('?');
+  const fragment = target.indexOf('#');
+  const end = fragment >= 0 && (query < 0 || fragment < query) ? fragment : query;
+  return end < 0 ? target : target.slice(0, end);
 }
 
 /** What the Koa app answered, from the request's state: the route the guards found (or the 405's), the key they let through. */

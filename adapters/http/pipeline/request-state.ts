@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import { requestIdFor } from '../../observability/request-log.ts';
+import type { Answered } from '../../observability/request-log.ts';
 import { HttpProblem } from './errors.ts';
 
 /**
@@ -19,6 +20,8 @@ export interface RequestState {
   access: Access | Promise<Access> | undefined;
   /** The id of the live key the request carries, once the key guard let it through (or the log looked it up). */
   keyId: string | null;
+  /** The route the request is for, found once by the route table (`route-table.ts`) as the pipeline begins it. */
+  matched: MatchedRoute | undefined;
   /** The template of the route the request was for, once known: its log line and metrics name it. */
   route: string | undefined;
   /** The rate limit's decision (`rate-limit.ts`), taken at most once. */
@@ -27,6 +30,43 @@ export interface RequestState {
   listingNotCached: boolean;
   /** The recorded trace this request belongs to, when traces are on; the events it causes carry it. */
   traceId: string | undefined;
+}
+
+/** A route's context in the Koa app: its path's parameters, decoded. */
+export type RouteContext = Context & { params: Record<string, string> };
+export type RouteHandler = (ctx: RouteContext, next: Next) => unknown;
+
+/** Headers every answer of a route carries, refusals included (a deprecated operation's). */
+export type RouteMarks = () => Readonly<Record<string, string>>;
+
+/**
+ * A branch tried before the Koa app: answers what it can, or returns undefined and leaves the request
+ * to the app untouched (a promise of either when it must first ask the database).
+ */
+export type AnswerBranch = (request: IncomingMessage, response: ServerResponse, state: RequestState) => Answered | undefined | Promise<Answered | undefined>;
+
+/** One operation of the route table: where it is, what guards it, and who answers it. */
+export interface Route {
+  /** The operation's name (the OpenAPI document's `operationId`, where it has one). */
+  readonly name: string;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Literal segments and `:name` parameters, each a whole segment; matched exactly and case-sensitively. */
+  readonly template: string;
+  /** Its operations require an API key (the key and the rate limit guard it). */
+  readonly keyed: boolean;
+  readonly marks?: RouteMarks | undefined;
+  /** Tried by the request pipeline before the Koa app (a creation, a cached listing): answers what it can. */
+  readonly branch?: AnswerBranch | undefined;
+  /** The Koa middleware that answer it, in order. */
+  readonly handlers: readonly RouteHandler[];
+}
+
+/** The route a request is for, found once. */
+export interface MatchedRoute {
+  readonly route: Route;
+  readonly params: Record<string, string>;
+  /** The route's branch when the request is its very method (a HEAD is the app's, never a branch's). */
+  readonly branch: AnswerBranch | undefined;
 }
 
 /** A request with a live key (its id, never the key), or the refusal to answer. */
@@ -68,6 +108,7 @@ export function beginRequest(request: IncomingMessage, response: ServerResponse)
     authorizations,
     access: undefined,
     keyId: null,
+    matched: undefined,
     route: undefined,
     rate: undefined,
     listingNotCached: false,

@@ -1,5 +1,3 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import { ackEvents, checkedPage, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
 import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
@@ -16,6 +14,8 @@ import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { invalidKey } from '../guards/require-api-key.ts';
 import { clientAddressKey } from '../guards/client-address.ts';
 import type { WaitingClaims } from './waiting-claims.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 /** What the consumer group routes work with. */
 export interface ConsumerGroupResource extends ConsumerGroupPorts {
@@ -64,9 +64,9 @@ export function groupView(status: GroupStatus, head: number) {
  * Experimental: consumer groups, each owned by the API key that made it (another key is told 404). Consumers
  * claim events under leases, ack or nack them; see docs/consumer-groups.md.
  */
-export function createConsumerGroupRouter({ consumerGroups: resource, publicBaseUrl }: ConsumerGroupRoutesOptions): Router {
+export function createConsumerGroupRoutes({ consumerGroups: resource, publicBaseUrl }: ConsumerGroupRoutesOptions): readonly Route[] {
   const groups = resource.consumerGroups;
-  const router = new Router({ strict: true, sensitive: true });
+  const router = declareRoutes({ keyed: true });
   const owner = keyIdOf;
   const now = () => resource.clock.now();
   /**
@@ -80,15 +80,15 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
   const head = async () => await resource.eventLog.end();
   const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
-  const nameOf = (ctx: Context): string => parseGroupName(ctx.params.group!);
+  const nameOf = (ctx: RouteContext): string => parseGroupName(ctx.params.group!);
   /** The caller's group named by the path, or 404 (also for another key's). */
-  async function owned(ctx: Context): Promise<ConsumerGroup> {
+  async function owned(ctx: RouteContext): Promise<ConsumerGroup> {
     const name = nameOf(ctx);
     const group = await groups.group(owner(ctx), name).get();
     if (!group) throw new HttpProblem('not_found', `no consumer group ${name}`);
     return group;
   }
-  const view = async (ctx: Context, name: string) => {
+  const view = async (ctx: RouteContext, name: string) => {
     const status = await groups.group(owner(ctx), name).status(now());
     if (!status) throw new HttpProblem('not_found', `no consumer group ${name}`);
     return groupView(status, await head());
@@ -213,5 +213,5 @@ export function createConsumerGroupRouter({ consumerGroups: resource, publicBase
     ctx.body = { replayed };
   });
 
-  return router;
+  return router.routes;
 }

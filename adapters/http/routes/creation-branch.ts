@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'koa';
 import { admitted } from '../guards/guards.ts';
-import type { Guard, GuardedRoute } from '../guards/guards.ts';
+import type { Guard } from '../guards/guards.ts';
 import { problemAnswer } from '../pipeline/errors.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
 import { sendAnswer } from '../pipeline/request-pipeline.ts';
-import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
-import type { RequestState } from '../pipeline/request-state.ts';
+import type { AnswerBranch, RequestState, RouteHandler } from '../pipeline/request-state.ts';
 import type { Answered } from '../../observability/request-log.ts';
 
 /** A creation's 201: its headers and body. */
@@ -18,12 +16,12 @@ export interface CreatedAnswer {
 
 /**
  * A creation once the key is checked: the checks in their order (headers, then the body), then the use
- * case; its 201's headers and body. The Koa route and the pipeline's branch both answer with it.
+ * case; its 201's headers and body. The route's Koa handler and its branch both answer with it.
  */
 export type Creation = (request: IncomingMessage, state: RequestState, apiKeyId: string) => Promise<CreatedAnswer>;
 
-/** The creation as the Koa route's handler (for what the branch leaves to the app). */
-export function creationRoute(create: Creation): (ctx: Context) => Promise<void> {
+/** The creation as the route's Koa handler (for what the branch leaves to the app). */
+export function creationHandler(create: Creation): RouteHandler {
   return async (ctx) => {
     const created = await create(ctx.req, stateOf(ctx), keyIdOf(ctx));
     ctx.status = 201;
@@ -33,15 +31,15 @@ export function creationRoute(create: Creation): (ctx: Context) => Promise<void>
 }
 
 /**
- * POST `path` as a branch of the request pipeline, tried before the Koa app: once the guards let it
- * through (`guards/guards.ts`), `create` answers, and a failure is rendered as the app renders it.
- * Anything else (another target, a refusal) is the app's.
+ * A creation at `path` as its route's branch, tried before the Koa app: once the guards let it through
+ * (`guards/guards.ts`), `create` answers, and a failure is rendered as the app renders it. A refusal is
+ * the app's, and so is a target with a query string, which a creation never needs (the branch-equivalence
+ * tests send the same body both ways by it).
  */
 export function createCreationBranch(path: string, guards: readonly Guard[], problemOf: ProblemOf, create: Creation): AnswerBranch {
-  const route: GuardedRoute = { template: path, keyed: true };
   return (request, response, state) => {
-    if (request.method !== 'POST' || request.url !== path) return undefined;
-    const passed = admitted(guards, request, response, state, route);
+    if (request.url !== path) return undefined;
+    const passed = admitted(guards, request, response, state);
     if (passed instanceof Promise) return passed.then((settled) => (settled ? answer(request, response, state) : undefined));
     return passed ? answer(request, response, state) : undefined;
   };

@@ -1,16 +1,17 @@
-import Router from '@koa/router';
 import type { OpenApiDocument } from '../../../contract/openapi-document.ts';
 import { REFERENCE_PAGE_HTML, referencePageAsset } from './reference-page.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 /** The addresses a person tries first: each leads to the reference page. */
 export const LANDING_PATHS = ['/', '/v1', '/v1/'] as const;
 
 /** The OpenAPI document and the reference page that shows it; no key needed. */
-export function createDocumentRouter(options: { document: () => OpenApiDocument; publicBaseUrl: () => string }): Router {
-  const router = new Router({ strict: true, sensitive: true });
+export function createDocumentRoutes(options: { document: () => OpenApiDocument; publicBaseUrl: () => string }): readonly Route[] {
+  const router = declareRoutes({ keyed: false });
 
   for (const path of LANDING_PATHS) {
-    router.get(path, (ctx) => {
+    router.get('landing', path, (ctx) => {
       // 302: where the reference lives may move; the base address printed at start stays. No body: every
       // body this service writes is JSON or the page itself, and a redirect needs none.
       ctx.body = null; // before the status: Koa turns a null body set after it into 204
@@ -36,5 +37,5 @@ export function createDocumentRouter(options: { document: () => OpenApiDocument;
     ctx.body = asset.body;
   });
 
-  return router;
+  return router.routes;
 }

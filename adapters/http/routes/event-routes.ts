@@ -1,5 +1,3 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import { checkedLogQuery, PetNotFound, readEvents, readPetHistory } from '../../../application/index.ts';
 import type { Commits, EventLog } from '../../../application/index.ts';
 import { clientAddressKey } from '../guards/client-address.ts';
@@ -9,6 +7,8 @@ import type { EventStreams } from './event-stream.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf } from '../pipeline/request-state.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 /** What the event routes read: the log, its commits, and the open streams. */
 export interface EventFeed {
@@ -27,8 +27,8 @@ export interface EventRoutesOptions {
  * Experimental: the log as CloudEvents. `GET /v1/events` answers a JSON page, or a Server-Sent Events
  * stream when the client accepts `text/event-stream`; `GET /v1/pets/{petId}/events` one pet's history.
  */
-export function createEventRouter({ feed, publicBaseUrl }: EventRoutesOptions): Router {
-  const router = new Router({ strict: true, sensitive: true });
+export function createEventRoutes({ feed, publicBaseUrl }: EventRoutesOptions): readonly Route[] {
+  const router = declareRoutes({ keyed: true });
 
   router.get('listEvents', '/v1/events', async (ctx) => {
     const query = parseEventQuery(ctx.querystring);
@@ -59,10 +59,10 @@ export function createEventRouter({ feed, publicBaseUrl }: EventRoutesOptions): 
     ctx.body = Buffer.from(cloudEventsJson(events, publicBaseUrl()));
   });
 
-  return router;
+  return router.routes;
 }
 
 /** The stream is chosen by `Accept: text/event-stream` on a GET; JSON is the default for anything else (HEAD included: no body to stream). */
-function wantsStream(ctx: Context): boolean {
+function wantsStream(ctx: RouteContext): boolean {
   return ctx.method === 'GET' && ctx.accepts('application/json', 'text/event-stream') === 'text/event-stream';
 }

@@ -1,6 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import { ORDER_USE_CASES, OrderNotFound } from '../../../application/index.ts';
 import type { OrderPorts, RequestContext, WrittenOrder } from '../../../application/index.ts';
 import { NewOrderSchema, OrderPatchSchema } from '../../../contract/orders.ts';
@@ -13,11 +11,13 @@ import { JSON_TYPE } from '../pipeline/media-types.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
-import type { RequestState } from '../pipeline/request-state.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import { createCachedInventoryBranch } from '../listing-cache/cached-listing.ts';
+import type { InventoryCache } from '../listing-cache/inventory-cache.ts';
 import type { Guard } from '../guards/guards.ts';
+import type { RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
-import type { AnswerBranch } from '../pipeline/request-pipeline.ts';
-import { createCreationBranch, creationRoute } from './creation-branch.ts';
+import { createCreationBranch, creationHandler } from './creation-branch.ts';
 import type { CreatedAnswer } from './creation-branch.ts';
 
 export interface OrderRoutesOptions {
@@ -26,16 +26,12 @@ export interface OrderRoutesOptions {
   readonly publicBaseUrl: () => string;
   /** Where reads that ask for "at least this new" are held to it, and writes say their position. */
   readonly readPositions: ReadPositions;
-  /** The checks before any route (`guards/guards.ts`), the app's own list, for the placement branch. */
+  /** When given, the inventory is answered from it before the app while it holds the counts (`listing-cache/cached-listing.ts`). */
+  readonly inventoryCache?: InventoryCache | undefined;
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the branches. */
   readonly guards: readonly Guard[];
-  /** How the app answers a failure, for the placement branch. */
+  /** How the app answers a failure, for the placement's branch. */
   readonly problemOf: ProblemOf;
-}
-
-export interface OrderRoutes {
-  readonly router: Router;
-  /** POST /v1/store/orders for the request pipeline, before the app (`creation-branch.ts`). */
-  readonly placementBranch: AnswerBranch;
 }
 
 const NEW_ORDER = bodyShape(NewOrderSchema, 'a NewOrder');
@@ -45,11 +41,11 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
  * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
-export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, guards, problemOf }: OrderRoutesOptions): OrderRoutes {
+export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, inventoryCache, guards, problemOf }: OrderRoutesOptions): readonly Route[] {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;
-  const router = new Router({ strict: true, sensitive: true });
+  const router = declareRoutes({ keyed: true });
 
-  /** POST /v1/store/orders once the key is checked (a `Creation`): the route and the pipeline's branch both answer with it. */
+  /** POST /v1/store/orders once the key is checked (a `Creation`): its route's handler and branch both answer with it (`creation-branch.ts`). */
   async function place(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<CreatedAnswer> {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
     const { petId, shipDate } = readBody(await readJsonBody(request, NEW_ORDER_TYPES), NEW_ORDER);
@@ -63,8 +59,7 @@ export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions,
     };
   }
 
-  router.post('placeOrder', PLACE_PATH, creationRoute(place));
-  const placementBranch = createCreationBranch(PLACE_PATH, guards, problemOf, place);
+  router.post('placeOrder', PLACE_PATH, { branch: createCreationBranch(PLACE_PATH, guards, problemOf, place) }, creationHandler(place));
 
   router.get('listOrders', '/v1/store/orders', async (ctx) => {
     const query = parsePageQuery(ctx.querystring, { texts: ['status'], integers: ['petId'] });
@@ -104,35 +99,36 @@ export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions,
     ctx.status = 204;
   });
 
-  router.get('getInventory', '/v1/store/inventory', async (ctx) => {
+  const cachedInventory = inventoryCache && createCachedInventoryBranch({ inventory: inventoryCache, guards, readPositions });
+  router.get('getInventory', '/v1/store/inventory', { branch: cachedInventory }, async (ctx) => {
     await reachAsked(ctx);
     sendJson(ctx, await getInventory(ports));
   });
 
   /** A read that names a position newer than this instance has seen waits for it first (see read-positions.ts). */
-  function reachAsked(ctx: Context): Promise<void> | undefined {
+  function reachAsked(ctx: RouteContext): Promise<void> | undefined {
     const minPosition = parseMinPosition(ctx.headers[MIN_POSITION_FIELD]);
     return minPosition === undefined ? undefined : readPositions.reach(minPosition);
   }
 
   /** A written order's answer: its version as the ETag, the position a read must reach, the order. */
-  function sendWritten(ctx: Context, written: WrittenOrder): void {
+  function sendWritten(ctx: RouteContext, written: WrittenOrder): void {
     readPositions.observe(written.position);
     ctx.set(POSITION_HEADER, String(written.position));
     ctx.set('ETag', etagFor(written.version));
     sendJson(ctx, written.order);
   }
 
-  return { router, placementBranch };
+  return router.routes;
 }
 
-function sendJson(ctx: Context, value: unknown): void {
+function sendJson(ctx: RouteContext, value: unknown): void {
   ctx.set('Content-Type', JSON_TYPE);
   ctx.body = JSON.stringify(value);
 }
 
 /** The path's order id; ids that cannot name an order are 404 here, before any lookup. */
-function orderIdFromPath(ctx: Context): number {
+function orderIdFromPath(ctx: RouteContext): number {
   const text = ctx.params.orderId!;
   const id = parsePetId(text, 'orderId');
   if (id === undefined) throw new OrderNotFound(text);
@@ -142,7 +138,7 @@ function orderIdFromPath(ctx: Context): number {
 const PLACE_PATH = '/v1/store/orders';
 const NEW_ORDER_TYPES = ['application/json'];
 
-function requestContext(ctx: Context): RequestContext {
+function requestContext(ctx: RouteContext): RequestContext {
   return requestContextOf(stateOf(ctx), keyIdOf(ctx));
 }
 

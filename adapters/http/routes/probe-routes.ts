@@ -1,6 +1,6 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import { HttpProblem } from '../pipeline/errors.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 export type ReadinessCheck = () => Promise<{ readonly ready: true } | { readonly ready: false; readonly reason: string }>;
 
@@ -10,12 +10,12 @@ export interface MetricsExposition {
 }
 
 /** Liveness, readiness and (when enabled) Prometheus metrics, outside /v1 and without a key. */
-export function createProbeRouter(options: { readiness: ReadinessCheck; metrics: MetricsExposition | undefined }): Router {
-  const router = new Router({ strict: true, sensitive: true });
+export function createProbeRoutes(options: { readiness: ReadinessCheck; metrics: MetricsExposition | undefined }): readonly Route[] {
+  const router = declareRoutes({ keyed: false });
 
   // Alive: the process answers HTTP. Nothing else is checked, so a slow database never gets it restarted.
   // /healthz is the older name Kubernetes deprecated, kept for probes configured with it.
-  const alive = (ctx: Context) => {
+  const alive = (ctx: RouteContext) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ok' };
   };
@@ -45,5 +45,5 @@ export function createProbeRouter(options: { readiness: ReadinessCheck; metrics:
     });
   }
 
-  return router;
+  return router.routes;
 }

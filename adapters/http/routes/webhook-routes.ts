@@ -1,5 +1,3 @@
-import Router from '@koa/router';
-import type { Context } from 'koa';
 import type { PetEvent } from '../../../domain/index.ts';
 import type { Clock, WebhookSubscription, WebhookSubscriptions } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
@@ -11,6 +9,8 @@ import { HttpProblem } from '../pipeline/errors.ts';
 import { bodyShape, readBody } from '../parsing/checked-body.ts';
 import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
 import { parseAttemptQuery } from '../parsing/attempt-query.ts';
+import { declareRoutes } from '../pipeline/route-table.ts';
+import type { Route, RouteContext } from '../pipeline/request-state.ts';
 
 /** What the webhook routes manage, and whom they tell of a subscription to deliver now. */
 export interface WebhookResource {
@@ -56,12 +56,12 @@ export function webhookView(subscription: WebhookSubscription) {
 const NEW_WEBHOOK = bodyShape(NewWebhookCheckedSchema, 'a NewWebhook');
 const WEBHOOK_REPLAY = bodyShape(WebhookReplaySchema, 'a WebhookReplay');
 
-export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOptions): Router {
+export function createWebhookRoutes({ webhooks, publicBaseUrl }: WebhookRoutesOptions): readonly Route[] {
   const { subscriptions } = webhooks;
-  const router = new Router({ strict: true, sensitive: true });
+  const router = declareRoutes({ keyed: true });
 
   /** The caller's subscription named by the path, or 404 (also for another key's). */
-  async function owned(ctx: Context): Promise<WebhookSubscription> {
+  async function owned(ctx: RouteContext): Promise<WebhookSubscription> {
     const id = ctx.params.id!;
     const subscription = await subscriptions.get(id);
     if (!subscription || subscription.ownerKeyId !== keyIdOf(ctx)) throw new HttpProblem('not_found', `no webhook ${id}`);
@@ -146,5 +146,5 @@ export function createWebhookRouter({ webhooks, publicBaseUrl }: WebhookRoutesOp
     ctx.body = { status, position, attempts, lastError, nextTryAt, failingSince, lastDeliveredAt };
   });
 
-  return router;
+  return router.routes;
 }

@@ -1,4 +1,4 @@
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore } from '../../../application/index.ts';
 import { createCommitBatcher } from '../write/commit-batcher.ts';
@@ -24,9 +24,10 @@ export interface SqliteWrites {
    */
   checkWrites(): Promise<StoreUnavailable | undefined>;
   /**
-   * A write beside the batches that changes neither the log nor the catalogue (webhook delivery state):
-   * `work`'s statements run on the writer's connection, between two batches, in one transaction of their
-   * own, reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
+   * A write beside the batches that changes neither the log nor the catalogue (webhook delivery state,
+   * consumer groups): `work`'s statements run on the writer's connection, between two batches, in one
+   * transaction with the other writes beside the log that waited meanwhile (each in a savepoint of its
+   * own), reported to the watch as the store's own commit that changed no pet. Untranslated errors, as Kysely's.
    */
   writeOutsideLog<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Gives the writer's connection a setting that holds per connection (`max_page_count = …`), between batches. */
@@ -48,6 +49,16 @@ export interface SqliteWritesOptions {
 interface WaitingCheck {
   readonly resolve: (value: number) => void;
   readonly reject: (error: unknown) => void;
+}
+
+/** A write beside the log (`writeOutsideLog`) waiting for the writer, refused past its deadline while it waits. */
+interface WriteBeside {
+  readonly work: (db: Kysely<PetStoreDatabase>) => Promise<unknown>;
+  readonly resolve: (value: any) => void;
+  readonly reject: (error: unknown) => void;
+  readonly deadline: number;
+  state: 'waiting' | 'refused' | 'taken';
+  readonly overdue: ReturnType<typeof setTimeout>;
 }
 
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
@@ -149,6 +160,65 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
     for (const check of waitingChecks) check.resolve(0);
   }
 
+  /** Writes beside the log waiting for the writer (see `writeOutsideLog`). */
+  let besides: WriteBeside[] = [];
+  let besideScheduled = false;
+
+  /**
+   * The writes beside the log that waited for the writer, in one transaction and one fsync, each in a
+   * savepoint of its own: one that fails is rolled back alone, having written nothing, and nobody is
+   * answered before the commit. Never rejects.
+   */
+  async function runBesides(): Promise<void> {
+    besideScheduled = false;
+    const taken = besides.filter((write) => write.state === 'waiting');
+    besides = [];
+    for (const write of taken) {
+      write.state = 'taken';
+      clearTimeout(write.overdue);
+    }
+    if (taken.length === 0) return;
+    const failAll = (error: unknown) => {
+      for (const write of taken) write.reject(error);
+    };
+    // Refused while they waited their turn: they must not write now.
+    const left = Math.min(...taken.map((write) => write.deadline)) - performance.now();
+    if (left <= 0) return failAll(lockWaitedTooLong());
+    try {
+      await whileBusy(() => writer.begin(), left);
+    } catch (error) {
+      return failAll(error);
+    }
+    const done: { readonly write: WriteBeside; readonly result: unknown }[] = [];
+    // A write alone needs no savepoint: its failure rolls the transaction back.
+    const alone = taken.length === 1;
+    try {
+      current = await writer.connection();
+      for (const write of taken) {
+        if (!alone) await sql`savepoint beside_the_log`.execute(aside);
+        try {
+          done.push({ write, result: await write.work(aside) });
+        } catch (error) {
+          // A fault of the file ends the whole transaction; any other failure is this write's alone.
+          if (alone || sqliteFault(error) !== undefined) throw error;
+          await sql`rollback to beside_the_log`.execute(aside);
+          write.reject(error);
+        }
+        if (!alone) await sql`release beside_the_log`.execute(aside);
+      }
+    } catch (error) {
+      writer.rollback();
+      return failAll(error);
+    }
+    try {
+      await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
+    } catch (error) {
+      for (const { write } of done) write.reject(error);
+      return;
+    }
+    for (const { write, result } of done) write.resolve(result);
+  }
+
   const committer = createCommitBatcher({
     commitBatch: runBatch, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong }, fillTurns: FILL_TURNS,
   });
@@ -175,33 +245,19 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
     },
     writeOutsideLog: (work) => new Promise((resolve, reject) => {
       // Answered within `lockWaitMs` of its arrival, as an append is, whatever waits before it on the writer.
-      const deadline = performance.now() + lockWaitMs;
-      let started = false;
-      let refused = false;
-      const overdue = setTimeout(() => {
-        if (started) return;
-        refused = true;
-        reject(lockWaitedTooLong());
-      }, lockWaitMs);
-      overdue.unref();
-      committer.alone(async () => {
-        started = true;
-        clearTimeout(overdue);
-        const left = deadline - performance.now();
-        // Refused while it waited its turn: it must not write now.
-        if (refused || left <= 0) throw lockWaitedTooLong();
-        await whileBusy(() => writer.begin(), left);
-        let result: Awaited<ReturnType<typeof work>>;
-        try {
-          current = await writer.connection();
-          result = await work(aside);
-        } catch (error) {
-          writer.rollback();
-          throw error;
-        }
-        await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
-        return result;
-      }).then(resolve, reject);
+      const write: WriteBeside = {
+        work, resolve, reject, deadline: performance.now() + lockWaitMs, state: 'waiting',
+        overdue: setTimeout(() => {
+          if (write.state !== 'waiting') return;
+          write.state = 'refused';
+          reject(lockWaitedTooLong());
+        }, lockWaitMs),
+      };
+      write.overdue.unref();
+      besides.push(write);
+      if (besideScheduled) return;
+      besideScheduled = true;
+      void committer.alone(runBesides);
     }),
     writerPragma: (pragma) => committer.alone(async () => {
       try {

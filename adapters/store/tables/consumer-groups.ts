@@ -4,6 +4,7 @@ import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS } from '../schema.ts';
@@ -38,10 +39,80 @@ export function createSqlConsumerGroups(
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
   const groupRow = (on: Db, ownerKeyId: string, name: string) =>
     on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
+  // The statements every claim or ack runs, each built by Kysely once (`compiledOnce`).
+  const groupHeld = compiledOnce<{ owner: string; name: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))));
+  const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups as g')
+    .selectAll('g')
+    .select((select) => [
+      // Each from the state's own index ranges: parked rows are never read.
+      select.selectFrom('consumer_group_exceptions as e').select((inner) => count(inner))
+        .whereRef('e.group_id', '=', 'g.id').where('e.state', 'in', ['ready', 'leased'])
+        .as('unsettled'),
+      select.exists(
+        select.selectFrom('consumer_group_exceptions as e')
+          .select('e.position')
+          .whereRef('e.group_id', '=', 'g.id')
+          .where('e.state', 'in', ['ready', 'leased'])
+          .where((where) => where.or([
+            where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', value('at'))])]),
+            where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', value('at'))]),
+          ])),
+      ).as('due'),
+    ])
+    .where('g.owner_key_id', '=', value('owner')).where('g.name', '=', value('name')));
+  const seenAgain = compiledOnce<{ owner: string; name: string; consumer: string; at: string }>((value) => db.updateTable('consumer_group_consumers')
+    .set({ last_seen_at: value('at') }).where('owner_key_id', '=', value('owner')).where('group_name', '=', value('name')).where('consumer', '=', value('consumer')));
+  const spentParked = compiledOnce<{ groupId: number; at: string; maxDeliveries: number }>((value) => db
+    .updateTable('consumer_group_exceptions')
+    .set((set) => ({
+      state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: set.ref('lease_expires_at'),
+      lease: null, consumer: null, lease_expires_at: null,
+    }))
+    .where('group_id', '=', value('groupId'))
+    .where((where) => where.and([where('state', '=', 'leased'), where('lease_expires_at', '<', value('at')), where('deliveries', '>=', value('maxDeliveries'))])));
+  const liveByConsumer = compiledOnce<{ groupId: number; at: string }>((value) => db.selectFrom('consumer_group_exceptions')
+    .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
+    .where('group_id', '=', value('groupId')).where('state', '=', 'leased').where('lease_expires_at', '>=', value('at'))
+    .groupBy('consumer'));
+  /**
+   * Waiting events in one state (ready, or leased with the lease expired), read along the state's own index
+   * in position order (parked rows are never read), each only if the earliest unsettled of its pet.
+   */
+  const waitingIn = (state: 'ready' | 'leased') => compiledOnce<{ groupId: number; at: string; room: number }>((value) => db.selectFrom('consumer_group_exceptions')
+    .select(['position', 'deliveries'])
+    .where('group_id', '=', value('groupId')).where('state', '=', state)
+    .where((where) => (state === 'ready'
+      ? where.or([where('not_before', 'is', null), where('not_before', '<=', value('at'))])
+      : where('lease_expires_at', '<', value('at'))))
+    .where(({ not, exists, selectFrom }) => not(exists(
+      selectFrom('consumer_group_exceptions as p')
+        .select('p.position')
+        .whereRef('p.group_id', '=', 'consumer_group_exceptions.group_id').whereRef('p.stream_id', '=', 'consumer_group_exceptions.stream_id')
+        .whereRef('p.position', '<', 'consumer_group_exceptions.position')
+        .where('p.state', 'in', ['ready', 'leased']),
+    )))
+    .orderBy('position')
+    .limit(value('room')));
+  const waitingReady = waitingIn('ready');
+  const waitingExpired = waitingIn('leased');
+  const parkedUpTo = compiledOnce<{ groupId: number; bound: number }>((value) => db
+    .selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select('position').where('group_id', '=', value('groupId')).where('state', '=', 'parked').limit(value('bound')).as('p'))
+    .select((select) => count(select)));
+  const streamsUnsettled = compiledForEachLength<{ groupId: number; streams: readonly string[] }>((value, length) => db.selectFrom('consumer_group_exceptions')
+    .select('stream_id').distinct()
+    .where('group_id', '=', value('groupId')).where('stream_id', 'in', Array.from({ length }, (_, index) => value('streams', index))).where('state', 'in', ['ready', 'leased']));
+  const cursorMoved = compiledOnce<{ groupId: number; cursor: number }>((value) => db.updateTable('consumer_groups').set({ taken_to: value('cursor') }).where('id', '=', value('groupId')));
+  /** Deletes the rows of live leases under one token at these positions, answering the positions deleted. */
+  const leasesAcked = compiledForEachLength<{ groupId: number; positions: readonly number[]; token: string; at: string }>((value, length) => db
+    .deleteFrom('consumer_group_exceptions')
+    .where('group_id', '=', value('groupId')).where('position', 'in', Array.from({ length }, (_, index) => value('positions', index)))
+    .where('state', '=', 'leased').where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at'))
+    .returning('position'));
+
   /** `work` with the group held alone; undefined when there is no such group. */
   const holding = <T>(ownerKeyId: string, name: string, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
     transaction(async (on) => {
-      const row = await dialect.selectForUpdate(groupRow(on, ownerKeyId, name)).executeTakeFirst();
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable>>(groupHeld({ owner: ownerKeyId, name }))).rows;
       return row ? work(on, { ...groupFromRow(row), id: Number(row.id) }) : undefined;
     });
   const rowsOf = (on: Db, group: { readonly id: number }) => on.selectFrom('consumer_group_exceptions').where('group_id', '=', group.id);
@@ -51,13 +122,8 @@ export function createSqlConsumerGroups(
    * the positions they name (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
    */
   const liveLeases = async (on: Db, group: HeldGroup, leases: readonly string[], now: Date) => {
-    const byToken = new Map<string, number[]>();
-    for (const lease of new Set(leases)) {
-      const { token, position } = leaseParts(lease);
-      if (position !== undefined) byToken.set(token, [...(byToken.get(token) ?? []), position]);
-    }
     const held: { position: number; deliveries: number; lease: string }[] = [];
-    for (const [token, positions] of byToken) {
+    for (const [token, positions] of positionsByToken(leases)) {
       const rows = await rowsOf(on, group).select(['position', 'deliveries']).where('position', 'in', positions).where('state', '=', 'leased')
         .where('lease', '=', token).where('lease_expires_at', '>=', now.toISOString()).execute();
       for (const row of rows) held.push({ position: Number(row.position), deliveries: row.deliveries, lease: `${token}.${Number(row.position)}` });
@@ -75,25 +141,15 @@ export function createSqlConsumerGroups(
   const spent = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_group_exceptions'>, group: ConsumerGroup, at: string) =>
     select.and([select('state', '=', 'leased'), select('lease_expires_at', '<', at), select('deliveries', '>=', group.maxDeliveries)]);
   const spentReason = (deliveries: unknown) => `lease expired on delivery ${String(deliveries)}`;
-  const parkSpent = (on: Db, group: HeldGroup, at: string) =>
-    on
-      .updateTable('consumer_group_exceptions')
-      .set((set) => ({
-        state: 'parked', reason: sql<string>`'lease expired on delivery ' || cast(${set.ref('deliveries')} as text)`, parked_at: set.ref('lease_expires_at'),
-        lease: null, consumer: null, lease_expires_at: null,
-      }))
-      .where('group_id', '=', group.id)
-      .where((where) => spent(where, group, at))
-      .execute();
+  const parkSpent = (on: Db, group: HeldGroup, at: string) => on.executeQuery(spentParked({ groupId: group.id, at, maxDeliveries: group.maxDeliveries }));
   /**
    * Records that `consumer` claimed at `at`; a consumer new to the group is refused (false) while the group
    * shows as many as it may, once those not seen within its window are pruned.
    */
   const markSeen = async (on: Db, group: ConsumerGroup, consumer: string, at: Date): Promise<boolean> => {
     const seen = { owner_key_id: group.ownerKeyId, group_name: group.name, consumer, last_seen_at: at.toISOString() };
-    const updated = await on.updateTable('consumer_group_consumers').set({ last_seen_at: seen.last_seen_at })
-      .where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('consumer', '=', consumer).executeTakeFirst();
-    if (updated.numUpdatedRows > 0n) return true;
+    const updated = await on.executeQuery(seenAgain({ owner: group.ownerKeyId, name: group.name, consumer, at: seen.last_seen_at }));
+    if (Number(updated.numAffectedRows ?? 0) > 0) return true;
     const since = new Date(at.getTime() - consumersWindowMs(group)).toISOString();
     await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('last_seen_at', '<', since).execute();
     const shown = await on.selectFrom('consumer_group_consumers').select(count).where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).executeTakeFirstOrThrow();
@@ -108,10 +164,8 @@ export function createSqlConsumerGroups(
   /** Whether the group holds as many parked events as it may: counted up to the bound only. */
   const parkedFull = async (on: Db, group: HeldGroup) => {
     const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
-    const parked = await on
-      .selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select('position').where('group_id', '=', group.id).where('state', '=', 'parked').limit(bound).as('p'))
-      .select((select) => count(select)).executeTakeFirstOrThrow();
-    return Number(parked.count) >= bound;
+    const [parked] = (await on.executeQuery<{ count: number | string }>(parkedUpTo({ groupId: group.id, bound }))).rows;
+    return Number(parked?.count ?? 0) >= bound;
   };
 
   function handle(ownerKeyId: string, name: string): GroupHandle {
@@ -122,27 +176,7 @@ export function createSqlConsumerGroups(
       },
 
       async pending(now) {
-        const at = now.toISOString();
-        const row = await run(() => db.selectFrom('consumer_groups as g')
-          .selectAll('g')
-          .select((select) => [
-            // Each from the state's own index ranges: parked rows are never read.
-            select.selectFrom('consumer_group_exceptions as e').select((inner) => count(inner))
-              .whereRef('e.group_id', '=', 'g.id').where('e.state', 'in', ['ready', 'leased'])
-              .as('unsettled'),
-            select.exists(
-              select.selectFrom('consumer_group_exceptions as e')
-                .select('e.position')
-                .whereRef('e.group_id', '=', 'g.id')
-                .where('e.state', 'in', ['ready', 'leased'])
-                .where((where) => where.or([
-                  where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', at)])]),
-                  where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', at)]),
-                ])),
-            ).as('due'),
-          ])
-          .where('g.owner_key_id', '=', ownerKeyId).where('g.name', '=', name)
-          .executeTakeFirst());
+        const [row] = (await run(() => db.executeQuery<Selectable<ConsumerGroupsTable> & { unsettled: unknown; due: unknown }>(pendingOf({ owner: ownerKeyId, name, at: now.toISOString() })))).rows;
         return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0), due: Boolean(row.due) };
       },
 
@@ -211,11 +245,7 @@ export function createSqlConsumerGroups(
           if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
           // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
           await parkSpent(on, group, at);
-          const live = await rowsOf(on, group)
-            .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
-            .where('state', '=', 'leased').where('lease_expires_at', '>=', at)
-            .groupBy('consumer')
-            .execute();
+          const live = (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
           const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
           const mine = live.find((entry) => entry.consumer === consumer);
           const consumerInFlight = Number(mine?.count ?? 0);
@@ -229,26 +259,10 @@ export function createSqlConsumerGroups(
           const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
           const claimOf = (event: StoredEvent, deliveries: number): Claim => ({ lease: `${token}.${event.position}`, position: event.position, deliveries, leaseExpiresAt, event });
 
-          // Waiting events (ready, or whose lease expired), each read along its state's own index in position
-          // order (parked rows are never read), then the earliest `room` of both.
-          const dueIn = (state: 'ready' | 'leased') => rowsOf(on, group)
-            .select(['position', 'deliveries'])
-            .where('state', '=', state)
-            .where((where) => (state === 'ready'
-              ? where.or([where('not_before', 'is', null), where('not_before', '<=', at)])
-              : where('lease_expires_at', '<', at)))
-            // Per-pet order: only the earliest unsettled event of its pet.
-            .where(({ not, exists, selectFrom }) => not(exists(
-              selectFrom('consumer_group_exceptions as p')
-                .select('p.position')
-                .whereRef('p.group_id', '=', 'consumer_group_exceptions.group_id').whereRef('p.stream_id', '=', 'consumer_group_exceptions.stream_id')
-                .whereRef('p.position', '<', 'consumer_group_exceptions.position')
-                .where('p.state', 'in', ['ready', 'leased']),
-            )))
-            .orderBy('position')
-            .limit(room)
-            .execute();
-          const due = [...(await dueIn('ready')), ...(await dueIn('leased'))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
+          // Waiting events (ready, or whose lease expired), oldest first, each the earliest unsettled of its pet.
+          const dueIn = async (statement: typeof waitingReady) =>
+            (await on.executeQuery<{ position: number | string; deliveries: number }>(statement({ groupId: group.id, at, room }))).rows;
+          const due = [...(await dueIn(waitingReady)), ...(await dueIn(waitingExpired))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
           const claims: Claim[] = [];
           if (due.length > 0) {
             const positions = due.map((row) => Number(row.position));
@@ -262,26 +276,29 @@ export function createSqlConsumerGroups(
           // Fresh events from the log, while the cursor is where they were read from.
           if (fresh && fresh.after === group.takenTo && fresh.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
             const streams = [...new Set(fresh.events.map((stored) => stored.streamId))];
-            const unsettled = await rowsOf(on, group).select('stream_id').distinct().where('stream_id', 'in', streams).where('state', 'in', ['ready', 'leased']).execute();
+            const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
             const walk = walkFresh(fresh, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
             const rows: ConsumerGroupExceptionsTable[] = [
               ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
               ...walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, lease: token, consumer, lease_expires_at: leaseExpiresAt })),
             ];
             await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
-            await on.updateTable('consumer_groups').set({ taken_to: walk.cursor }).where('id', '=', group.id).execute();
+            await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
             for (const stored of walk.lease) claims.push(claimOf(stored, 1));
           }
+          if (claims.length === 0 && fresh && fresh.events.length > 0 && fresh.after !== group.takenTo) return { readAgain: true as const };
           return { claims };
         });
       },
 
       async ack(leases, now) {
         const done = await holding(ownerKeyId, name, async (on, group) => {
-          const held = await liveLeases(on, group, leases, now);
-          if (held.length === 0) return [];
-          await rowsAt(on, group, held.map((row) => row.position)).delete().execute();
-          return held.map((row) => ({ lease: row.lease }));
+          const acked: { lease: string }[] = [];
+          for (const [token, positions] of positionsByToken(leases)) {
+            const { rows } = await on.executeQuery<{ position: number | string }>(leasesAcked({ groupId: group.id, positions, token, at: now.toISOString() }, positions.length));
+            for (const row of rows) acked.push({ lease: `${token}.${Number(row.position)}` });
+          }
+          return acked;
         });
         return done && outcome(leases, done);
       },
@@ -423,11 +440,19 @@ export function createSqlConsumerGroups(
   };
 }
 
-/** A lease's token and the position it names (`<token>.<position>`); a lease not of that shape names none. */
-function leaseParts(lease: string): { token: string; position: number | undefined } {
-  const dot = lease.lastIndexOf('.');
-  const position = Number(lease.slice(dot + 1));
-  return { token: lease.slice(0, Math.max(0, dot)), position: dot > 0 && Number.isSafeInteger(position) && position > 0 ? position : undefined };
+/** The positions leases name (a lease is `<token>.<position>`), by token; a lease not of that shape names none. */
+function positionsByToken(leases: readonly string[]): Map<string, number[]> {
+  const byToken = new Map<string, number[]>();
+  for (const lease of new Set(leases)) {
+    const dot = lease.lastIndexOf('.');
+    const position = Number(lease.slice(dot + 1));
+    if (!(dot > 0 && Number.isSafeInteger(position) && position > 0)) continue;
+    const token = lease.slice(0, dot);
+    const positions = byToken.get(token);
+    if (positions) positions.push(position);
+    else byToken.set(token, [position]);
+  }
+  return byToken;
 }
 
 function groupFromRow(row: Omit<Selectable<ConsumerGroupsTable>, 'id'>): ConsumerGroup {
