@@ -4,9 +4,13 @@
 // - group: a new group from the beginning of the log, four consumers over HTTP each claiming up to 100
 //   events at a time and acking every event it claimed (one acks request a claim), until the checkpoint
 //   reaches the head;
-// in events a second and the service's CPU an event; medians of the rounds and their ratio.
+// in events a second and the service's CPU an event; medians of the rounds and their ratio. With
+// `--postgres`, the same again with the service on a throwaway PostgreSQL cluster seeded with the same log.
+// Every claim and every ack is durable before it is answered: on SQLite one transaction synced to disk
+// (WAL, synchronous=FULL; the claims and acks waiting for the writer meanwhile share it), on PostgreSQL one
+// committed transaction (synchronous_commit on).
 // `npm run bench` runs it (see run.ts); on its own:
-//   npm run bench:groups [-- <pets>] [--rounds N]
+//   npm run bench:groups [-- <pets>] [--rounds N] [--postgres]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +18,9 @@ import { cpuMicroseconds } from './http-load.ts';
 import { catchUp, FEED_BENCH_KEY, seededEvents, startFeedService } from './event-feed.ts';
 import type { FeedService } from './event-feed.ts';
 import { seededCopy } from './seed.ts';
+import { findPostgresBin, startPostgresCluster } from '../scripts/postgres-cluster.ts';
+import type { PostgresCluster } from '../scripts/postgres-cluster.ts';
+import { clusterCpuMicroseconds, seedPostgres } from './postgres-vs-sqlite.ts';
 
 const headers = { authorization: `Bearer ${FEED_BENCH_KEY}`, 'content-type': 'application/json' };
 const CONSUMERS = 4;
@@ -22,12 +29,16 @@ const CLAIM_MAX = 100;
 export interface GroupBenchOptions {
   readonly pets: number;
   readonly rounds: number;
+  /** Also on a throwaway PostgreSQL cluster (needs the machine's PostgreSQL). */
+  readonly postgres?: boolean;
   readonly log: (line: string) => void;
 }
 
 interface Rate {
   readonly eventsPerSecond: number;
   readonly cpuPerEventUs: number;
+  /** PostgreSQL's own CPU an event (its server and backends), on PostgreSQL. */
+  readonly databaseCpuPerEventUs?: number;
 }
 
 export interface GroupFigures {
@@ -37,6 +48,8 @@ export interface GroupFigures {
   readonly group: Rate & { readonly rounds: number[] };
   /** The group's events a second over the feed's, medians of the rounds. */
   readonly ratio: number;
+  /** The same on PostgreSQL, when asked for. */
+  readonly postgres?: Omit<GroupFigures, 'postgres'>;
 }
 
 function median(values: readonly number[]): number {
@@ -52,10 +65,11 @@ async function call(base: string, method: string, path: string, body?: unknown):
 }
 
 /** A fresh group drained by four consumers, each acking every event it claims; events a second until the checkpoint is at the head. */
-async function drainGroup({ base, pid }: FeedService, name: string, total: number): Promise<Rate> {
+async function drainGroup({ base, pid }: FeedService, name: string, total: number, databaseCpu?: () => number): Promise<Rate> {
   await call(base, 'PUT', name, {});
   const started = performance.now();
   const cpuBefore = cpuMicroseconds(pid);
+  const databaseBefore = databaseCpu?.();
   let acked = 0;
   const consumer = async (index: number) => {
     while (acked < total) {
@@ -66,45 +80,72 @@ async function drainGroup({ base, pid }: FeedService, name: string, total: numbe
     }
   };
   await Promise.all(Array.from({ length: CONSUMERS }, (_, index) => consumer(index)));
-  const rate = { eventsPerSecond: total / ((performance.now() - started) / 1000), cpuPerEventUs: (cpuMicroseconds(pid) - cpuBefore) / total };
+  const rate = {
+    eventsPerSecond: total / ((performance.now() - started) / 1000), cpuPerEventUs: (cpuMicroseconds(pid) - cpuBefore) / total,
+    ...(databaseCpu ? { databaseCpuPerEventUs: (databaseCpu() - databaseBefore!) / total } : {}),
+  };
   const { checkpoint, head } = (await call(base, 'GET', name)) as { checkpoint: number; head: number };
   if (checkpoint !== head || acked !== total) throw new Error(`group ${name}: checkpoint ${checkpoint}, head ${head}, ${acked} of ${total} acked`);
   await call(base, 'DELETE', name);
   return rate;
 }
 
-export async function runGroupBench({ pets, rounds, log }: GroupBenchOptions): Promise<GroupFigures> {
+/** Rounds alternating the feed's catch-up and a fresh group drained, on one running service. */
+async function measure(service: FeedService, total: number, { rounds, log }: GroupBenchOptions, backend: string, databaseCpu?: () => number): Promise<Omit<GroupFigures, 'postgres'>> {
+  const feed: Rate[] = [];
+  const group: Rate[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // Alternating which goes first, so that neither always meets the machine as the other left it.
+    const order = round % 2 === 0 ? ['feed', 'group'] : ['group', 'feed'];
+    for (const which of order) {
+      if (which === 'feed') feed.push(await catchUp(service, total));
+      else group.push(await drainGroup(service, `bench-${round}`, total, databaseCpu));
+    }
+    log(`${backend} round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s`);
+  }
+  const summary = (rates: Rate[]) => ({
+    rounds: rates.map((rate) => rate.eventsPerSecond),
+    eventsPerSecond: median(rates.map((rate) => rate.eventsPerSecond)),
+    cpuPerEventUs: median(rates.map((rate) => rate.cpuPerEventUs)),
+    ...(databaseCpu ? { databaseCpuPerEventUs: median(rates.map((rate) => rate.databaseCpuPerEventUs!)) } : {}),
+  });
+  const figures = { events: total, consumers: CONSUMERS, feed: summary(feed), group: summary(group) };
+  const ratio = figures.group.eventsPerSecond / figures.feed.eventsPerSecond;
+  const database = figures.group.databaseCpuPerEventUs === undefined ? '' : ` (and ${figures.group.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's)`;
+  log(
+    `consumer group on ${backend}: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked, each claim and ack durable) at ` +
+    `${Math.round(figures.group.eventsPerSecond)} events/s, ${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}; ` +
+    `the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${ratio.toFixed(3)} (medians of ${rounds})`,
+  );
+  return { ...figures, ratio };
+}
+
+export async function runGroupBench(options: GroupBenchOptions): Promise<GroupFigures> {
+  const { pets } = options;
   const directory = mkdtempSync(join(tmpdir(), 'petstore-bench-groups-'));
   try {
     const total = seededEvents(pets);
     const service = await startFeedService(await seededCopy(pets, join(directory, 'petstore.db')), directory);
+    let figures: GroupFigures;
     try {
-      const feed: Rate[] = [];
-      const group: Rate[] = [];
-      for (let round = 0; round < rounds; round++) {
-        // Alternating which goes first, so that neither always meets the machine as the other left it.
-        const order = round % 2 === 0 ? ['feed', 'group'] : ['group', 'feed'];
-        for (const which of order) {
-          if (which === 'feed') feed.push(await catchUp(service, total));
-          else group.push(await drainGroup(service, `bench-${round}`, total));
-        }
-        log(`round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s`);
-      }
-      const summary = (rates: Rate[]) => ({
-        rounds: rates.map((rate) => rate.eventsPerSecond),
-        eventsPerSecond: median(rates.map((rate) => rate.eventsPerSecond)),
-        cpuPerEventUs: median(rates.map((rate) => rate.cpuPerEventUs)),
-      });
-      const figures = { events: total, consumers: CONSUMERS, feed: summary(feed), group: summary(group) };
-      const ratio = figures.group.eventsPerSecond / figures.feed.eventsPerSecond;
-      log(
-        `consumer group: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked) at ${Math.round(figures.group.eventsPerSecond)} events/s, ` +
-        `${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event; the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ` +
-        `${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${ratio.toFixed(3)} (medians of ${rounds})`,
-      );
-      return { ...figures, ratio };
+      figures = await measure(service, total, options, 'SQLite');
     } finally {
       await service.stop();
+    }
+    if (!options.postgres) return figures;
+    const bin = findPostgresBin();
+    if (!bin) throw new Error('--postgres needs the machine\'s PostgreSQL (initdb and pg_ctl)');
+    const cluster: PostgresCluster = await startPostgresCluster(bin);
+    try {
+      await seedPostgres(pets, cluster.url);
+      const onPostgres = await startFeedService(cluster.url, directory);
+      try {
+        return { ...figures, postgres: await measure(onPostgres, total, options, 'PostgreSQL', () => clusterCpuMicroseconds(cluster)) };
+      } finally {
+        await onPostgres.stop();
+      }
+    } finally {
+      await cluster.destroy();
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -116,5 +157,5 @@ if (process.argv[1] === import.meta.filename) {
   const pets = Number(argv[0]?.startsWith('--') ? 20_000 : argv[0] ?? 20_000);
   if (!Number.isInteger(pets) || pets < 1) throw new Error(`pets must be a positive integer, got ${argv[0]}`);
   const rounds = Number(argv.includes('--rounds') ? argv[argv.indexOf('--rounds') + 1] : 3);
-  await runGroupBench({ pets, rounds, log: (line) => process.stdout.write(`${line}\n`) });
+  await runGroupBench({ pets, rounds, postgres: argv.includes('--postgres'), log: (line) => process.stdout.write(`${line}\n`) });
 }

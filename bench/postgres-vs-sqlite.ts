@@ -61,7 +61,7 @@ export const BACKEND_SCENARIOS: readonly (Scenario & BackendScenario)[] = SCENAR
   .map((scenario) => ({ ...scenario, goal: BACKEND_GOALS[scenario.name]! }));
 
 /** utime + stime of PostgreSQL's server and every process it runs or ran (backends, writers), in microseconds. */
-function clusterCpuMicroseconds(cluster: PostgresCluster): number {
+export function clusterCpuMicroseconds(cluster: PostgresCluster): number {
   const postmaster = postmasterPid(cluster);
   const ticks = (fields: string[], from: number, to: number) => fields.slice(from, to + 1).reduce((sum, field) => sum + Number(field), 0);
   let total = 0;
@@ -81,7 +81,7 @@ function clusterCpuMicroseconds(cluster: PostgresCluster): number {
 }
 
 /** Copies the SQLite seed's rows (log, read model, sequences) into the PostgreSQL database at `url`, migrated first. */
-async function seedPostgres(pets: number, url: string): Promise<void> {
+export async function seedPostgres(pets: number, url: string): Promise<void> {
   await (await openPostgresPetStore({ url, poolSize: 1, statementTimeoutMs: 0 })).close();
   const { db, database } = await openSqlite(await seededFile(pets), { migrate: false });
   const client = new pg.Client({ connectionString: url });

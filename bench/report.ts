@@ -228,9 +228,14 @@ export function markdownTables(results: BenchResults): string {
 
 /** A consumer group's throughput beside the feed's catch-up, measured in the same rounds. */
 function groupSentence(groups: GroupFigures): string {
-  return `Consumer groups: ${count(groups.events)} events through a group of ${groups.consumers} consumers over HTTP (claims of up to 100, every event acked) at ` +
-    `${rps(groups.group.eventsPerSecond)} events/s (${groups.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event), against the feed's catch-up of the same log at ` +
-    `${rps(groups.feed.eventsPerSecond)} events/s (${groups.feed.cpuPerEventUs.toFixed(2)} µs): ${groups.ratio.toFixed(3)}×, medians of ${groups.group.rounds.length} alternating rounds.`;
+  const on = (backend: string, figures: Omit<GroupFigures, 'postgres'>) => {
+    const database = figures.group.databaseCpuPerEventUs === undefined ? '' : ` and ${figures.group.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's`;
+    return `on ${backend} ${rps(figures.group.eventsPerSecond)} events/s (${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}), against the feed's catch-up of the same log at ` +
+      `${rps(figures.feed.eventsPerSecond)} events/s (${figures.feed.cpuPerEventUs.toFixed(2)} µs): ${figures.ratio.toFixed(3)}×`;
+  };
+  return `Consumer groups: ${count(groups.events)} events through a group of ${groups.consumers} consumers over HTTP (claims of up to 100, every event acked, ` +
+    `every claim and ack durable before it is answered): ${on('SQLite', groups)}${groups.postgres ? `; ${on('PostgreSQL', groups.postgres)}` : ''}; ` +
+    `medians of ${groups.group.rounds.length} alternating rounds.`;
 }
 
 /** Placing an order beside a durable creation, on the same service in the same alternating rounds. */

@@ -45,7 +45,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 100_000, rounds: 5, seconds: 6, warmupSeconds: 2, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
     webhooks: { events: 20_000, liveWrites: 1000 },
-    groups: { pets: 20_000, rounds: 3 },
+    groups: { pets: 20_000, rounds: 3, postgres: true },
     placement: { pets: 200_000, rounds: 5, seconds: 4, warmupSeconds: 1, connections: 64 },
   },
   quick: {
@@ -54,7 +54,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 100_000, rounds: 2, seconds: 2, warmupSeconds: 1, connections: 64 },
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
     webhooks: { events: 5_000, liveWrites: 300 },
-    groups: { pets: 5_000, rounds: 2 },
+    groups: { pets: 5_000, rounds: 2, postgres: true },
     placement: { pets: 100_000, rounds: 3, seconds: 2, warmupSeconds: 1, connections: 64 },
   },
   smoke: {
@@ -63,7 +63,7 @@ const MODES: Record<string, Settings> = {
     backends: { pets: 1000, rounds: 1, seconds: 0.2, warmupSeconds: 0, connections: 8 },
     feed: { pets: 1000, catchUpRounds: 1, liveWrites: 20, idleStreams: 20, postgres: true },
     webhooks: { events: 200, liveWrites: 20 },
-    groups: { pets: 200, rounds: 1 },
+    groups: { pets: 200, rounds: 1, postgres: true },
     placement: { pets: 10_000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8 },
   },
 };

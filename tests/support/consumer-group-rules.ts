@@ -65,6 +65,29 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
       }
     });
 
+  withPair('a claim whose read of the log another claim overtook reads it again: it never answers nothing while events wait', async ({ first, second }) => {
+    const clock = manualClock();
+    const b = portsOn(second, clock);
+    let overtake: (() => Promise<unknown>) | undefined;
+    // The first read of the log by `a`'s claim: before it answers, `b` claims and moves the cursor past what it read.
+    const eventLog: EventLog = {
+      ...first.eventLog,
+      readLog: async (query) => {
+        const page = await first.eventLog.readLog(query);
+        const other = overtake;
+        overtake = undefined;
+        await other?.();
+        return page;
+      },
+    };
+    const a: ConsumerGroupPorts = { ...portsOn(first, clock), eventLog };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 4);
+    overtake = () => claimEvents(b, OWNER, 'g', 'quick', 2);
+    const claimed = claimsOf(await claimEvents(a, OWNER, 'g', 'overtaken', 10));
+    assert.deepEqual(claimed.map((claim) => claim.position), [3, 4], 'what the other claim left');
+  });
+
   withPair('a lease not acked within ackTimeoutMs expires, counts as a delivery, and the event goes to another consumer', async ({ first, second }) => {
     const clock = manualClock();
     const a = portsOn(first, clock);

@@ -213,6 +213,7 @@ export function createInMemoryConsumerGroups(
             }
             group.group = { ...group.group, takenTo: walk.cursor };
           }
+          if (claims.length === 0 && fresh && fresh.events.length > 0 && fresh.after !== group.group.takenTo) return { readAgain: true as const };
           return { claims };
         },
 

@@ -190,19 +190,21 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       return failAll(error);
     }
     const done: { readonly write: WriteBeside; readonly result: unknown }[] = [];
+    // A write alone needs no savepoint: its failure rolls the transaction back.
+    const alone = taken.length === 1;
     try {
       current = await writer.connection();
       for (const write of taken) {
-        await sql`savepoint beside_the_log`.execute(aside);
+        if (!alone) await sql`savepoint beside_the_log`.execute(aside);
         try {
           done.push({ write, result: await write.work(aside) });
         } catch (error) {
           // A fault of the file ends the whole transaction; any other failure is this write's alone.
-          if (sqliteFault(error) !== undefined) throw error;
+          if (alone || sqliteFault(error) !== undefined) throw error;
           await sql`rollback to beside_the_log`.execute(aside);
           write.reject(error);
         }
-        await sql`release beside_the_log`.execute(aside);
+        if (!alone) await sql`release beside_the_log`.execute(aside);
       }
     } catch (error) {
       writer.rollback();
