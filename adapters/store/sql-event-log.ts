@@ -134,11 +134,14 @@ export async function streamsWrittenAfter(db: Kysely<PetStoreDatabase>, afterPos
  */
 export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): EventLog {
   return {
-    async readLog({ after, limit, types, streamId }: LogQuery): Promise<StoredEvent[]> {
-      const filter = types === undefined && streamId === undefined ? undefined : { types, streamId };
-      const page = await translated(dialect, () => dialect.readLogPage(db, after, limit, filter));
-      return page === null ? [] : storedEventsFromPage(page.text);
-    },
+    readLog: (query) => translated(dialect, () => readLogOn(db, dialect, query)),
     end: () => readLogEnd(db, dialect),
   };
+}
+
+/** `EventLog.readLog` on `executor` (a transaction's connection too), errors untranslated. */
+export async function readLogOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId }: LogQuery): Promise<StoredEvent[]> {
+  const filter = types === undefined && streamId === undefined ? undefined : { types, streamId };
+  const page = await dialect.readLogPage(executor, after, limit, filter);
+  return page === null ? [] : storedEventsFromPage(page.text);
 }

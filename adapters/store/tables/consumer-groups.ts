@@ -3,10 +3,10 @@ import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import type { Claim, ConsumerGroup, ConsumerGroups, FreshEvents, GroupHandle, GroupStart, LeaseOutcome, LogQuery, StoredEvent } from '../../../application/index.ts';
 import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
 import { translated } from '../sql-dialect.ts';
-import { readEventsAt } from '../sql-event-log.ts';
+import { readEventsAt, readLogOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS } from '../schema.ts';
 import type { ConsumerGroupExceptionsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
@@ -273,11 +273,14 @@ export function createSqlConsumerGroups(
             for (const [index, row] of due.entries()) claims.push(claimOf(events[index]!, row.deliveries + 1));
           }
 
-          // Fresh events from the log, while the cursor is where they were read from.
-          if (fresh && fresh.after === group.takenTo && fresh.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
-            const streams = [...new Set(fresh.events.map((stored) => stored.streamId))];
+          // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
+          // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
+          const page = fresh === undefined || claims.length >= room || fresh.after === group.takenTo ? fresh
+            : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshQuery(group, fresh)) };
+          if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
+            const streams = [...new Set(page.events.map((stored) => stored.streamId))];
             const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
-            const walk = walkFresh(fresh, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
+            const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
             const rows: ConsumerGroupExceptionsTable[] = [
               ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
               ...walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, lease: token, consumer, lease_expires_at: leaseExpiresAt })),
@@ -438,6 +441,11 @@ export function createSqlConsumerGroups(
 
     group: handle,
   };
+}
+
+/** The log's page after the group's cursor that a claim reads when its own `fresh` page was read before the cursor moved. */
+function freshQuery(group: ConsumerGroup, fresh: FreshEvents): LogQuery {
+  return { after: group.takenTo, limit: Math.max(fresh.events.length, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) };
 }
 
 /** The positions leases name (a lease is `<token>.<position>`), by token; a lease not of that shape names none. */
