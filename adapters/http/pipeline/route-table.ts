@@ -59,11 +59,21 @@ export function routeTable(routes: readonly Route[]): RouteTable {
     return params;
   }
 
+  // A path without parameters matches the same way every time: its two answers (its method, a GET's HEAD) are made once.
   const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+  const literalMatches = new Map<Route, { readonly exact: MatchedRoute; readonly head: MatchedRoute }>();
+  for (const routesAt of literal.values()) {
+    for (const route of routesAt) {
+      literalMatches.set(route, Object.freeze({
+        exact: Object.freeze({ route, params: NO_PARAMS, branch: route.branch }),
+        head: Object.freeze({ route, params: NO_PARAMS, branch: undefined }),
+      }));
+    }
+  }
   function match(method: string, path: string): MatchedRoute | undefined {
     const wanted = method === 'HEAD' ? 'GET' : method;
     const found = literal.get(path)?.find((route) => route.method === wanted);
-    if (found !== undefined) return { route: found, params: NO_PARAMS, branch: method === found.method ? found.branch : undefined };
+    if (found !== undefined) return method === found.method ? literalMatches.get(found)!.exact : literalMatches.get(found)!.head;
     const parts = path.split('/');
     for (const compiled of withParameters) {
       if (compiled.route.method !== wanted) continue;
