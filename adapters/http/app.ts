@@ -111,7 +111,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     ...createPetRoutes({ ...options, readPositions, guards, problemOf }),
     ...(options.feed ? createEventRoutes({ ...options, feed: options.feed }) : []),
     ...(options.webhooks ? createWebhookRoutes({ ...options, webhooks: options.webhooks }) : []),
-    ...(options.orders ? createOrderRoutes({ ...options, orders: options.orders, readPositions, guards }) : []),
+    ...(options.orders ? createOrderRoutes({ ...options, orders: options.orders, readPositions, guards, problemOf }) : []),
     ...(options.consumerGroups ? createConsumerGroupRoutes({ ...options, consumerGroups: options.consumerGroups }) : []),
     ...createDocumentRoutes(options),
     ...createProbeRoutes({

@@ -17,15 +17,22 @@ describe('one list of guards, run by every way of answering', () => {
   let api: TestService;
   before(async () => {
     api = await startTestService({}, { extraGuards: [closedForTheDay] });
-    // The first creation reads the key, the first listing fills the cache: both branches can answer from here on.
+    // The first creation reads the key, the first listing and inventory fill their caches: every branch can answer from here on.
     assert.equal((await api.createPet({ name: 'first', categoryId: 1 })).status, 201);
     assert.equal((await api.request('/v1/pets')).status, 200);
+    assert.equal((await api.request('/v1/store/inventory')).status, 200);
   });
   after(() => api.stop());
 
   const ways: [string, (headers: Record<string, string>) => Promise<Response>, number][] = [
     ['a cached listing (a branch)', (headers) => api.request('/v1/pets', { headers }), 0],
+    // Before any creation of the ways below, which changes the counts.
+    ['a cached inventory (a branch)', (headers) => api.request('/v1/store/inventory', { headers }), 0],
     ['a creation (a branch)', (headers) => api.request('/v1/pets', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' }), 0],
+    ['a placement (a branch)', async (headers) => {
+      const { id } = (await (await api.createPet({ name: 'Ordered', categoryId: 1, status: 'available' })).json()) as { id: number };
+      return api.request('/v1/store/orders', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ petId: id }) });
+    }, 0],
     ['a Koa route', (headers) => api.request('/v1/pets/1', { headers }), 1],
   ];
   for (const [way, send, contexts] of ways) {

@@ -1,9 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import { ORDER_USE_CASES, OrderNotFound } from '../../../application/index.ts';
 import type { OrderPorts, RequestContext, WrittenOrder } from '../../../application/index.ts';
 import { NewOrderSchema, OrderPatchSchema } from '../../../contract/orders.ts';
 import { etagFor, parseIdempotencyKey, parseIfMatch } from '../parsing/conditional-headers.ts';
 import { bodyShape, readBody } from '../parsing/checked-body.ts';
-import { jsonBodyOf, requireJsonBody } from '../parsing/json-body.ts';
+import { jsonBodyOf, readJsonBody, requireJsonBody } from '../parsing/json-body.ts';
 import { nextPageLink, parsePageQuery } from '../parsing/list-query.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
@@ -14,7 +15,10 @@ import { declareRoutes } from '../pipeline/route-table.ts';
 import { createCachedInventoryBranch } from '../listing-cache/cached-listing.ts';
 import type { InventoryCache } from '../listing-cache/inventory-cache.ts';
 import type { Guard } from '../guards/guards.ts';
-import type { Route, RouteContext } from '../pipeline/request-state.ts';
+import type { RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
+import type { ProblemOf } from '../pipeline/errors.ts';
+import { createCreationBranch, creationHandler } from './creation-branch.ts';
+import type { CreatedAnswer } from './creation-branch.ts';
 
 export interface OrderRoutesOptions {
   readonly orders: OrderPorts;
@@ -24,8 +28,10 @@ export interface OrderRoutesOptions {
   readonly readPositions: ReadPositions;
   /** When given, the inventory is answered from it before the app while it holds the counts (`listing-cache/cached-listing.ts`). */
   readonly inventoryCache?: InventoryCache | undefined;
-  /** The checks before any route (`guards/guards.ts`), the app's own list, for the inventory's branch. */
+  /** The checks before any route (`guards/guards.ts`), the app's own list, for the branches. */
   readonly guards: readonly Guard[];
+  /** How the app answers a failure, for the placement's branch. */
+  readonly problemOf: ProblemOf;
 }
 
 const NEW_ORDER = bodyShape(NewOrderSchema, 'a NewOrder');
@@ -35,21 +41,25 @@ const ORDER_PATCH = bodyShape(OrderPatchSchema, 'an order status change');
  * Experimental: the store's orders under /v1/store, key-guarded like the pets. Each route maps HTTP to a
  * use case (`application/orders/orders.ts`): the key first, then path, headers, query and body, in that order.
  */
-export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, inventoryCache, guards }: OrderRoutesOptions): readonly Route[] {
+export function createOrderRoutes({ orders: ports, publicBaseUrl, readPositions, inventoryCache, guards, problemOf }: OrderRoutesOptions): readonly Route[] {
   const { placeOrder, moveOrder, getOrder, listOrderPage, getInventory } = ORDER_USE_CASES;
   const router = declareRoutes({ keyed: true });
 
-  router.post('placeOrder', '/v1/store/orders', async (ctx, next) => {
-    parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
-    await next();
-  }, requireJsonBody(['application/json']), async (ctx) => {
-    const idempotencyKey = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
-    const { petId, shipDate } = readBody(jsonBodyOf(ctx), NEW_ORDER);
-    const placed = await placeOrder(ports, { petId, ...(shipDate === undefined ? {} : { shipDate }) }, requestContext(ctx), idempotencyKey === undefined ? {} : { idempotencyKey });
-    ctx.status = 201;
-    ctx.set('Location', `${publicBaseUrl()}/store/orders/${placed.order.id}`);
-    sendWritten(ctx, placed);
-  });
+  /** POST /v1/store/orders once the key is checked (a `Creation`): its route's handler and branch both answer with it (`creation-branch.ts`). */
+  async function place(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<CreatedAnswer> {
+    const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
+    const { petId, shipDate } = readBody(await readJsonBody(request, NEW_ORDER_TYPES), NEW_ORDER);
+    const placed = await placeOrder(ports, { petId, ...(shipDate === undefined ? {} : { shipDate }) }, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
+    readPositions.observe(placed.position);
+    return {
+      headers: {
+        Location: `${publicBaseUrl()}/store/orders/${placed.order.id}`, [POSITION_HEADER]: String(placed.position), ETag: etagFor(placed.version), 'Content-Type': JSON_TYPE,
+      },
+      body: JSON.stringify(placed.order),
+    };
+  }
+
+  router.post('placeOrder', PLACE_PATH, { branch: createCreationBranch(PLACE_PATH, guards, problemOf, place) }, creationHandler(place));
 
   router.get('listOrders', '/v1/store/orders', async (ctx) => {
     const query = parsePageQuery(ctx.querystring, { texts: ['status'], integers: ['petId'] });
@@ -125,8 +135,13 @@ function orderIdFromPath(ctx: RouteContext): number {
   return id;
 }
 
+const PLACE_PATH = '/v1/store/orders';
+const NEW_ORDER_TYPES = ['application/json'];
+
 function requestContext(ctx: RouteContext): RequestContext {
-  const { requestId, traceId } = stateOf(ctx);
-  const apiKeyId = keyIdOf(ctx);
+  return requestContextOf(stateOf(ctx), keyIdOf(ctx));
+}
+
+function requestContextOf({ requestId, traceId }: RequestState, apiKeyId: string): RequestContext {
   return traceId === undefined ? { requestId, apiKeyId } : { requestId, apiKeyId, traceId };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { PET_USE_CASES, PetNotFound } from '../../../application/index.ts';
 import type { NewPet, PetStorePorts, PetUseCases, RequestContext } from '../../../application/index.ts';
 import { JSON_TYPE } from '../pipeline/media-types.ts';
@@ -12,14 +12,12 @@ import { bodyShape, readBody } from '../parsing/checked-body.ts';
 import { NewPetSchema, StatusPatchSchema } from '../../../contract/schemas.ts';
 import { parsePetId } from '../parsing/pet-id.ts';
 import { keyIdOf, stateOf } from '../pipeline/request-state.ts';
-import type { AnswerBranch, RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
+import type { RequestState, Route, RouteContext } from '../pipeline/request-state.ts';
 import { declareRoutes } from '../pipeline/route-table.ts';
-import { admitted } from '../guards/guards.ts';
 import type { Guard } from '../guards/guards.ts';
-import { problemAnswer } from '../pipeline/errors.ts';
 import type { ProblemOf } from '../pipeline/errors.ts';
-import { sendAnswer } from '../pipeline/request-pipeline.ts';
-import type { Answered } from '../../observability/request-log.ts';
+import { createCreationBranch, creationHandler } from './creation-branch.ts';
+import type { CreatedAnswer } from './creation-branch.ts';
 import { MIN_POSITION_FIELD, parseMinPosition, POSITION_HEADER } from '../pipeline/read-positions.ts';
 import type { ReadPositions } from '../pipeline/read-positions.ts';
 
@@ -41,7 +39,7 @@ export interface PetRoutesOptions {
 
 /**
  * The pet operations under /v1, keyed: each checks the key first, then path, headers, query and body, in
- * that order. A creation, and a cached listing, are answered by branches before the app (`creationBranch`,
+ * that order. A creation, and a cached listing, are answered by branches before the app (`creation-branch.ts`,
  * `createCachedListingBranch`); the deprecated `getPet` carries its marks on every answer.
  */
 export function createPetRoutes(options: PetRoutesOptions): readonly Route[] {
@@ -80,45 +78,15 @@ export function createPetRoutes(options: PetRoutesOptions): readonly Route[] {
     return answer;
   }
 
-  /**
-   * POST /v1/pets once the key is checked: the checks in their order (headers, then the body), then the
-   * use case; its 201's headers and body. The route and the pipeline's branch both answer with it.
-   */
-  async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<Created> {
+  /** POST /v1/pets once the key is checked (a `Creation`): its route's handler and branch both answer with it (`creation-branch.ts`). */
+  async function createPet(request: IncomingMessage, state: RequestState, apiKeyId: string): Promise<CreatedAnswer> {
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
     const newPet: NewPet = readBody(await readJsonBody(request, NEW_PET_TYPES), NEW_PET);
     const { pet, position } = await addPet(ports, newPet, requestContextOf(state, apiKeyId), idempotencyKey === undefined ? {} : { idempotencyKey });
     return { headers: { [POSITION_HEADER]: observedPosition(position), Location: `${publicBaseUrl()}/pets/${pet.id}`, 'Content-Type': JSON_TYPE }, body: JSON.stringify(pet) };
   }
 
-  /**
-   * POST /v1/pets as a branch of the request pipeline, tried before the Koa app: once the guards let it
-   * through (`guards/guards.ts`), the route's own `createPet` answers, and a failure is rendered as the app
-   * renders it. A refusal is the app's, and so is a target with a query string, which a creation never
-   * needs (the branch-equivalence tests send the same body both ways by it).
-   */
-  const creationBranch: AnswerBranch = (request, response, state) => {
-    if (request.url !== CREATE_PATH) return undefined;
-    const passed = admitted(guards, request, response, state);
-    if (passed instanceof Promise) return passed.then((settled) => (settled ? create(request, response, state) : undefined));
-    return passed ? create(request, response, state) : undefined;
-  };
-
-  router.post('createPet', CREATE_PATH, { branch: creationBranch }, async (ctx) => {
-    const created = await createPet(ctx.req, stateOf(ctx), keyIdOf(ctx));
-    ctx.status = 201;
-    ctx.set(created.headers);
-    ctx.body = created.body;
-  });
-
-  function create(request: IncomingMessage, response: ServerResponse, state: RequestState): Promise<Answered> {
-    const keyId = state.keyId!;
-    const answered = { route: CREATE_PATH, path: CREATE_PATH, keyId };
-    return createPet(request, state, keyId).then(
-      (created) => sendAnswer(response, 201, created.headers, created.body, answered),
-      (error: unknown) => sendAnswer(response, ...problemAnswer(request, problemOf(error, state.requestId)), answered),
-    );
-  }
+  router.post('createPet', CREATE_PATH, { branch: createCreationBranch(CREATE_PATH, guards, problemOf, createPet) }, creationHandler(createPet));
 
   router.get('getPet', '/v1/pets/:petId', { marks: deprecated('/pets', publicBaseUrl) }, async (ctx) => {
     const id = petIdFromPath(ctx);
@@ -175,12 +143,6 @@ const NEW_PET = bodyShape(NewPetSchema, 'a NewPet', { checkValues: false });
 const STATUS_PATCH = bodyShape(StatusPatchSchema, 'a status change');
 const LISTING_PATH = '/v1/pets';
 const CREATE_PATH = '/v1/pets';
-
-/** A created pet's answer: 201, with these headers and body. */
-interface Created {
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
 
 /** A JSON answer: its type set before its text, so that Koa neither looks the type up nor serialises the value again. */
 function sendJson(ctx: RouteContext, value: unknown): void {
