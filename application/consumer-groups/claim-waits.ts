@@ -1,6 +1,6 @@
 import type { Commit, Commits } from '../commits.ts';
 import { claimEvents } from './consumer-groups.ts';
-import type { ClaimOutcome, ConsumerGroupPorts, LeaseOutcome } from './consumer-groups.ts';
+import type { ClaimAnswer, ClaimOutcome, ConsumerGroupPorts } from './consumer-groups.ts';
 
 /** How a claim waits, and the leases of its consumer's last batch it acks first (one request a batch for a busy worker). */
 export interface ClaimWait {
@@ -8,9 +8,6 @@ export interface ClaimWait {
   readonly signal?: AbortSignal;
   readonly acks?: readonly string[];
 }
-
-/** What a claim came to, with what its acks did when it carried some (applied even when the claim meets a cap). */
-export type ClaimAnswer = ClaimOutcome & { readonly acked?: LeaseOutcome };
 
 /** Claims that wait for events, kept per group (see `createClaimWaits`). */
 export interface ClaimWaits {
@@ -153,14 +150,11 @@ export function createClaimWaits(ports: ConsumerGroupPorts & { readonly commits:
       begin();
       try {
         const heardBefore = commitsHeard;
-        let acked: LeaseOutcome | undefined;
-        if (wait.acks && wait.acks.length > 0) {
-          acked = await ports.consumerGroups.group(ownerKeyId, name).ack(wait.acks, ports.clock.now());
-          if (!acked) return undefined;
-        }
+        // The acks are committed with the first look's claim, in its transaction; later looks carry none.
+        const first = await claimEvents(ports, ownerKeyId, name, consumer, max, true, wait.acks);
+        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return first;
+        const acked = first.acked;
         const withAcks = (outcome: ClaimOutcome | undefined): ClaimAnswer | undefined => (outcome && acked ? { ...outcome, acked } : outcome);
-        const first = await claimEvents(ports, ownerKeyId, name, consumer, max);
-        if (!first || !('claims' in first) || first.claims.length > 0 || wait.waitMs <= 0 || wait.signal?.aborted) return withAcks(first);
         const key = keyOf(ownerKeyId, name);
         const types = groups.has(key) ? undefined : (await ports.consumerGroups.group(ownerKeyId, name).get())?.types;
         const left = deadline - performance.now();

@@ -164,7 +164,15 @@ export interface ClaimRequest {
   /** Records that `consumer` claimed now (a waiting claim's later looks do not). */
   readonly seen: boolean;
   readonly fresh?: FreshEvents | undefined;
+  /**
+   * The leases of the consumer's last batch: acked first, in the claim's own transaction (one commit a
+   * batch for a busy worker), and acked even when the claim then meets a cap.
+   */
+  readonly acks?: readonly string[] | undefined;
 }
+
+/** What a claim came to, with what the acks it carried did (see `ClaimRequest.acks`). */
+export type ClaimAnswer = ClaimOutcome & { readonly acked?: LeaseOutcome };
 
 /**
  * One group of one key, and what its use cases do with it. Every change of its events is one
@@ -188,7 +196,7 @@ export interface GroupHandle {
    * was read, the page after the cursor is read again in the claim's transaction: a claim never answers
    * nothing while events wait.
    */
-  claim(request: ClaimRequest): Promise<ClaimOutcome | undefined>;
+  claim(request: ClaimRequest): Promise<ClaimAnswer | undefined>;
   ack(leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
@@ -285,16 +293,20 @@ export function freshPageQuery(group: ConsumerGroup, max: number): LogQuery {
 
 /**
  * Claims events for `consumer`: those waiting in the group, then fresh ones from the log past its
- * cursor; `seen` (default) records the consumer as seen now. Undefined when there is no such group.
+ * cursor; `seen` (default) records the consumer as seen now; `acks` are acked first, in the same
+ * transaction (see `ClaimRequest.acks`). Undefined when there is no such group.
  */
-export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
+export async function claimEvents(
+  ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true, acks?: readonly string[],
+): Promise<ClaimAnswer | undefined> {
   const group = ports.consumerGroups.group(ownerKeyId, name);
   const pending = await group.pending(ports.clock.now());
   if (!pending) return undefined;
   const fresh = await freshEvents(ports, pending, max);
-  // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
-  if (!fresh?.events.length && !pending.due && !seen) return { claims: [] };
-  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh });
+  const carried = acks !== undefined && acks.length > 0 ? acks : undefined;
+  // Nothing could go, nobody is to be marked seen and nothing acked: the claim's transaction (SQLite's writer) is not needed.
+  if (!fresh?.events.length && !pending.due && !seen && !carried) return { claims: [] };
+  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh, acks: carried });
 }
 
 /** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */

@@ -131,4 +131,28 @@ describe('a claim that waits for events', () => {
       await opened.close();
     }
   });
+
+  it('a claim that carries the last batch\'s acks commits them and the claim in one transaction on SQLite\'s writer (one fsync a batch)', { timeout: 20_000 }, async () => {
+    const opened = await openTemporaryStore('sqlite');
+    const { store } = opened;
+    let transactions = 0;
+    const groups = createSqlConsumerGroups({
+      db: store.db, dialect: store.dialect,
+      writeOutsideLog: (work) => ((transactions += 1), store.writeOutsideLog!(work)),
+    });
+    const waits = createClaimWaits({ consumerGroups: groups, eventLog: store.eventLog, clock: store.clock, commits: store.commits }, { recheckMs: 60_000 });
+    try {
+      await groups.create('1', 'g', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'beginning' }, 0, new Date(), 10);
+      for (let index = 0; index < 4; index++) await addPet(store, { name: `Batch ${index}`, categoryId: 1 });
+      const first = await waits.claim('1', 'g', 'busy', 2, { waitMs: 0 });
+      assert.ok(first && 'claims' in first);
+      transactions = 0;
+      const next = await waits.claim('1', 'g', 'busy', 2, { waitMs: 0, acks: first.claims.map((claim) => claim.lease) });
+      assert.ok(next && 'claims' in next);
+      assert.deepEqual([next.acked?.done.length, next.claims.map((claim) => claim.position)], [2, [3, 4]]);
+      assert.equal(transactions, 1, 'the acks and the claim commit together');
+    } finally {
+      await opened.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
+  ackEvents, addPet, changePetStatus, claimEvents, consumersWindowMs, createClaimWaits, createGroup, GroupLimitReached, GroupNotFound, GroupRequestRefused, replayParked,
 } from '../../application/index.ts';
 import type { Claim, ClaimOutcome, ConsumerGroupPorts, ConsumerGroups, EventLog, GroupSettings, PetStorePorts } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
@@ -40,6 +40,23 @@ function manualClock(start = Date.parse('2026-01-01T00:00:00Z')) {
 
 function portsOn(store: GroupStore, clock: { now(): Date }, limits?: GroupStoreLimits): ConsumerGroupPorts {
   return { consumerGroups: store.consumerGroups(limits), eventLog: store.eventLog, clock };
+}
+
+/** `groups` with each write of a group (each one transaction of it) named in `writes` as it starts. */
+function writesCounted(groups: ConsumerGroups, writes: string[]): ConsumerGroups {
+  return {
+    ...groups,
+    group(ownerKeyId, name) {
+      const handle = groups.group(ownerKeyId, name);
+      return {
+        ...handle,
+        claim: (request) => (writes.push('claim'), handle.claim(request)),
+        ack: (leases, now) => (writes.push('ack'), handle.ack(leases, now)),
+        nack: (leases, now, then) => (writes.push('nack'), handle.nack(leases, now, then)),
+        extend: (leases, now) => (writes.push('extend'), handle.extend(leases, now)),
+      };
+    },
+  };
 }
 
 function claimsOf(outcome: ClaimOutcome | undefined): Claim[] {
@@ -352,6 +369,29 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal(acked.size, total);
     for (const positions of order.values()) assert.deepEqual(positions, [...positions].sort((x, y) => x - y), 'each pet in log order');
     assert.equal((await instances[1]!.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, total);
+  });
+
+  withPair('a claim carrying acks commits them in its own transaction, counts the room they free, and keeps them when it meets a cap', async ({ first }) => {
+    const clock = manualClock();
+    const writes: string[] = [];
+    const groups = writesCounted(first.consumerGroups({ inFlightPerGroup: 5, inFlightPerConsumer: 3, consumersPerGroup: 1 }), writes);
+    const a = { ...portsOn(first, clock), consumerGroups: groups, commits: { onCommitted: () => () => undefined } };
+    await groups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 8);
+    const waits = createClaimWaits(a, { recheckMs: 60_000 });
+    const batch = claimsOf(await waits.claim(OWNER, 'g', 'one', 10, { waitMs: 0 }));
+    assert.equal(batch.length, 3, 'up to the consumer cap');
+    writes.length = 0;
+    const next = await waits.claim(OWNER, 'g', 'one', 10, { waitMs: 0, acks: [...batch.map((claim) => claim.lease), 'unknown.1'] });
+    assert.deepEqual(writes, ['claim'], 'one write of the group: the acks ride in the claim\'s transaction');
+    assert.deepEqual(next?.acked, { done: batch.map((claim) => ({ lease: claim.lease })), stale: ['unknown.1'] });
+    assert.deepEqual(claimsOf(next).map((claim) => claim.position), [4, 5, 6], 'the room the acks freed is counted');
+    writes.length = 0;
+    const refused = await waits.claim(OWNER, 'g', 'two', 10, { waitMs: 0, acks: [claimsOf(next)[0]!.lease] });
+    assert.deepEqual(refused, { full: 'consumers', retryAfterMs: consumersWindowMs(SETTINGS), acked: { done: [{ lease: claimsOf(next)[0]!.lease }], stale: [] } });
+    assert.deepEqual(writes, ['claim']);
+    const status = await groups.group(OWNER, 'g').status(clock.now());
+    assert.deepEqual([status?.checkpoint, status?.inFlight], [4, 2], 'acked at the cap all the same');
   });
 
   withPair('past the in-flight cap of the group or the consumer, a claim is told so with when a lease frees up', async ({ first }) => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, EventLog, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshEvents, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 
 /** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
 interface EventRow {
@@ -76,6 +76,58 @@ export function createInMemoryConsumerGroups(
     return { done, stale: [...new Set(leases)].filter((lease) => !kept.has(lease)) };
   };
   const checkpointOf = (group: GroupState, first: number) => Math.min(group.group.takenTo, first - 1);
+
+  /** Settles the events of `leases` live at `now`. */
+  const ackHeld = (group: GroupState, leases: readonly string[], now: Date): LeaseOutcome => {
+    const done = held(group, leases, now);
+    for (const row of done) group.events.delete(row.position);
+    return outcome(leases, done.map((row) => ({ lease: row.lease! })));
+  };
+  /** A claim's work on its group (see `GroupHandle.claim`), run to its end without awaiting anything. */
+  const claimHeld = (group: GroupState, consumer: string, max: number, now: Date, seen: boolean, fresh: FreshEvents | undefined): ClaimOutcome => {
+    const at = now.toISOString();
+    if (seen && !group.seen.has(consumer)) {
+      const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
+      for (const [other, lastSeenAt] of group.seen) if (lastSeenAt < since) group.seen.delete(other);
+      if (group.seen.size >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return { full: 'consumers', retryAfterMs: consumersWindowMs(group.group) };
+    }
+    if (seen) group.seen.set(consumer, at);
+    parkSpent(group, at);
+    const leases = [...group.events.values()].filter((row) => live(row, at));
+    const mine = leases.filter((row) => row.consumer === consumer);
+    const freeIn = (held: readonly EventRow[]) => Math.max(1, Math.min(...held.map((row) => Date.parse(row.leaseExpiresAt!))) - now.getTime());
+    if (leases.length >= limits.inFlightPerGroup) return { full: 'group', retryAfterMs: freeIn(leases) };
+    if (mine.length >= limits.inFlightPerConsumer) return { full: 'consumer', retryAfterMs: freeIn(mine) };
+    const room = Math.min(max, limits.inFlightPerGroup - leases.length, limits.inFlightPerConsumer - mine.length);
+    const ordered = rows(group);
+    // Per-pet order: only the earliest unsettled event of its pet.
+    const earliestOpen = new Map<string, number>();
+    for (const row of ordered) if (unsettled(row) && !earliestOpen.has(row.streamId)) earliestOpen.set(row.streamId, row.position);
+    const due = ordered.filter((row) => isDue(row, at) && earliestOpen.get(row.streamId) === row.position).slice(0, room);
+    const token = randomBytes(12).toString('base64url');
+    const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
+    const lease = (row: EventRow) => {
+      Object.assign(row, { state: 'leased', lease: `${token}.${row.position}`, consumer, leaseExpiresAt, notBefore: null, deliveries: row.deliveries + 1 });
+      return { lease: row.lease!, position: row.position, deliveries: row.deliveries, leaseExpiresAt, event: row.event };
+    };
+    const claims = due.map(lease);
+    const parked = () => [...group.events.values()].filter((row) => row.state === 'parked').length;
+    if (fresh && fresh.events.length > 0 && claims.length < room && parked() < (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) {
+      const walk = walkFresh(fresh, room - claims.length, new Set(ordered.filter(unsettled).map((row) => row.streamId)));
+      for (const [events, state] of [[walk.hold, 'ready'], [walk.lease, 'leased']] as const) {
+        for (const event of events) {
+          const row: EventRow = {
+            position: event.position, streamId: event.streamId, state: 'ready', deliveries: 0, notBefore: null, lease: null, consumer: null,
+            leaseExpiresAt: null, reason: null, parkedAt: null, event,
+          };
+          group.events.set(event.position, row);
+          if (state === 'leased') claims.push(lease(row));
+        }
+      }
+      group.group = { ...group.group, takenTo: walk.cursor };
+    }
+    return { claims };
+  };
 
   return {
     async create(ownerKeyId, name, settings, takenTo, now, maxPerOwner) {
@@ -170,62 +222,21 @@ export function createInMemoryConsumerGroups(
           return state.delete(keyOf(ownerKeyId, name));
         },
 
-        async claim({ consumer, max, now, seen, fresh: read }) {
+        async claim({ consumer, max, now, seen, fresh: read, acks }) {
           const group = find(ownerKeyId, name);
           if (!group) return undefined;
           // Another claim moved the cursor since `read` was read: the page after it, read before anything here changes.
           let fresh = read;
           while (fresh && fresh.after !== group.group.takenTo) fresh = { ...fresh, after: group.group.takenTo, events: await eventLog.readLog(freshPageQuery(group.group, max)) };
-          const at = now.toISOString();
-          if (seen && !group.seen.has(consumer)) {
-            const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
-            for (const [other, lastSeenAt] of group.seen) if (lastSeenAt < since) group.seen.delete(other);
-            if (group.seen.size >= (limits.consumersPerGroup ?? GROUP_LIMITS.consumersPerGroup)) return { full: 'consumers', retryAfterMs: consumersWindowMs(group.group) };
-          }
-          if (seen) group.seen.set(consumer, at);
-          parkSpent(group, at);
-          const leases = [...group.events.values()].filter((row) => live(row, at));
-          const mine = leases.filter((row) => row.consumer === consumer);
-          const freeIn = (held: readonly EventRow[]) => Math.max(1, Math.min(...held.map((row) => Date.parse(row.leaseExpiresAt!))) - now.getTime());
-          if (leases.length >= limits.inFlightPerGroup) return { full: 'group', retryAfterMs: freeIn(leases) };
-          if (mine.length >= limits.inFlightPerConsumer) return { full: 'consumer', retryAfterMs: freeIn(mine) };
-          const room = Math.min(max, limits.inFlightPerGroup - leases.length, limits.inFlightPerConsumer - mine.length);
-          const ordered = rows(group);
-          // Per-pet order: only the earliest unsettled event of its pet.
-          const earliestOpen = new Map<string, number>();
-          for (const row of ordered) if (unsettled(row) && !earliestOpen.has(row.streamId)) earliestOpen.set(row.streamId, row.position);
-          const due = ordered.filter((row) => isDue(row, at) && earliestOpen.get(row.streamId) === row.position).slice(0, room);
-          const token = randomBytes(12).toString('base64url');
-          const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
-          const lease = (row: EventRow) => {
-            Object.assign(row, { state: 'leased', lease: `${token}.${row.position}`, consumer, leaseExpiresAt, notBefore: null, deliveries: row.deliveries + 1 });
-            return { lease: row.lease!, position: row.position, deliveries: row.deliveries, leaseExpiresAt, event: row.event };
-          };
-          const claims = due.map(lease);
-          const parked = () => [...group.events.values()].filter((row) => row.state === 'parked').length;
-          if (fresh && fresh.events.length > 0 && claims.length < room && parked() < (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) {
-            const walk = walkFresh(fresh, room - claims.length, new Set(ordered.filter(unsettled).map((row) => row.streamId)));
-            for (const [events, state] of [[walk.hold, 'ready'], [walk.lease, 'leased']] as const) {
-              for (const event of events) {
-                const row: EventRow = {
-                  position: event.position, streamId: event.streamId, state: 'ready', deliveries: 0, notBefore: null, lease: null, consumer: null,
-                  leaseExpiresAt: null, reason: null, parkedAt: null, event,
-                };
-                group.events.set(event.position, row);
-                if (state === 'leased') claims.push(lease(row));
-              }
-            }
-            group.group = { ...group.group, takenTo: walk.cursor };
-          }
-          return { claims };
+          // The acks it carries first, so that the caps count the room they free; kept whatever the claim meets.
+          const acked = acks === undefined ? undefined : ackHeld(group, acks, now);
+          const claimed = claimHeld(group, consumer, max, now, seen, fresh);
+          return acked === undefined ? claimed : { ...claimed, acked };
         },
 
         async ack(leases, now) {
           const group = find(ownerKeyId, name);
-          if (!group) return undefined;
-          const done = held(group, leases, now);
-          for (const row of done) group.events.delete(row.position);
-          return outcome(leases, done.map((row) => ({ lease: row.lease! })));
+          return group && ackHeld(group, leases, now);
         },
 
         async nack(leases, now, then) {

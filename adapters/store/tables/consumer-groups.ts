@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt, readLogOn } from '../sql-event-log.ts';
@@ -161,11 +161,74 @@ export function createSqlConsumerGroups(
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
   };
+  /** Settles the events of `leases` live at `now`: one `DELETE … RETURNING` a lease token. */
+  const ackHeld = async (on: Db, group: HeldGroup, leases: readonly string[], now: Date): Promise<LeaseOutcome> => {
+    const acked: { lease: string }[] = [];
+    for (const [token, positions] of positionsByToken(leases)) {
+      const { rows } = await on.executeQuery<{ position: number | string }>(leasesAcked({ groupId: group.id, positions, token, at: now.toISOString() }, positions.length));
+      for (const row of rows) acked.push({ lease: `${token}.${Number(row.position)}` });
+    }
+    return outcome(leases, acked);
+  };
   /** Whether the group holds as many parked events as it may: counted up to the bound only. */
   const parkedFull = async (on: Db, group: HeldGroup) => {
     const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
     const [parked] = (await on.executeQuery<{ count: number | string }>(parkedUpTo({ groupId: group.id, bound }))).rows;
     return Number(parked?.count ?? 0) >= bound;
+  };
+
+  /** A claim's work on its group, held alone (see `GroupHandle.claim`). */
+  const claimHeld = async (on: Db, group: HeldGroup, { consumer, max, now, seen, fresh }: Omit<ClaimRequest, 'acks'>): Promise<ClaimOutcome> => {
+    const { inFlightPerGroup, inFlightPerConsumer } = limits;
+    const at = now.toISOString();
+    if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
+    // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
+    await parkSpent(on, group, at);
+    const live = (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
+    const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
+    const mine = live.find((entry) => entry.consumer === consumer);
+    const consumerInFlight = Number(mine?.count ?? 0);
+    const freeIn = (soonest: unknown) => Math.max(1, Date.parse(String(soonest)) - now.getTime());
+    if (groupInFlight >= inFlightPerGroup) {
+      return { full: 'group' as const, retryAfterMs: freeIn(live.map((entry) => String(entry.soonest)).sort()[0]) };
+    }
+    if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
+    const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
+    const token = randomBytes(12).toString('base64url');
+    const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
+    const claimOf = (event: StoredEvent, deliveries: number): Claim => ({ lease: `${token}.${event.position}`, position: event.position, deliveries, leaseExpiresAt, event });
+
+    // Waiting events (ready, or whose lease expired), oldest first, each the earliest unsettled of its pet.
+    const dueIn = async (statement: typeof waitingReady) =>
+      (await on.executeQuery<{ position: number | string; deliveries: number }>(statement({ groupId: group.id, at, room }))).rows;
+    const due = [...(await dueIn(waitingReady)), ...(await dueIn(waitingExpired))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
+    const claims: Claim[] = [];
+    if (due.length > 0) {
+      const positions = due.map((row) => Number(row.position));
+      await rowsAt(on, group, positions).update()
+        .set((set) => ({ state: 'leased', lease: token, consumer, lease_expires_at: leaseExpiresAt, not_before: null, deliveries: sql<number>`${set.ref('deliveries')} + 1` }))
+        .execute();
+      const events = await readEventsAt(on, positions);
+      for (const [index, row] of due.entries()) claims.push(claimOf(events[index]!, row.deliveries + 1));
+    }
+
+    // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
+    // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
+    const page = fresh === undefined || claims.length >= room || fresh.after === group.takenTo ? fresh
+      : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshPageQuery(group, max)) };
+    if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
+      const streams = [...new Set(page.events.map((stored) => stored.streamId))];
+      const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
+      const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
+      const rows: ConsumerGroupExceptionsTable[] = [
+        ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
+        ...walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, lease: token, consumer, lease_expires_at: leaseExpiresAt })),
+      ];
+      await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
+      await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
+      for (const stored of walk.lease) claims.push(claimOf(stored, 1));
+    }
+    return { claims };
   };
 
   function handle(ownerKeyId: string, name: string): GroupHandle {
@@ -238,71 +301,17 @@ export function createSqlConsumerGroups(
         return deleted ?? false;
       },
 
-      async claim({ consumer, max, now, seen, fresh }) {
-        const { inFlightPerGroup, inFlightPerConsumer } = limits;
+      async claim({ consumer, max, now, seen, fresh, acks }) {
         return holding(ownerKeyId, name, async (on, group) => {
-          const at = now.toISOString();
-          if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
-          // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
-          await parkSpent(on, group, at);
-          const live = (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
-          const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
-          const mine = live.find((entry) => entry.consumer === consumer);
-          const consumerInFlight = Number(mine?.count ?? 0);
-          const freeIn = (soonest: unknown) => Math.max(1, Date.parse(String(soonest)) - now.getTime());
-          if (groupInFlight >= inFlightPerGroup) {
-            return { full: 'group' as const, retryAfterMs: freeIn(live.map((entry) => String(entry.soonest)).sort()[0]) };
-          }
-          if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
-          const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
-          const token = randomBytes(12).toString('base64url');
-          const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
-          const claimOf = (event: StoredEvent, deliveries: number): Claim => ({ lease: `${token}.${event.position}`, position: event.position, deliveries, leaseExpiresAt, event });
-
-          // Waiting events (ready, or whose lease expired), oldest first, each the earliest unsettled of its pet.
-          const dueIn = async (statement: typeof waitingReady) =>
-            (await on.executeQuery<{ position: number | string; deliveries: number }>(statement({ groupId: group.id, at, room }))).rows;
-          const due = [...(await dueIn(waitingReady)), ...(await dueIn(waitingExpired))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
-          const claims: Claim[] = [];
-          if (due.length > 0) {
-            const positions = due.map((row) => Number(row.position));
-            await rowsAt(on, group, positions).update()
-              .set((set) => ({ state: 'leased', lease: token, consumer, lease_expires_at: leaseExpiresAt, not_before: null, deliveries: sql<number>`${set.ref('deliveries')} + 1` }))
-              .execute();
-            const events = await readEventsAt(on, positions);
-            for (const [index, row] of due.entries()) claims.push(claimOf(events[index]!, row.deliveries + 1));
-          }
-
-          // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
-          // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
-          const page = fresh === undefined || claims.length >= room || fresh.after === group.takenTo ? fresh
-            : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshPageQuery(group, max)) };
-          if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
-            const streams = [...new Set(page.events.map((stored) => stored.streamId))];
-            const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
-            const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
-            const rows: ConsumerGroupExceptionsTable[] = [
-              ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
-              ...walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, lease: token, consumer, lease_expires_at: leaseExpiresAt })),
-            ];
-            await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
-            await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
-            for (const stored of walk.lease) claims.push(claimOf(stored, 1));
-          }
-          return { claims };
+          // The acks it carries first, so that the caps count the room they free; committed whatever the claim meets.
+          const acked = acks === undefined ? undefined : await ackHeld(on, group, acks, now);
+          const outcome = await claimHeld(on, group, { consumer, max, now, seen, fresh });
+          return acked === undefined ? outcome : { ...outcome, acked };
         });
       },
 
       async ack(leases, now) {
-        const done = await holding(ownerKeyId, name, async (on, group) => {
-          const acked: { lease: string }[] = [];
-          for (const [token, positions] of positionsByToken(leases)) {
-            const { rows } = await on.executeQuery<{ position: number | string }>(leasesAcked({ groupId: group.id, positions, token, at: now.toISOString() }, positions.length));
-            for (const row of rows) acked.push({ lease: `${token}.${Number(row.position)}` });
-          }
-          return acked;
-        });
-        return done && outcome(leases, done);
+        return holding(ownerKeyId, name, (on, group) => ackHeld(on, group, leases, now));
       },
 
       async nack(leases, now, then) {
