@@ -2,15 +2,15 @@
 // seeded SQLite file (seeds cached in bench/.data): in each round, alternating which goes first,
 // - feed: the whole log streamed to one consumer (the feed's catch-up, bench/event-feed.ts);
 // - group: a new group from the beginning of the log, four consumers over HTTP each claiming up to 100
-//   events at a time and acking every event it claimed (one acks request a claim), until the checkpoint
-//   reaches the head;
+//   events at a time and acking every event it claimed with its next claim (one request a batch, as the
+//   client's `consume` does; `--acks-apart`: an acks request after each claim), until the checkpoint reaches the head;
 // in events a second and the service's CPU an event; medians of the rounds and their ratio. With
 // `--postgres`, the same again with the service on a throwaway PostgreSQL cluster seeded with the same log.
 // Every claim and every ack is durable before it is answered: on SQLite one transaction synced to disk
 // (WAL, synchronous=FULL; the claims and acks waiting for the writer meanwhile share it), on PostgreSQL one
 // committed transaction (synchronous_commit on).
 // `npm run bench` runs it (see run.ts); on its own:
-//   npm run bench:groups [-- <pets>] [--rounds N] [--postgres]
+//   npm run bench:groups [-- <pets>] [--rounds N] [--postgres] [--acks-apart]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,11 @@ export interface GroupBenchOptions {
   /** Also on a throwaway PostgreSQL cluster (needs the machine's PostgreSQL). */
   readonly postgres?: boolean;
   readonly log: (line: string) => void;
+  /** How a consumer acks a batch: with its next claim (the default, as `consume` does), or in an acks request of its own. */
+  readonly acksWith?: AcksWith;
 }
+
+type AcksWith = 'claim' | 'request';
 
 interface Rate {
   readonly eventsPerSecond: number;
@@ -65,19 +69,31 @@ async function call(base: string, method: string, path: string, body?: unknown):
 }
 
 /** A fresh group drained by four consumers, each acking every event it claims; events a second until the checkpoint is at the head. */
-async function drainGroup({ base, pid }: FeedService, name: string, total: number, databaseCpu?: () => number): Promise<Rate> {
+async function drainGroup({ base, pid }: FeedService, name: string, total: number, acksWith: AcksWith, databaseCpu?: () => number): Promise<Rate> {
   await call(base, 'PUT', name, {});
   const started = performance.now();
   const cpuBefore = cpuMicroseconds(pid);
   const databaseBefore = databaseCpu?.();
   let acked = 0;
   const consumer = async (index: number) => {
-    while (acked < total) {
-      const { claims } = (await call(base, 'POST', `${name}/claims`, { consumer: `c${index}`, max: CLAIM_MAX, waitMs: 100 })) as { claims: { lease: string }[] };
-      if (claims.length === 0) continue;
-      const { acked: done } = (await call(base, 'POST', `${name}/acks`, { leases: claims.map((claim) => claim.lease) })) as { acked: number };
+    // The last batch's leases, acked by the next claim (as the client's `consume` does) or by an acks request of their own.
+    let leases: string[] = [];
+    const ack = async () => {
+      const { acked: done } = (await call(base, 'POST', `${name}/acks`, { leases })) as { acked: number };
       acked += done;
+      leases = [];
+    };
+    while (acked + leases.length < total) {
+      const carried = acksWith === 'claim' && leases.length > 0 ? leases : undefined;
+      const answer = (await call(base, 'POST', `${name}/claims`, { consumer: `c${index}`, max: CLAIM_MAX, waitMs: 100, ...(carried ? { acks: carried } : {}) })) as { claims: { lease: string }[]; acked?: number };
+      if (carried) {
+        acked += answer.acked ?? 0;
+        leases = [];
+      }
+      leases = [...leases, ...answer.claims.map((claim) => claim.lease)];
+      if (leases.length > 0 && acksWith === 'request') await ack();
     }
+    if (leases.length > 0) await ack();
   };
   await Promise.all(Array.from({ length: CONSUMERS }, (_, index) => consumer(index)));
   const rate = {
@@ -91,15 +107,16 @@ async function drainGroup({ base, pid }: FeedService, name: string, total: numbe
 }
 
 /** Rounds alternating the feed's catch-up and a fresh group drained, on one running service. */
-async function measure(service: FeedService, total: number, { rounds, log }: GroupBenchOptions, backend: string, databaseCpu?: () => number): Promise<Omit<GroupFigures, 'postgres'>> {
+async function measure(service: FeedService, total: number, options: GroupBenchOptions, backend: string, databaseCpu?: () => number): Promise<Omit<GroupFigures, 'postgres'>> {
   const feed: Rate[] = [];
   const group: Rate[] = [];
+  const { rounds, log } = options;
   for (let round = 0; round < rounds; round++) {
     // Alternating which goes first, so that neither always meets the machine as the other left it.
     const order = round % 2 === 0 ? ['feed', 'group'] : ['group', 'feed'];
     for (const which of order) {
       if (which === 'feed') feed.push(await catchUp(service, total));
-      else group.push(await drainGroup(service, `bench-${round}`, total, databaseCpu));
+      else group.push(await drainGroup(service, `bench-${round}`, total, options.acksWith ?? 'claim', databaseCpu));
     }
     log(`${backend} round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s`);
   }
@@ -113,7 +130,7 @@ async function measure(service: FeedService, total: number, { rounds, log }: Gro
   const ratio = figures.group.eventsPerSecond / figures.feed.eventsPerSecond;
   const database = figures.group.databaseCpuPerEventUs === undefined ? '' : ` (and ${figures.group.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's)`;
   log(
-    `consumer group on ${backend}: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked, each claim and ack durable) at ` +
+    `consumer group on ${backend}: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked ${options.acksWith === 'request' ? 'in an acks request of its own' : 'with the next claim'}, each claim and ack durable) at ` +
     `${Math.round(figures.group.eventsPerSecond)} events/s, ${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}; ` +
     `the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${ratio.toFixed(3)} (medians of ${rounds})`,
   );
@@ -157,5 +174,7 @@ if (process.argv[1] === import.meta.filename) {
   const pets = Number(argv[0]?.startsWith('--') ? 20_000 : argv[0] ?? 20_000);
   if (!Number.isInteger(pets) || pets < 1) throw new Error(`pets must be a positive integer, got ${argv[0]}`);
   const rounds = Number(argv.includes('--rounds') ? argv[argv.indexOf('--rounds') + 1] : 3);
-  await runGroupBench({ pets, rounds, postgres: argv.includes('--postgres'), log: (line) => process.stdout.write(`${line}\n`) });
+  await runGroupBench({
+    pets, rounds, postgres: argv.includes('--postgres'), acksWith: argv.includes('--acks-apart') ? 'request' : 'claim', log: (line) => process.stdout.write(`${line}\n`),
+  });
 }
