@@ -1,5 +1,8 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { pathOf } from '../../adapters/http/pipeline/request-pipeline.ts';
+import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
+import type { TestService } from '../support/test-service.ts';
 import { declareRoutes, routeTable } from '../../adapters/http/pipeline/route-table.ts';
 import type { AnswerBranch, Route } from '../../adapters/http/pipeline/request-state.ts';
 
@@ -59,5 +62,31 @@ describe('the route table', () => {
   it('refuses two routes for one method and template', () => {
     const route: Route = { name: 'a', method: 'GET', template: '/v1/a/:id', keyed: true, handlers: [] };
     assert.throws(() => routeTable([route, { ...route, name: 'b' }]), /two routes for GET \/v1\/a\/:id/);
+  });
+});
+
+describe('the path a request is matched by', () => {
+  it('is the target before its query or fragment, and an absolute-form target\'s path', () => {
+    assert.equal(pathOf('/v1/pets?limit=1'), '/v1/pets');
+    assert.equal(pathOf('/v1/pets#top'), '/v1/pets');
+    assert.equal(pathOf('/v1/pets/1'), '/v1/pets/1');
+    assert.equal(pathOf('http://pets.example/v1/pets?limit=1'), '/v1/pets');
+    assert.equal(pathOf('*'), '*');
+  });
+
+  describe('over HTTP', () => {
+    let api: TestService;
+    before(async () => {
+      api = await startTestService();
+    });
+    after(() => api.stop());
+
+    it('answers an absolute-form target (RFC 9112 §3.2.2) as its path: the route, its key rule, its answer', async () => {
+      const send = (authorization: string) => api.sendRaw(`GET http://127.0.0.1/v1/pets?limit=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorization}Connection: close\r\n\r\n`);
+      const listed = await send(`Authorization: Bearer ${TEST_API_KEY}\r\n`);
+      assert.equal(listed.status, 200);
+      assert.deepEqual(await listed.json(), []);
+      assert.equal((await send('')).status, 401);
+    });
   });
 });

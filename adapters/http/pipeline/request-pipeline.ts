@@ -78,12 +78,24 @@ export function matchedBranch(routes: RouteTable, request: IncomingMessage, stat
   return matched?.branch;
 }
 
-/** The path of a request target, as Koa reads it: what comes before the query or a fragment. */
+/**
+ * The path of a request target, as Koa reads it: what comes before the query or a fragment; of an
+ * absolute-form target (`GET http://host/v1/pets`, which RFC 9112 has a server accept), its path.
+ */
 export function pathOf(target: string): string {
+  if (target.charCodeAt(0) !== 47 /* / */) return absolutePath(target);
   const query = target.indexOf('?');
   const fragment = target.indexOf('#');
   const end = fragment >= 0 && (query < 0 || fragment < query) ? fragment : query;
   return end < 0 ? target : target.slice(0, end);
+}
+
+function absolutePath(target: string): string {
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
 }
 
 /** What the Koa app answered, from the request's state: the route the guards found (or the 405's), the key they let through. */
