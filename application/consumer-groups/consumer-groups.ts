@@ -1,4 +1,4 @@
-import type { EventLog } from '../event-log.ts';
+import type { EventLog, LogQuery } from '../event-log.ts';
 import type { Clock, StoredEvent } from '../ports.ts';
 
 /** Where a new group begins: at the first event, after the log's current end, or after a position. */
@@ -184,10 +184,11 @@ export interface GroupHandle {
    * Hands the consumer up to `max` events that can go now, oldest first, each the earliest unsettled of
    * its pet: those waiting (retries, expired leases, held back by their pet), then `fresh` ones while the
    * group's cursor is still where they were read from, moving the cursor past them. First parks the
-   * events whose lease expired on their last delivery. `readAgain`: nothing could go, and another claim
-   * moved the cursor since `fresh` was read.
+   * events whose lease expired on their last delivery. When another claim moved the cursor since `fresh`
+   * was read, the page after the cursor is read again in the claim's transaction: a claim never answers
+   * nothing while events wait.
    */
-  claim(request: ClaimRequest): Promise<ClaimOutcome | { readonly readAgain: true } | undefined>;
+  claim(request: ClaimRequest): Promise<ClaimOutcome | undefined>;
   ack(leases: readonly string[], now: Date): Promise<LeaseOutcome | undefined>;
   /**
    * Hands the events out again from `notBefore`, or parks them (`park`, or when their deliveries are spent);
@@ -270,9 +271,16 @@ async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, ma
   const holdRoom = GROUP_LIMITS.takenAhead - pending.unsettled;
   if (holdRoom <= 0) return undefined;
   const { group } = pending;
-  // A page at least a full claim long: events whose pet holds them back are passed over (kept waiting) for later ones.
-  const events = await ports.eventLog.readLog({ after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) });
+  const events = await ports.eventLog.readLog(freshPageQuery(group, max));
   return { after: group.takenTo, events, holdRoom };
+}
+
+/**
+ * The page of the log past the group's cursor that a claim of `max` reads: at least a full claim long, as
+ * events whose pet holds them back are passed over (kept waiting) for later ones.
+ */
+export function freshPageQuery(group: ConsumerGroup, max: number): LogQuery {
+  return { after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) };
 }
 
 /**
@@ -281,22 +289,13 @@ async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, ma
  */
 export async function claimEvents(ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true): Promise<ClaimOutcome | undefined> {
   const group = ports.consumerGroups.group(ownerKeyId, name);
-  // The log is read outside the group's transaction: a claim beside this one may move the cursor meanwhile,
-  // and then the log is read again from where it is, so that a claim never answers nothing while events wait.
-  for (let attempt = 1; ; attempt++) {
-    const pending = await group.pending(ports.clock.now());
-    if (!pending) return undefined;
-    const fresh = await freshEvents(ports, pending, max);
-    // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
-    if (!fresh?.events.length && !pending.due && !seen) return { claims: [] };
-    const outcome = await group.claim({ consumer, max, now: ports.clock.now(), seen, fresh });
-    if (outcome === undefined || !('readAgain' in outcome)) return outcome;
-    if (attempt === CLAIM_READS) return { claims: [] };
-  }
+  const pending = await group.pending(ports.clock.now());
+  if (!pending) return undefined;
+  const fresh = await freshEvents(ports, pending, max);
+  // Nothing could go and nobody is to be marked seen: the claim's transaction (SQLite's writer) is not needed.
+  if (!fresh?.events.length && !pending.due && !seen) return { claims: [] };
+  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh });
 }
-
-/** How often one claim reads the log at most, while claims beside it keep moving the cursor first. */
-const CLAIM_READS = 5;
 
 /** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */
 export interface NewGroup {

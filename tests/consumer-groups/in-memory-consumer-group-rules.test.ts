@@ -8,7 +8,7 @@ describe('consumer groups in memory, two handles on one state', () => {
   consumerGroupRules(async () => {
     const store = createInMemoryPetStore();
     const groups = createInMemoryGroupState();
-    const instance = (): GroupStore => ({ ports: store, eventLog: store.eventLog, consumerGroups: (limits) => createInMemoryConsumerGroups(groups, limits) });
+    const instance = (): GroupStore => ({ ports: store, eventLog: store.eventLog, consumerGroups: (limits) => createInMemoryConsumerGroups(store.eventLog, groups, limits) });
     return { first: instance(), second: instance(), async close() {} };
   });
 });

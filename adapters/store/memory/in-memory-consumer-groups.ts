@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { ConsumerGroup, ConsumerGroups, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import type { ConsumerGroup, ConsumerGroups, EventLog, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 
 /** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
 interface EventRow {
@@ -38,6 +38,7 @@ export function createInMemoryGroupState(): InMemoryGroupState {
  * Times are compared as the ISO texts the SQL stores compare.
  */
 export function createInMemoryConsumerGroups(
+  eventLog: Pick<EventLog, 'readLog'>,
   state: InMemoryGroupState = createInMemoryGroupState(),
   limits: {
     readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number; readonly parkedPerGroup?: number;
@@ -169,9 +170,12 @@ export function createInMemoryConsumerGroups(
           return state.delete(keyOf(ownerKeyId, name));
         },
 
-        async claim({ consumer, max, now, seen, fresh }) {
+        async claim({ consumer, max, now, seen, fresh: read }) {
           const group = find(ownerKeyId, name);
           if (!group) return undefined;
+          // Another claim moved the cursor since `read` was read: the page after it, read before anything here changes.
+          let fresh = read;
+          while (fresh && fresh.after !== group.group.takenTo) fresh = { ...fresh, after: group.group.takenTo, events: await eventLog.readLog(freshPageQuery(group.group, max)) };
           const at = now.toISOString();
           if (seen && !group.seen.has(consumer)) {
             const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
@@ -199,7 +203,7 @@ export function createInMemoryConsumerGroups(
           };
           const claims = due.map(lease);
           const parked = () => [...group.events.values()].filter((row) => row.state === 'parked').length;
-          if (fresh && fresh.after === group.group.takenTo && fresh.events.length > 0 && claims.length < room && parked() < (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) {
+          if (fresh && fresh.events.length > 0 && claims.length < room && parked() < (limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup)) {
             const walk = walkFresh(fresh, room - claims.length, new Set(ordered.filter(unsettled).map((row) => row.streamId)));
             for (const [events, state] of [[walk.hold, 'ready'], [walk.lease, 'leased']] as const) {
               for (const event of events) {
@@ -213,7 +217,6 @@ export function createInMemoryConsumerGroups(
             }
             group.group = { ...group.group, takenTo: walk.cursor };
           }
-          if (claims.length === 0 && fresh && fresh.events.length > 0 && fresh.after !== group.group.takenTo) return { readAgain: true as const };
           return { claims };
         },
 

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ConsumerGroup, ConsumerGroups, FreshEvents, GroupHandle, GroupStart, LeaseOutcome, LogQuery, StoredEvent } from '../../../application/index.ts';
+import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import type { Claim, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt, readLogOn } from '../sql-event-log.ts';
@@ -276,7 +276,7 @@ export function createSqlConsumerGroups(
           // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
           // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
           const page = fresh === undefined || claims.length >= room || fresh.after === group.takenTo ? fresh
-            : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshQuery(group, fresh)) };
+            : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshPageQuery(group, max)) };
           if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
             const streams = [...new Set(page.events.map((stored) => stored.streamId))];
             const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
@@ -289,7 +289,6 @@ export function createSqlConsumerGroups(
             await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
             for (const stored of walk.lease) claims.push(claimOf(stored, 1));
           }
-          if (claims.length === 0 && fresh && fresh.events.length > 0 && fresh.after !== group.takenTo) return { readAgain: true as const };
           return { claims };
         });
       },
@@ -441,11 +440,6 @@ export function createSqlConsumerGroups(
 
     group: handle,
   };
-}
-
-/** The log's page after the group's cursor that a claim reads when its own `fresh` page was read before the cursor moved. */
-function freshQuery(group: ConsumerGroup, fresh: FreshEvents): LogQuery {
-  return { after: group.takenTo, limit: Math.max(fresh.events.length, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) };
 }
 
 /** The positions leases name (a lease is `<token>.<position>`), by token; a lease not of that shape names none. */
