@@ -4,6 +4,7 @@
 // - group: a new group from the beginning of the log, four consumers over HTTP each claiming up to 100
 //   events at a time and acking every event it claimed with its next claim (one request a batch, as the
 //   client's `consume` does; `--acks-apart`: an acks request after each claim), until the checkpoint reaches the head;
+// - the same group drained with claims of up to 1,000 (the largest a claim may ask for);
 // in events a second and the service's CPU an event; medians of the rounds and their ratio. With
 // `--postgres`, the same again with the service on a throwaway PostgreSQL cluster seeded with the same log.
 // Every claim and every ack is durable before it is answered: on SQLite one transaction synced to disk
@@ -15,6 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicroseconds } from './http-load.ts';
+import { GROUP_LIMITS } from '../application/index.ts';
 import { catchUp, FEED_BENCH_KEY, seededEvents, startFeedService } from './event-feed.ts';
 import type { FeedService } from './event-feed.ts';
 import { seededCopy } from './seed.ts';
@@ -24,7 +26,9 @@ import { clusterCpuMicroseconds, seedPostgres } from './postgres-vs-sqlite.ts';
 
 const headers = { authorization: `Bearer ${FEED_BENCH_KEY}`, 'content-type': 'application/json' };
 const CONSUMERS = 4;
+/** The issue's claims, and the largest a claim may ask for. */
 const CLAIM_MAX = 100;
+const LARGE_CLAIM_MAX = GROUP_LIMITS.claimMax;
 
 export interface GroupBenchOptions {
   readonly pets: number;
@@ -52,6 +56,8 @@ export interface GroupFigures {
   readonly group: Rate & { readonly rounds: number[] };
   /** The group's events a second over the feed's, medians of the rounds. */
   readonly ratio: number;
+  /** The same group drained with the largest claims (`claimMax` events each). */
+  readonly largeClaims: Rate & { readonly claimMax: number; readonly rounds: number[]; readonly ratio: number };
   /** The same on PostgreSQL, when asked for. */
   readonly postgres?: Omit<GroupFigures, 'postgres'>;
 }
@@ -69,7 +75,7 @@ async function call(base: string, method: string, path: string, body?: unknown):
 }
 
 /** A fresh group drained by four consumers, each acking every event it claims; events a second until the checkpoint is at the head. */
-async function drainGroup({ base, pid }: FeedService, name: string, total: number, acksWith: AcksWith, databaseCpu?: () => number): Promise<Rate> {
+async function drainGroup({ base, pid }: FeedService, name: string, total: number, claimMax: number, acksWith: AcksWith, databaseCpu?: () => number): Promise<Rate> {
   await call(base, 'PUT', name, {});
   const started = performance.now();
   const cpuBefore = cpuMicroseconds(pid);
@@ -85,7 +91,7 @@ async function drainGroup({ base, pid }: FeedService, name: string, total: numbe
     };
     while (acked + leases.length < total) {
       const carried = acksWith === 'claim' && leases.length > 0 ? leases : undefined;
-      const answer = (await call(base, 'POST', `${name}/claims`, { consumer: `c${index}`, max: CLAIM_MAX, waitMs: 100, ...(carried ? { acks: carried } : {}) })) as { claims: { lease: string }[]; acked?: number };
+      const answer = (await call(base, 'POST', `${name}/claims`, { consumer: `c${index}`, max: claimMax, waitMs: 100, ...(carried ? { acks: carried } : {}) })) as { claims: { lease: string }[]; acked?: number };
       if (carried) {
         acked += answer.acked ?? 0;
         leases = [];
@@ -110,15 +116,21 @@ async function drainGroup({ base, pid }: FeedService, name: string, total: numbe
 async function measure(service: FeedService, total: number, options: GroupBenchOptions, backend: string, databaseCpu?: () => number): Promise<Omit<GroupFigures, 'postgres'>> {
   const feed: Rate[] = [];
   const group: Rate[] = [];
+  const large: Rate[] = [];
   const { rounds, log } = options;
+  const acksWith = options.acksWith ?? 'claim';
   for (let round = 0; round < rounds; round++) {
     // Alternating which goes first, so that neither always meets the machine as the other left it.
-    const order = round % 2 === 0 ? ['feed', 'group'] : ['group', 'feed'];
+    const order = round % 2 === 0 ? ['feed', 'group', 'large'] : ['large', 'group', 'feed'];
     for (const which of order) {
       if (which === 'feed') feed.push(await catchUp(service, total));
-      else group.push(await drainGroup(service, `bench-${round}`, total, options.acksWith ?? 'claim', databaseCpu));
+      else if (which === 'group') group.push(await drainGroup(service, `bench-${round}`, total, CLAIM_MAX, acksWith, databaseCpu));
+      else large.push(await drainGroup(service, `bench-large-${round}`, total, LARGE_CLAIM_MAX, acksWith, databaseCpu));
     }
-    log(`${backend} round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s`);
+    log(
+      `${backend} round ${round + 1}: feed ${Math.round(feed.at(-1)!.eventsPerSecond)} events/s; group of ${CONSUMERS} ${Math.round(group.at(-1)!.eventsPerSecond)} events/s ` +
+      `(claims of ${CLAIM_MAX}), ${Math.round(large.at(-1)!.eventsPerSecond)} events/s (claims of ${LARGE_CLAIM_MAX})`,
+    );
   }
   const summary = (rates: Rate[]) => ({
     rounds: rates.map((rate) => rate.eventsPerSecond),
@@ -128,13 +140,18 @@ async function measure(service: FeedService, total: number, options: GroupBenchO
   });
   const figures = { events: total, consumers: CONSUMERS, feed: summary(feed), group: summary(group) };
   const ratio = figures.group.eventsPerSecond / figures.feed.eventsPerSecond;
-  const database = figures.group.databaseCpuPerEventUs === undefined ? '' : ` (and ${figures.group.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's)`;
-  log(
-    `consumer group on ${backend}: ${total} events through ${CONSUMERS} consumers (claims of ${CLAIM_MAX}, every event acked ${options.acksWith === 'request' ? 'in an acks request of its own' : 'with the next claim'}, each claim and ack durable) at ` +
-    `${Math.round(figures.group.eventsPerSecond)} events/s, ${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}; ` +
-    `the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${ratio.toFixed(3)} (medians of ${rounds})`,
-  );
-  return { ...figures, ratio };
+  const largeClaims = { ...summary(large), claimMax: LARGE_CLAIM_MAX, ratio: median(large.map((rate) => rate.eventsPerSecond)) / figures.feed.eventsPerSecond };
+  const line = (claimMax: number, rate: Rate, against: number) => {
+    const database = rate.databaseCpuPerEventUs === undefined ? '' : ` (and ${rate.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's)`;
+    log(
+      `consumer group on ${backend}: ${total} events through ${CONSUMERS} consumers (claims of ${claimMax}, every event acked ${acksWith === 'request' ? 'in an acks request of its own' : 'with the next claim'}, each claim and ack durable) at ` +
+      `${Math.round(rate.eventsPerSecond)} events/s, ${rate.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}; ` +
+      `the feed's catch-up ${Math.round(figures.feed.eventsPerSecond)} events/s, ${figures.feed.cpuPerEventUs.toFixed(2)} µs an event; ratio ${against.toFixed(3)} (medians of ${rounds})`,
+    );
+  };
+  line(CLAIM_MAX, figures.group, ratio);
+  line(LARGE_CLAIM_MAX, largeClaims, largeClaims.ratio);
+  return { ...figures, ratio, largeClaims };
 }
 
 export async function runGroupBench(options: GroupBenchOptions): Promise<GroupFigures> {

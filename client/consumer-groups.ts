@@ -5,7 +5,7 @@ import { wait } from './retry.ts';
 import type { Acked, Claim, ConsumerGroup, Extended, Nacked, NewConsumerGroup } from './types.ts';
 
 export interface ClaimOptions {
-  /** Events to claim at most, 1 to 100; the service's default is 10. */
+  /** Events to claim at most, 1 to 1000; the service's default is 10. */
   readonly max?: number;
   /** When nothing can be handed out now, how long the service waits for new events (0 to 30 000 ms); default 0. */
   readonly waitMs?: number;

@@ -5,7 +5,7 @@ import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
 import { NAME_PATTERN } from './schemas.ts';
 
 export const GROUP_NAME_PATTERN = '^[a-z0-9-]{1,64}$';
-export const MAX_LEASES_PER_REQUEST = 100;
+export const MAX_LEASES_PER_REQUEST = GROUP_LIMITS.claimMax;
 export const MAX_WAIT_MS = GROUP_LIMITS.longestWaitMs;
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 export const MAX_REPLAY_POSITIONS = 1000;

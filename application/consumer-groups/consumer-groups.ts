@@ -18,10 +18,14 @@ export const DEFAULT_GROUP_SETTINGS = { ackTimeoutMs: 30_000, maxDeliveries: 5, 
 /** The bounds on one key's groups and what they hold at once. */
 export const GROUP_LIMITS = {
   groupsPerKey: 20,
-  inFlightPerGroup: 1000,
-  inFlightPerConsumer: 200,
-  /** Events a claim hands out at most. */
-  claimMax: 100,
+  /** Room for four consumers each holding a full claim. */
+  inFlightPerGroup: 4000,
+  /** A full claim: a consumer acking each batch with its next claim holds one batch at a time. */
+  inFlightPerConsumer: 1000,
+  /** Events a claim hands out at most (and leases an ack, nack or extend names at most). */
+  claimMax: 1000,
+  /** The fewest events of the log past its cursor a claim reads, however few it asks for. */
+  freshPageMin: 100,
   /** The longest a claim waits for events. */
   longestWaitMs: 30_000,
   /** Consumers a group shows at once (seen within its window, see `consumersWindowMs`): a claim by one more is told to wait. */
@@ -33,7 +37,7 @@ export const GROUP_LIMITS = {
    * Unsettled events a group holds at most (in flight, waiting to be retried, held back by their pet): past
    * it, the group reads no further into the log until some settle, so its rows stay bounded whatever the log holds.
    */
-  takenAhead: 2000,
+  takenAhead: 8000,
   /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
   parkedPerGroup: 10_000,
   /** Parked events one replay step hands back at a time. */
@@ -299,7 +303,7 @@ async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, ma
  * events whose pet holds them back are passed over (kept waiting) for later ones.
  */
 export function freshPageQuery(group: ConsumerGroup, max: number): LogQuery {
-  return { after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.claimMax), ...(group.types === undefined ? {} : { types: group.types }) };
+  return { after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.freshPageMin), ...(group.types === undefined ? {} : { types: group.types }) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { header, parameter, BODY_CODES, experimentalOperations, answer, body } from './parts.ts';
 import type { Json } from './parts.ts';
+import { GROUP_LIMITS } from '../../application/consumer-groups/consumer-groups.ts';
 
 const GROUP_EXPERIMENTAL =
   'Experimental: not part of interface 1.0.0. A consumer group belongs to the API key that made it, its name within that key: another key is told 404.';
@@ -32,8 +33,9 @@ export const CONSUMER_GROUP_PATHS: Json = {
     post: groupOperation(
       'claimConsumerGroupEvents', 'Claim events',
       'Up to `max` events under leases, oldest first; an event is handed out only once every earlier event of the same pet in this group is settled. ' +
-        'When nothing can go now, waits up to `waitMs` for new commits, then answers `{"claims": []}`. Past the in-flight cap of the group (1000) or ' +
-        'of the consumer (200): 429 `too_many_in_flight` with `Retry-After` (when the soonest lease expires), never an empty answer. ' +
+        'When nothing can go now, waits up to `waitMs` for new commits, then answers `{"claims": []}`. ' +
+        `Past the in-flight cap of the group (${GROUP_LIMITS.inFlightPerGroup}) or of the consumer (${GROUP_LIMITS.inFlightPerConsumer}): ` +
+        '429 `too_many_in_flight` with `Retry-After` (when the soonest lease expires), never an empty answer. ' +
         'At least once: a lease not acked within `ackTimeoutMs` expires and the event is handed out again; be idempotent by the event\'s `id`.',
       { 200: answer('The events claimed', 'Claims') }, [...BODY_CODES, 'invalid_path', 'not_found', 'too_many_in_flight'], body('ClaimRequest'),
     ),

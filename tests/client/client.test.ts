@@ -9,6 +9,7 @@ import type { ErrorCode } from '../../contract/error-codes.ts';
 import { startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { TestService } from '../support/test-service.ts';
+import { GROUP_LIMITS } from '../../application/index.ts';
 
 /** The client against the real service: every method, and every error code a caller can meet through it. */
 
@@ -234,9 +235,8 @@ const PROVOKE: Record<ErrorCode, ((client: PetStoreClient) => Promise<unknown>) 
   },
   too_many_in_flight: async (client) => {
     await client.createConsumerGroup('capped', { start: 'end' });
-    for (let index = 0; index < 201; index++) await client.createPet({ name: `Capped ${index}`, categoryId: 1 });
-    await client.claim('capped', 'greedy', { max: 100 });
-    await client.claim('capped', 'greedy', { max: 100 });
+    for (let index = 0; index <= GROUP_LIMITS.inFlightPerConsumer; index++) await client.createPet({ name: `Capped ${index}`, categoryId: 1 });
+    await client.claim('capped', 'greedy', { max: GROUP_LIMITS.inFlightPerConsumer });
     return client.claim('capped', 'greedy');
   },
   illegal_transition: async (client) => client.changePetStatus((await client.createPet({ name: 'Final', categoryId: 1, status: 'sold' })).id, 'available'),

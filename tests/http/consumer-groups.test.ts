@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readError, startTestService, TEST_API_KEY } from '../support/test-service.ts';
 import type { TestService } from '../support/test-service.ts';
+import { GROUP_LIMITS } from '../../application/index.ts';
 
 const OTHER_KEY = 'other-key-0123456789abcdef';
 
@@ -67,7 +68,7 @@ describe('consumer groups over HTTP', () => {
     }
     await send('PUT', '/g', {});
     assert.match((await readError(await send('POST', '/g/claims', {}))).message, /consumer is required/);
-    assert.match((await readError(await send('POST', '/g/claims', { consumer: 'c', max: 101 }))).message, /max/);
+    assert.match((await readError(await send('POST', '/g/claims', { consumer: 'c', max: GROUP_LIMITS.claimMax + 1 }))).message, /max/);
     assert.match((await readError(await send('POST', '/g/acks', { leases: [] }))).message, /leases/);
   });
 
@@ -126,9 +127,10 @@ describe('consumer groups over HTTP', () => {
 
   it('past the consumer\'s in-flight cap a claim is 429 too_many_in_flight with Retry-After, not an empty answer', async () => {
     await send('PUT', '/capped', { start: 'end' });
-    for (let index = 0; index < 201; index++) await api.createPet({ name: `Capped ${index}`, categoryId: 1 });
-    assert.equal((await claim('capped', { consumer: 'greedy', max: 100 })).length, 100);
-    assert.equal((await claim('capped', { consumer: 'greedy', max: 100 })).length, 100);
+    const cap = GROUP_LIMITS.inFlightPerConsumer;
+    for (let index = 0; index <= cap; index++) await api.createPet({ name: `Capped ${index}`, categoryId: 1 });
+    assert.equal(GROUP_LIMITS.claimMax, cap, 'a full claim fills a consumer');
+    assert.equal((await claim('capped', { consumer: 'greedy', max: GROUP_LIMITS.claimMax })).length, cap);
     const refused = await send('POST', '/capped/claims', { consumer: 'greedy' });
     assert.equal(refused.status, 429);
     assert.equal((await readError(refused)).code, 'too_many_in_flight');
