@@ -130,12 +130,16 @@ describe('consumer groups over HTTP', () => {
     const cap = GROUP_LIMITS.inFlightPerConsumer;
     for (let index = 0; index <= cap; index++) await api.createPet({ name: `Capped ${index}`, categoryId: 1 });
     assert.equal(GROUP_LIMITS.claimMax, cap, 'a full claim fills a consumer');
-    assert.equal((await claim('capped', { consumer: 'greedy', max: GROUP_LIMITS.claimMax })).length, cap);
+    const full = await claim('capped', { consumer: 'greedy', max: GROUP_LIMITS.claimMax });
+    assert.equal(full.length, cap);
     const refused = await send('POST', '/capped/claims', { consumer: 'greedy' });
     assert.equal(refused.status, 429);
     assert.equal((await readError(refused)).code, 'too_many_in_flight');
     assert.equal(refused.headers.get('retry-after'), '30');
     assert.equal((await claim('capped', { consumer: 'other' })).length, 1, 'another consumer still gets the rest');
+    const acking = await send('POST', '/capped/claims', { consumer: 'greedy', acks: full.map((entry) => entry.lease) });
+    assert.equal(acking.status, 200, 'a full claim\'s leases fit one body');
+    assert.equal(((await acking.json()) as { acked: number }).acked, cap);
   });
 
   it('a revoked key\'s group stops handing out: its consumers are refused with 401', async () => {
