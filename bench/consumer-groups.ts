@@ -56,8 +56,8 @@ export interface GroupFigures {
   readonly group: Rate & { readonly rounds: number[] };
   /** The group's events a second over the feed's, medians of the rounds. */
   readonly ratio: number;
-  /** The same group drained with the largest claims (`claimMax` events each). */
-  readonly largeClaims: Rate & { readonly claimMax: number; readonly rounds: number[]; readonly ratio: number };
+  /** The same group drained with the largest claims (`claimMax` events each); absent from results recorded before they were measured. */
+  readonly largeClaims?: Rate & { readonly claimMax: number; readonly rounds: number[]; readonly ratio: number };
   /** The same on PostgreSQL, when asked for. */
   readonly postgres?: Omit<GroupFigures, 'postgres'>;
 }

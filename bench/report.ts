@@ -232,8 +232,8 @@ function groupSentence(groups: GroupFigures): string {
     const database = figures.group.databaseCpuPerEventUs === undefined ? '' : ` and ${figures.group.databaseCpuPerEventUs.toFixed(1)} µs of PostgreSQL's`;
     const large = figures.largeClaims;
     return `on ${backend} ${rps(figures.group.eventsPerSecond)} events/s (${figures.group.cpuPerEventUs.toFixed(1)} µs of the service's CPU an event${database}), against the feed's catch-up of the same log at ` +
-      `${rps(figures.feed.eventsPerSecond)} events/s (${figures.feed.cpuPerEventUs.toFixed(2)} µs): ${figures.ratio.toFixed(3)}×; ` +
-      `with claims of up to ${count(large.claimMax)}, ${rps(large.eventsPerSecond)} events/s (${large.cpuPerEventUs.toFixed(1)} µs an event): ${large.ratio.toFixed(3)}×`;
+      `${rps(figures.feed.eventsPerSecond)} events/s (${figures.feed.cpuPerEventUs.toFixed(2)} µs): ${figures.ratio.toFixed(3)}×` +
+      (large ? `; with claims of up to ${rps(large.claimMax)}, ${rps(large.eventsPerSecond)} events/s (${large.cpuPerEventUs.toFixed(1)} µs an event): ${large.ratio.toFixed(3)}×` : '');
   };
   return `Consumer groups: ${count(groups.events)} events through a group of ${groups.consumers} consumers over HTTP (claims of up to 100, every event acked, ` +
     `every claim and ack durable before it is answered): ${on('SQLite', groups)}${groups.postgres ? `; ${on('PostgreSQL', groups.postgres)}` : ''}; ` +
