@@ -152,7 +152,8 @@ export async function runGroupBench(options: GroupBenchOptions): Promise<GroupFi
     if (!options.postgres) return figures;
     const bin = findPostgresBin();
     if (!bin) throw new Error('--postgres needs the machine\'s PostgreSQL (initdb and pg_ctl)');
-    const cluster: PostgresCluster = await startPostgresCluster(bin);
+    // Durable (fsync and synchronous_commit on), as the figures say: the test settings would skip every fsync.
+    const cluster: PostgresCluster = await startPostgresCluster(bin, { durable: true });
     try {
       await seedPostgres(pets, cluster.url);
       const onPostgres = await startFeedService(cluster.url, directory);

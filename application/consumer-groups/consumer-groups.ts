@@ -148,12 +148,21 @@ export class GroupLimitReached extends Error {
 /**
  * The log's events past a group's cursor that a claim read for it (the group's types only, in position
  * order), from `after`, the cursor it read at: a claim leases them straight from the log, or keeps as
- * waiting those its pet holds back, at most `holdRoom` of them.
+ * waiting those its pet holds back, at most `holdRoom` of them. `events` absent: not read yet, the claim
+ * reads the page after the cursor in its own transaction.
  */
 export interface FreshEvents {
   readonly after: number;
-  readonly events: readonly StoredEvent[];
+  readonly events?: readonly StoredEvent[] | undefined;
   readonly holdRoom: number;
+}
+
+/** `FreshEvents` read. */
+export type FreshPage = FreshEvents & { readonly events: readonly StoredEvent[] };
+
+/** The page a claim walks: `fresh` as read while the cursor is still where it was read from, else the page after the cursor, read by `readPage`. */
+export async function freshPage(fresh: FreshEvents, cursor: number, readPage: () => Promise<readonly StoredEvent[]>): Promise<FreshPage> {
+  return fresh.events !== undefined && fresh.after === cursor ? fresh as FreshPage : { ...fresh, after: cursor, events: await readPage() };
 }
 
 /** What a claim asks of its group (see `GroupHandle.claim`). */
@@ -255,7 +264,7 @@ export interface FreshWalk {
  * group's, `unsettledStreams`, or one met earlier in the walk) is held back, any other leased; the walk
  * stops before the event that would lease one more than `room` or hold one more than `fresh.holdRoom`.
  */
-export function walkFresh(fresh: FreshEvents, room: number, unsettledStreams: ReadonlySet<string>): FreshWalk {
+export function walkFresh(fresh: FreshPage, room: number, unsettledStreams: ReadonlySet<string>): FreshWalk {
   const lease: StoredEvent[] = [];
   const hold: StoredEvent[] = [];
   const met = new Set<string>();
@@ -272,13 +281,15 @@ export function walkFresh(fresh: FreshEvents, room: number, unsettledStreams: Re
 
 /**
  * The log's events past the group's cursor that a claim of `max` may lease, while it holds fewer unsettled
- * events than it may take ahead. The log is read through its one reader, committed events only in
- * position order, so a position past the cursor can never be overtaken by a later commit.
+ * events than it may take ahead; read now when `readNow`, else left for the claim's transaction to read.
+ * The log is read through its one reader, committed events only in position order, so a position past the
+ * cursor can never be overtaken by a later commit.
  */
-async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number): Promise<FreshEvents | undefined> {
+async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number, readNow: boolean): Promise<FreshEvents | undefined> {
   const holdRoom = GROUP_LIMITS.takenAhead - pending.unsettled;
   if (holdRoom <= 0) return undefined;
   const { group } = pending;
+  if (!readNow) return { after: group.takenTo, holdRoom };
   const events = await ports.eventLog.readLog(freshPageQuery(group, max));
   return { after: group.takenTo, events, holdRoom };
 }
@@ -302,10 +313,13 @@ export async function claimEvents(
   const group = ports.consumerGroups.group(ownerKeyId, name);
   const pending = await group.pending(ports.clock.now());
   if (!pending) return undefined;
-  const fresh = await freshEvents(ports, pending, max);
   const carried = acks !== undefined && acks.length > 0 ? acks : undefined;
+  // A claim that writes anyway (marks its consumer seen, acks) reads the log in its transaction: with several
+  // consumers, a page read before it would mostly be stale by then (another claim moved the cursor).
+  const writes = seen || carried !== undefined;
+  const fresh = await freshEvents(ports, pending, max, !writes);
   // Nothing could go, nobody is to be marked seen and nothing acked: the claim's transaction (SQLite's writer) is not needed.
-  if (!fresh?.events.length && !pending.due && !seen && !carried) return { claims: [] };
+  if (!writes && !fresh?.events?.length && !pending.due) return { claims: [] };
   return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh, acks: carried });
 }
 

@@ -1,19 +1,25 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus, claimEventsWaiting, createClaimWaits } from '../../application/index.ts';
-import type { EventLog } from '../../application/index.ts';
 import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import { stepClocks } from '../support/stepped-clocks.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
-/** The store's ports for claims, with a promise of the claim's first look at the log. */
+/** The store's ports for claims, with a promise of the claim's first look at the group. */
 async function openWatched() {
   const opened = await openTemporaryStore('sqlite');
   const { store } = opened;
   let looked!: () => void;
   const firstLook = new Promise<void>((resolve) => (looked = resolve));
-  const eventLog: EventLog = { readLog: async (query) => store.eventLog.readLog(query).finally(() => looked()), end: () => store.eventLog.end() };
-  const ports = { consumerGroups: createSqlConsumerGroups(store), eventLog, clock: store.clock, commits: store.commits };
+  const groups = createSqlConsumerGroups(store);
+  const consumerGroups: typeof groups = {
+    ...groups,
+    group(ownerKeyId, name) {
+      const group = groups.group(ownerKeyId, name);
+      return { ...group, claim: (request) => group.claim(request).finally(() => looked()) };
+    },
+  };
+  const ports = { consumerGroups, eventLog: store.eventLog, clock: store.clock, commits: store.commits };
   await ports.consumerGroups.create('1', 'g', { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'end' }, 0, new Date(), 10);
   return { opened, ports, firstLook };
 }

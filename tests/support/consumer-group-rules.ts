@@ -101,8 +101,22 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
     await addPets(first, 4);
     overtake = () => claimEvents(b, OWNER, 'g', 'quick', 2);
-    const claimed = claimsOf(await claimEvents(a, OWNER, 'g', 'overtaken', 10));
+    // A waiting claim's look (nobody marked seen) reads the log before deciding whether to write at all.
+    const claimed = claimsOf(await claimEvents(a, OWNER, 'g', 'overtaken', 10, false));
     assert.deepEqual(claimed.map((claim) => claim.position), [3, 4], 'what the other claim left');
+  });
+
+  withPair('a claim that writes anyway (its consumer marked seen, acks carried) reads the log in its own transaction, not before it', async ({ first }) => {
+    const clock = manualClock();
+    let reads = 0;
+    const eventLog: EventLog = { ...first.eventLog, readLog: (query) => ((reads += 1), first.eventLog.readLog(query)) };
+    const a: ConsumerGroupPorts = { ...portsOn(first, clock), eventLog };
+    await a.consumerGroups.create(OWNER, 'g', SETTINGS, 0, clock.now(), 10);
+    await addPets(first, 3);
+    const batch = claimsOf(await claimEvents(a, OWNER, 'g', 'busy', 2));
+    const next = await claimEvents(a, OWNER, 'g', 'busy', 2, true, batch.map((claim) => claim.lease));
+    assert.deepEqual([batch.map((claim) => claim.position), claimsOf(next).map((claim) => claim.position), next?.acked?.done.length], [[1, 2], [3], 2]);
+    assert.equal(reads, 0, 'no page of the log read outside the claim');
   });
 
   withPair('a lease not acked within ackTimeoutMs expires, counts as a delivery, and the event goes to another consumer', async ({ first, second }) => {

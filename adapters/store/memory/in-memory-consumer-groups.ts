@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshEvents, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { consumersWindowMs, freshPage, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshPage, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 
 /** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
 interface EventRow {
@@ -84,7 +84,7 @@ export function createInMemoryConsumerGroups(
     return outcome(leases, done.map((row) => ({ lease: row.lease! })));
   };
   /** A claim's work on its group (see `GroupHandle.claim`), run to its end without awaiting anything. */
-  const claimHeld = (group: GroupState, consumer: string, max: number, now: Date, seen: boolean, fresh: FreshEvents | undefined): ClaimOutcome => {
+  const claimHeld = (group: GroupState, consumer: string, max: number, now: Date, seen: boolean, fresh: FreshPage | undefined): ClaimOutcome => {
     const at = now.toISOString();
     if (seen && !group.seen.has(consumer)) {
       const since = new Date(now.getTime() - consumersWindowMs(group.group)).toISOString();
@@ -226,8 +226,8 @@ export function createInMemoryConsumerGroups(
           const group = find(ownerKeyId, name);
           if (!group) return undefined;
           // Another claim moved the cursor since `read` was read: the page after it, read before anything here changes.
-          let fresh = read;
-          while (fresh && fresh.after !== group.group.takenTo) fresh = { ...fresh, after: group.group.takenTo, events: await eventLog.readLog(freshPageQuery(group.group, max)) };
+          let fresh = read && await freshPage(read, group.group.takenTo, () => eventLog.readLog(freshPageQuery(group.group, max)));
+          while (fresh && fresh.after !== group.group.takenTo) fresh = await freshPage(fresh, group.group.takenTo, () => eventLog.readLog(freshPageQuery(group.group, max)));
           // The acks it carries first, so that the caps count the room they free; kept whatever the claim meets.
           const acked = acks === undefined ? undefined : ackHeld(group, acks, now);
           const claimed = claimHeld(group, consumer, max, now, seen, fresh);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { consumersWindowMs, freshPage, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
 import { translated } from '../sql-dialect.ts';
@@ -214,8 +214,8 @@ export function createSqlConsumerGroups(
 
     // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
-    const page = fresh === undefined || claims.length >= room || fresh.after === group.takenTo ? fresh
-      : { ...fresh, after: group.takenTo, events: await readLogOn(on, dialect, freshPageQuery(group, max)) };
+    const page = fresh === undefined || claims.length >= room ? undefined
+      : await freshPage(fresh, group.takenTo, () => readLogOn(on, dialect, freshPageQuery(group, max)));
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
       const streams = [...new Set(page.events.map((stored) => stored.streamId))];
       const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
