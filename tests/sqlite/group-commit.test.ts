@@ -354,7 +354,7 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
       connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }),
       committed: (_, commit) => (changes = commit.changes),
     });
-    const group = async (requests: AppendRequest[]) => {
+    const group = async (requests: AppendRequest[], freshStreams?: ReadonlySet<string>) => {
       statements.length = 0;
       const outcomes: ({ result: AppendResult } | { error: unknown })[] = [];
       const appends = requests.map((request, index) => ({
@@ -363,7 +363,7 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
         reject: (error: unknown) => void (outcomes[index] = { error }),
       }));
       await writer.begin();
-      const { answers } = await writer.commit({ appends, writeHealthRow: false, now });
+      const { answers } = await writer.commit({ appends, freshStreams, writeHealthRow: false, now });
       for (const answer of answers) answer();
       return { reply: { outcomes, changes }, statements: [...statements] };
     };
@@ -382,6 +382,24 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
       assert.deepEqual(positions, Array.from({ length: 40 }, (_, index) => 2 + index), 'positions follow the log in the order asked');
       assert.equal((await writer.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n, 41);
       assert.equal((await writer.db.selectFrom('pets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n, 41);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('writes the new streams of a group\'s creations without reading them; one taken already is refused alone', async () => {
+    const writer = await countedWriter();
+    try {
+      await writer.group([created(3, 'around')]);
+      const reads = (statements: readonly string[]) => statements.filter((text) => /^select .* from (events|pets) /.test(text));
+      const fresh = await writer.group([created(1, 'one'), created(2, 'two')], new Set(['pet-1', 'pet-2']));
+      assert.deepEqual(reads(fresh.statements), [], 'neither the streams\' versions nor the pets\' rows are read');
+      assert.deepEqual(fresh.reply.outcomes.map((outcome) => 'result' in outcome && outcome.result.version), [1, 1]);
+      const taken = await writer.group([created(4, 'before'), created(3, 'taken'), created(5, 'after')], new Set(['pet-3', 'pet-4', 'pet-5']));
+      assert.deepEqual(taken.reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : (outcome.error as Error).name)), [1, 'StreamVersionConflict', 1]);
+      assert.deepEqual(await writer.db.selectFrom('pets').select(['id', 'name']).orderBy('id').execute(), [
+        { id: 1, name: 'one' }, { id: 2, name: 'two' }, { id: 3, name: 'around' }, { id: 4, name: 'before' }, { id: 5, name: 'after' },
+      ]);
     } finally {
       await writer.close();
     }

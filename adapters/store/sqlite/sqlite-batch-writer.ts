@@ -6,11 +6,14 @@ import type { ReadRow, TableDeclaration } from '../schema.ts';
 import type { ReadModelRow } from '../../../application/index.ts';
 import { LOG_END, SQLITE_STREAM_VERSIONS } from '../sql-event-log.ts';
 import type { CommitMark, OwnCommit, OwnCommitMarks } from './sqlite-commits.ts';
-import { sqliteFault } from './sqlite-sql-dialect.ts';
+import { sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import type { BatchOutcome } from '../write/batch-rows.ts';
 
 /** A batch's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
 export interface BatchToCommit {
   readonly appends: readonly PendingAppend[];
+  /** The new streams of the batch's creations (see `withIds`): written without reading them first. */
+  readonly freshStreams?: ReadonlySet<string> | undefined;
   /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
   readonly now: string;
@@ -83,6 +86,8 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
   const begin = prepare('begin immediate');
   const commit = prepare('commit');
   const rollback = prepare('rollback');
+  const markAppends = prepare('savepoint appends');
+  const undoAppends = prepare('rollback to appends');
   const dataVersion = prepare('pragma data_version');
   const readLastId = prepare('select value from sequences where name = ?');
   // A sequence no id was drawn from yet has no row: the first draw writes it.
@@ -147,6 +152,10 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     const columns = columnsOf(table);
     for (const row of rows) statement.run(columns.map((column) => (row as Record<string, unknown>)[column]));
   }
+
+  /** A row's unique key refused the write: a stream's event or a read-model row is there already. */
+  const isTakenRow = (error: unknown) => sqliteSqlDialect.isUniqueViolation(error, 'events_stream_version_unique')
+    || [...tableStatements.keys()].some((table) => sqliteSqlDialect.isUniqueViolation(error, `${table}_pkey`));
 
   /** A fault of SQLite fails the batch; the plan's refusals are rows it never wrote. */
   const failsBatch = (error: unknown) => sqliteFault(error) !== undefined;
@@ -214,16 +223,37 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     return last + 1;
   }
 
-  async function commitBatch({ appends, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
-    const began = performance.now();
+  /** The batch's appends: their reads (all but `freshStreams`'), the plan in memory, their writes. */
+  function appendAndWrite(appends: readonly PendingAppend[], now: string, freshStreams?: Set<string>): BatchOutcome {
     // Read when the batch's first event is given its position: a batch that appends nothing needs no log end.
     let end: number | undefined;
     const rows = new BatchRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
-    // Every stream is read, new pets' too: a stream may have been written around the sequence.
-    const wanted = rows.toRead(appends);
+    const wanted = rows.toRead(appends, freshStreams);
     if (wanted) rows.load(readBatch(wanted, now));
     const outcome = appendAll({ rows, failsBatch }, appends, new Date(now));
     writeBatch(rows.writes());
+    return outcome;
+  }
+
+  /**
+   * A creation's stream is new (its id was just drawn under the lock), so it is not read. Only a write
+   * around the sequence can have taken it: its row's unique key then refuses the batch's write, and the
+   * appends run again from the ids drawn, every stream read, so that the plan refuses that creation alone.
+   */
+  function appendAndWriteFresh(appends: readonly PendingAppend[], now: string, freshStreams: ReadonlySet<string>): BatchOutcome {
+    markAppends().run([]);
+    try {
+      return appendAndWrite(appends, now, new Set(freshStreams));
+    } catch (error) {
+      if (!isTakenRow(error)) throw error;
+      undoAppends().run([]);
+      return appendAndWrite(appends, now);
+    }
+  }
+
+  async function commitBatch({ appends, freshStreams, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
+    const began = performance.now();
+    const outcome = freshStreams === undefined || freshStreams.size === 0 ? appendAndWrite(appends, now) : appendAndWriteFresh(appends, now, freshStreams);
     if (healthRow) writeHealthRow().run([now]);
     await options.beforeCommit?.();
     commit().run([]);

@@ -134,8 +134,9 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       taken = waiting.takeWrites();
       const firsts = new Map<string, number>();
       for (const [sequence, count] of creationsIn(taken)) firsts.set(sequence, writer.drawIds(sequence, count));
+      const freshStreams = new Set<string>();
       reply = await writer.commit({
-        appends: withIds(taken, (sequence, index) => firsts.get(sequence)! + index), writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString(),
+        appends: withIds(taken, (sequence, index) => firsts.get(sequence)! + index, freshStreams), freshStreams, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString(),
       });
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
