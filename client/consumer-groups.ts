@@ -27,7 +27,7 @@ export interface NackOptions {
 export interface ConsumeOptions {
   /** This worker's name in the group; default a random one. */
   readonly consumer?: string;
-  /** Events claimed at a time; default 10. */
+  /** Events claimed at a time, 1 to 1000; default 10. */
   readonly max?: number;
   /** How long each claim waits for new events; default 10 000 ms. */
   readonly waitMs?: number;
