@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_API_KEY, canPin, cpuMicroseconds, median, startLoadClient, startService, stop } from './http-load.ts';
+import { BENCH_API_KEY, canPin, cpuMicroseconds, median, probeLivez, startLoadClient, startService, stop } from './http-load.ts';
 import { seededCopy } from './seed.ts';
 
 const TENANT_B_KEY = 'bench-fairness-tenant-b-0123456789';
@@ -85,16 +85,7 @@ export async function runFairness({ pets, seconds, rounds, log }: FairnessOption
   };
   const measure = async (phase: Phase, creationCpu: number | undefined) => {
     await prepare(phase);
-    const livez: number[] = [];
-    let probing = true;
-    const probe = (async () => {
-      while (probing) {
-        const started = performance.now();
-        await (await fetch(`${service.origin}/livez`)).arrayBuffer();
-        livez.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
-      }
-    })();
+    const probe = probeLivez(service.origin, PROBE_EVERY_MS);
     const cpuBefore = cpuMicroseconds(service.child.pid!);
     const deliveredBefore = delivered;
     const result = await client.run({
@@ -103,8 +94,7 @@ export async function runFairness({ pets, seconds, rounds, log }: FairnessOption
     });
     const cpu = cpuMicroseconds(service.child.pid!) - cpuBefore;
     const deliveredEvents = delivered - deliveredBefore;
-    probing = false;
-    await probe;
+    const livez = await probe.stop();
     if (result.non2xx > 0 || result.errors > 0) log(`  note: ${phase}: ${result.non2xx} answers not 2xx, ${result.errors} errors`);
     const background = Math.max(0, cpu - (creationCpu ?? 0) * result.total);
     return {

@@ -279,6 +279,30 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 }
 
+/**
+ * Times `/livez` every `everyMs` until stopped: how long another client waits for the service while a
+ * phase runs. `stop` resolves with the times, in milliseconds.
+ */
+export function probeLivez(origin: string, everyMs: number): { stop(): Promise<number[]> } {
+  const times: number[] = [];
+  let probing = true;
+  const probe = (async () => {
+    while (probing) {
+      const started = performance.now();
+      await (await fetch(`${origin}/livez`)).arrayBuffer();
+      times.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      probing = false;
+      await probe;
+      return times;
+    },
+  };
+}
+
 export const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;

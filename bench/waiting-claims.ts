@@ -14,7 +14,7 @@ import { request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_API_KEY, canPin, median, startLoadClient, startService, stop } from './http-load.ts';
+import { BENCH_API_KEY, canPin, median, probeLivez, startLoadClient, startService, stop } from './http-load.ts';
 import { seededCopy } from './seed.ts';
 
 const KEYS = Array.from({ length: 10 }, (_, index) => `bench-waiting-claims-key-${index}-0123456789`);
@@ -80,22 +80,12 @@ const measure = async (phase: 'alone' | 'waiting') => {
   const claims = phase === 'waiting' ? Array.from({ length: claimers }, (_, index) => claimer(index)) : [];
   // Let the claims settle into waiting (or into their Retry-After) before measuring.
   if (phase === 'waiting') await new Promise((resolve) => setTimeout(resolve, 3000));
-  const livez: number[] = [];
-  let probing = true;
-  const probe = (async () => {
-    while (probing) {
-      const started = performance.now();
-      await (await fetch(`${service.origin}/livez`)).arrayBuffer();
-      livez.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
-    }
-  })();
+  const probe = probeLivez(service.origin, PROBE_EVERY_MS);
   const result = await client.run({
     url: `${service.origin}/v1/pets`, method: 'POST', headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Tenant A', categoryId: 1 }), connections: CONNECTIONS, seconds,
   });
-  probing = false;
-  await probe;
+  const livez = await probe.stop();
   const inFlight = waiting;
   const refusedDuring = refused;
   const failedDuring = failed;
