@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { openPostgresPetStore } from '../../adapters/store/postgres/postgres-pet-store.ts';
-import { checkGroupStateCarriedOver, groupStateBeforeTheMove } from '../support/consumer-group-migration.ts';
-import { createTestDatabase } from '../support/postgres.ts';
+import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
+import { checkGroupStateCarriedOver, groupStateBeforeTheMove } from '../../support/consumer-group-migration.ts';
+import { createTestDatabase } from '../../support/postgres.ts';
 
 describe('PostgreSQL migration of consumer groups', () => {
   it('carries every leased, parked and waiting event over when groups stop copying the log', async () => {
