@@ -46,7 +46,7 @@ const MODES: Record<string, Settings> = {
     feed: { pets: 100_000, catchUpRounds: 5, liveWrites: 1000, idleStreams: 1000, postgres: true },
     webhooks: { events: 20_000, liveWrites: 1000 },
     groups: { pets: 20_000, rounds: 3, postgres: true },
-    placement: { pets: 200_000, rounds: 5, seconds: 4, warmupSeconds: 1, connections: 64 },
+    placement: { pets: 200_000, rounds: 5, seconds: 1.5, warmupSeconds: 0.5, connections: 64 },
   },
   quick: {
     http: { pets: 10_000, rounds: 3, seconds: 3, warmupSeconds: 1, connections: 64, memoryPets: [], memorySeconds: 0 },
@@ -55,7 +55,7 @@ const MODES: Record<string, Settings> = {
     feed: { pets: 100_000, catchUpRounds: 2, liveWrites: 300, idleStreams: 1000, postgres: true },
     webhooks: { events: 5_000, liveWrites: 300 },
     groups: { pets: 5_000, rounds: 2, postgres: true },
-    placement: { pets: 100_000, rounds: 3, seconds: 2, warmupSeconds: 1, connections: 64 },
+    placement: { pets: 100_000, rounds: 3, seconds: 1, warmupSeconds: 0.5, connections: 64 },
   },
   smoke: {
     http: { pets: 1000, rounds: 1, seconds: 0.5, warmupSeconds: 0.2, connections: 8, memoryPets: [1000], memorySeconds: 0.5 },
