@@ -13,7 +13,8 @@ export interface LoadJob {
   readonly requests?: readonly { readonly method: 'GET' | 'POST'; readonly path: string; readonly body?: string }[];
   /**
    * The body of each request, in turn across every connection: `bodies.template` with `bodies.placeholder`
-   * replaced by the next of `bodies.values` (an order for each available pet once). Past the last value it starts again.
+   * replaced by the next of `bodies.values` (an order for each available pet once). Each value is sent once: the
+   * job ends when they are used up, or when its seconds pass if that comes first.
    */
   readonly bodies?: { readonly template: string; readonly placeholder: string; readonly values: readonly number[] };
 }
@@ -30,34 +31,40 @@ export interface LoadResult {
 /** One request whose body takes the next value at each send, whichever connection sends it. */
 function requestsTakingTurns({ template, placeholder, values }: NonNullable<LoadJob['bodies']>, method: LoadJob['method'], path: string): autocannon.Request[] {
   let next = 0;
-  return [{ method, path, setupRequest: (request) => ({ ...request, body: template.replace(placeholder, String(values[next++ % values.length])) }) }];
+  return [{ method, path, setupRequest: (request) => ({ ...request, body: template.replace(placeholder, String(values[next++])) }) }];
 }
 
 process.on('message', (job: LoadJob) => {
   const path = new URL(job.url).pathname;
-  autocannon({
+  // The rate is taken over the time to the last answer: autocannon notices a finished job only at its next
+  // whole-second tick, and its samples are whole seconds, while a job may end early or last under a second.
+  const started = performance.now();
+  let lastAnswer = started;
+  const instance = autocannon({
     url: job.url,
     method: job.method,
     headers: job.headers,
     ...(job.body === undefined ? {} : { body: job.body }),
     ...(job.requests === undefined ? {} : { requests: job.requests.map((request) => ({ ...request })) }),
-    ...(job.bodies === undefined ? {} : { requests: requestsTakingTurns(job.bodies, job.method, path) }),
+    ...(job.bodies === undefined ? {} : { requests: requestsTakingTurns(job.bodies, job.method, path), maxOverallRequests: job.bodies.values.length }),
     connections: job.connections,
     pipelining: 1,
     duration: job.seconds,
-  }).then(
-    (result) => {
-      const answer: LoadResult = {
-        requestsPerSecond: result.requests.average,
-        latencyP50Ms: result.latency.p50,
-        latencyP99Ms: result.latency.p99,
-        total: result.requests.total,
-        non2xx: result.non2xx,
-        errors: result.errors + result.timeouts,
-      };
-      process.send!(answer);
-    },
-    (error: unknown) => process.send!({ error: String(error) }),
-  );
+  }, (error, result) => {
+    if (error) {
+      process.send!({ error: String(error) });
+      return;
+    }
+    const answer: LoadResult = {
+      requestsPerSecond: result.requests.total / ((lastAnswer - started) / 1000),
+      latencyP50Ms: result.latency.p50,
+      latencyP99Ms: result.latency.p99,
+      total: result.requests.total,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+    };
+    process.send!(answer);
+  });
+  instance.on('response', () => { lastAnswer = performance.now(); });
 });
 process.on('disconnect', () => process.exit(0));
