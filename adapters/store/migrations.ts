@@ -284,6 +284,23 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('consumer_groups_before').execute();
     },
   },
+  '0014_consumer_group_leases': {
+    async up(db: Kysely<any>) {
+      const id = onPostgres(db) ? 'bigint' : 'integer';
+      // Leases taken before stay one row an event in consumer_group_exceptions, which keeps serving them.
+      await db.schema
+        .createTable('consumer_group_leases')
+        .addColumn('group_id', id, (column) => column.notNull())
+        .addColumn('from_position', id, (column) => column.notNull())
+        .addColumn('to_position', id, (column) => column.notNull())
+        .addColumn('events', 'integer', (column) => column.notNull())
+        .addColumn('lease', 'text', (column) => column.notNull())
+        .addColumn('consumer', 'text', (column) => column.notNull())
+        .addColumn('lease_expires_at', 'text', (column) => column.notNull())
+        .addPrimaryKeyConstraint('consumer_group_leases_pkey', ['group_id', 'from_position'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -156,6 +156,21 @@ export const CONSUMER_GROUP_EXCEPTIONS = {
   },
 } as const satisfies TableDeclaration;
 
+/**
+ * Fresh events a claim leased together, as one row: every event of the log from `from_position` to
+ * `to_position` (`events` of them), held by `consumer` under the token `lease` until `lease_expires_at`,
+ * on their first delivery. Only for groups of every type, and only runs with no event held back between
+ * them. An ack of them all deletes the row; anything else done to them (a partial ack, a nack, an extend,
+ * the lease expiring) first turns it into one `consumer_group_exceptions` row an event.
+ */
+export const CONSUMER_GROUP_LEASES = {
+  name: 'consumer_group_leases',
+  columns: {
+    group_id: id, from_position: id, to_position: id, events: integer, lease: text, consumer: text, lease_expires_at: text,
+  },
+  primaryKey: ['group_id', 'from_position'],
+} as const satisfies TableDeclaration;
+
 /** When each consumer of a group last claimed (`last_seen_at`), so that idle workers show too; rows older than the group's window are pruned. */
 export const CONSUMER_GROUP_CONSUMERS = {
   name: 'consumer_group_consumers',
@@ -164,7 +179,7 @@ export const CONSUMER_GROUP_CONSUMERS = {
 } as const satisfies TableDeclaration;
 
 export const TABLES: readonly TableDeclaration[] = [
-  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_CONSUMERS,
+  EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES, CONSUMER_GROUP_CONSUMERS,
 ];
 
 /** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
@@ -195,6 +210,7 @@ export type WebhooksTable = TableRow<typeof WEBHOOKS>;
 export type WebhookAttemptsTable = TableRow<typeof WEBHOOK_ATTEMPTS>;
 export type ConsumerGroupsTable = TableRow<typeof CONSUMER_GROUPS>;
 export type ConsumerGroupExceptionsTable = TableRow<typeof CONSUMER_GROUP_EXCEPTIONS>;
+export type ConsumerGroupLeasesTable = TableRow<typeof CONSUMER_GROUP_LEASES>;
 export type ConsumerGroupConsumersTable = TableRow<typeof CONSUMER_GROUP_CONSUMERS>;
 
 export interface PetStoreDatabase {
@@ -209,6 +225,7 @@ export interface PetStoreDatabase {
   webhook_attempts: WebhookAttemptsTable;
   consumer_groups: ConsumerGroupsTable;
   consumer_group_exceptions: ConsumerGroupExceptionsTable;
+  consumer_group_leases: ConsumerGroupLeasesTable;
   consumer_group_consumers: ConsumerGroupConsumersTable;
 }
 

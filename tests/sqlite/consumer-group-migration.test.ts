@@ -1,28 +1,34 @@
 import { describe, it } from 'node:test';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { checkGroupStateCarriedOver, groupStateBeforeTheMove } from '../support/consumer-group-migration.ts';
+import { checkGroupStateCarriedOver, groupStateBeforeRanges, groupStateBeforeTheMove } from '../support/consumer-group-migration.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';
 
 describe('SQLite migration of consumer groups', () => {
-  it('carries every leased, parked and waiting event over when groups stop copying the log', async () => {
-    const directory = temporaryDirectory('group-migration');
-    try {
-      const file = directory.file('petstore.db');
-      const opened = await openSqlite(file, { migrate: false });
+  const moves = [
+    ['when groups stop copying the log', groupStateBeforeTheMove],
+    ['when fresh leases become ranges (those taken before stay a row an event)', groupStateBeforeRanges],
+  ] as const;
+  for (const [when, stateBefore] of moves) {
+    it(`carries every leased, parked and waiting event over ${when}`, async () => {
+      const directory = temporaryDirectory('group-migration');
       try {
-        await groupStateBeforeTheMove(opened.db);
+        const file = directory.file('petstore.db');
+        const opened = await openSqlite(file, { migrate: false });
+        try {
+          await stateBefore(opened.db);
+        } finally {
+          await opened.db.destroy();
+        }
+        const store = await openSqlitePetStore(file);
+        try {
+          await checkGroupStateCarriedOver(store);
+        } finally {
+          await store.close();
+        }
       } finally {
-        await opened.db.destroy();
+        directory.remove();
       }
-      const store = await openSqlitePetStore(file);
-      try {
-        await checkGroupStateCarriedOver(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      directory.remove();
-    }
-  });
+    });
+  }
 });

@@ -7,16 +7,12 @@ import { ackEvents, claimEvents } from '../../application/index.ts';
 
 /** The last migration before a group's events stopped being copied from the log. */
 const BEFORE = '0012_orders';
+/** The last migration before fresh events could be leased as ranges. */
+const BEFORE_RANGES = '0013_consumer_group_exceptions';
 const FAR = '2999-01-01T00:00:00.000Z';
 
-/**
- * Fills a database migrated up to `BEFORE` with one group as it was then kept (every event copied in,
- * `<token>.<position>` leases): of four events, the first leased, the second parked, the third waiting
- * for a retry, the fourth acked (no row), then migrates it to the latest.
- */
-export async function groupStateBeforeTheMove(db: Kysely<any>): Promise<void> {
-  const { error } = await createMigrator(db).migrateTo(BEFORE);
-  if (error) throw error;
+/** Four events of four pets, and one group of every type with its cursor past them. */
+async function fourEventsAndAGroup(db: Kysely<any>): Promise<void> {
   for (let id = 1; id <= 4; id++) {
     await db.insertInto('events').values({
       stream_id: `pet-${id}`, stream_version: 1, type: 'PetAdded', data: JSON.stringify({ id, name: `Pet ${id}`, categoryId: 1 }),
@@ -26,15 +22,39 @@ export async function groupStateBeforeTheMove(db: Kysely<any>): Promise<void> {
   await db.insertInto('consumer_groups').values({
     owner_key_id: 'k', name: 'g', ack_timeout_ms: 30_000, max_deliveries: 5, start: 'beginning', types: null, created_at: '2026-01-01T00:00:00.000Z', taken_to: 4,
   }).execute();
-  const row = (position: number, state: string, more: Record<string, unknown>) => ({
-    owner_key_id: 'k', group_name: 'g', position, stream_id: `pet-${position}`, state, deliveries: 1, not_before: null, lease: null, consumer: null,
-    lease_expires_at: null, reason: null, parked_at: null, event: '{}', ...more,
-  });
-  await db.insertInto('consumer_group_events').values([
-    row(1, 'leased', { lease: 'tokenA.1', consumer: 'c', lease_expires_at: FAR }),
-    row(2, 'parked', { reason: 'parked by a nack on delivery 1', parked_at: '2026-01-01T00:00:01.000Z' }),
-    row(3, 'ready', { not_before: '2026-01-01T00:00:02.000Z' }),
-  ]).execute();
+}
+
+/** Of four events, the first leased, the second parked, the third waiting for a retry, the fourth acked (no row): as `consumer_group_exceptions` held them, `lease` the token. */
+const FOUR_STATES = [
+  { position: 1, state: 'leased', lease: 'tokenA', consumer: 'c', lease_expires_at: FAR },
+  { position: 2, state: 'parked', reason: 'parked by a nack on delivery 1', parked_at: '2026-01-01T00:00:01.000Z' },
+  { position: 3, state: 'ready', not_before: '2026-01-01T00:00:02.000Z' },
+] as const;
+
+/**
+ * Fills a database migrated up to `BEFORE` with one group as it was then kept (every event copied in,
+ * `<token>.<position>` leases) in `FOUR_STATES`, then migrates it to the latest.
+ */
+export async function groupStateBeforeTheMove(db: Kysely<any>): Promise<void> {
+  const { error } = await createMigrator(db).migrateTo(BEFORE);
+  if (error) throw error;
+  await fourEventsAndAGroup(db);
+  await db.insertInto('consumer_group_events').values(FOUR_STATES.map((row) => ({
+    owner_key_id: 'k', group_name: 'g', stream_id: `pet-${row.position}`, deliveries: 1, not_before: null, consumer: null,
+    lease_expires_at: null, reason: null, parked_at: null, event: '{}', ...row, lease: 'lease' in row ? `${row.lease}.${row.position}` : null,
+  }))).execute();
+  await migrateToLatest(db);
+}
+
+/** The same group kept as it was before ranged leases (a row an event, leased ones included), then migrated to the latest. */
+export async function groupStateBeforeRanges(db: Kysely<any>): Promise<void> {
+  const { error } = await createMigrator(db).migrateTo(BEFORE_RANGES);
+  if (error) throw error;
+  await fourEventsAndAGroup(db);
+  const { id } = await db.selectFrom('consumer_groups').select('id').executeTakeFirstOrThrow();
+  await db.insertInto('consumer_group_exceptions').values(FOUR_STATES.map((row) => ({
+    group_id: id, stream_id: `pet-${row.position}`, deliveries: 1, not_before: null, lease: null, consumer: null, lease_expires_at: null, reason: null, parked_at: null, ...row,
+  }))).execute();
   await migrateToLatest(db);
 }
 

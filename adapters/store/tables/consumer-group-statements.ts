@@ -12,6 +12,26 @@ export const groupRow = (on: Db, ownerKeyId: string, name: string) =>
 
 export const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
 
+/** The columns of a group's event row, in the order `rangeEvents` answers them. */
+export const EXCEPTION_COLUMNS = [
+  'group_id', 'position', 'stream_id', 'state', 'deliveries', 'not_before', 'lease', 'consumer', 'lease_expires_at', 'reason', 'parked_at',
+] as const;
+
+/**
+ * The events of leases kept as ranges (`consumer_group_leases`), one row an event as `consumer_group_exceptions`
+ * would hold it (`EXCEPTION_COLUMNS`): leased on their first delivery. A range holds every event of the log between its ends.
+ */
+export const rangeEvents = (on: Db) => on.selectFrom('consumer_group_leases as r')
+  .innerJoin('events as ev', (join) => join.onRef('ev.position', '>=', 'r.from_position').onRef('ev.position', '<=', 'r.to_position'))
+  .select([
+    'r.group_id', 'ev.position', 'ev.stream_id', sql<string>`'leased'`.as('state'), sql<number>`1`.as('deliveries'), sql<string | null>`cast(null as text)`.as('not_before'),
+    'r.lease', 'r.consumer', 'r.lease_expires_at', sql<string | null>`cast(null as text)`.as('reason'), sql<string | null>`cast(null as text)`.as('parked_at'),
+  ]);
+
+/** A group's event rows, those of its ranged leases included: what reads of its state go through (`consumer_group_exceptions` alone misses the ranges). */
+export const eventRows = (on: Db) => on.selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select([...EXCEPTION_COLUMNS])
+  .unionAll(rangeEvents(on)).as('consumer_group_exceptions'));
+
 /** The statements every claim or ack of a consumer group runs, each built by Kysely once (`compiledOnce`) and run with new values. */
 export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpdate'>) {
   const groupHeld = compiledOnce<{ owner: string; name: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))));
@@ -32,6 +52,11 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
             where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', value('at'))]),
           ])),
       ).as('due'),
+      select.selectFrom('consumer_group_leases as r').select((inner) => inner.fn.coalesce(inner.fn.sum<number | string>('r.events'), sql<number>`0`).as('events'))
+        .whereRef('r.group_id', '=', 'g.id').as('ranged'),
+      select.exists(
+        select.selectFrom('consumer_group_leases as r').select('r.from_position').whereRef('r.group_id', '=', 'g.id').where('r.lease_expires_at', '<', value('at')),
+      ).as('rangeDue'),
     ])
     .where('g.owner_key_id', '=', value('owner')).where('g.name', '=', value('name')));
   const seenAgain = compiledOnce<{ owner: string; name: string; consumer: string; at: string }>((value) => db.updateTable('consumer_group_consumers')
@@ -44,10 +69,18 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     }))
     .where('group_id', '=', value('groupId'))
     .where((where) => where.and([where('state', '=', 'leased'), where('lease_expires_at', '<', value('at')), where('deliveries', '>=', value('maxDeliveries'))])));
-  const liveByConsumer = compiledOnce<{ groupId: number; at: string }>((value) => db.selectFrom('consumer_group_exceptions')
+  /** Each consumer's live leases, events leased one a row and by ranges together: how many, and when the soonest expires. */
+  const liveByConsumer = compiledOnce<{ groupId: number; at: string }>((value) => db.selectFrom((inner) => inner.selectFrom('consumer_group_exceptions')
     .select((select) => ['consumer', count(select), select.fn.min('lease_expires_at').as('soonest')])
     .where('group_id', '=', value('groupId')).where('state', '=', 'leased').where('lease_expires_at', '>=', value('at'))
-    .groupBy('consumer'));
+    .groupBy('consumer')
+    .unionAll(db.selectFrom('consumer_group_leases')
+      .select((select) => ['consumer', select.fn.sum<number | string>('events').as('count'), select.fn.min('lease_expires_at').as('soonest')])
+      .where('group_id', '=', value('groupId')).where('lease_expires_at', '>=', value('at'))
+      .groupBy('consumer'))
+    .as('live'))
+    .select((select) => ['live.consumer', select.fn.sum<number | string>('live.count').as('count'), select.fn.min('live.soonest').as('soonest')])
+    .groupBy('live.consumer'));
   /**
    * Waiting events in one state (ready, or leased with the lease expired), read along the state's own index
    * in position order (parked rows are never read), each only if the earliest unsettled of its pet.
@@ -65,6 +98,13 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
         .whereRef('p.position', '<', 'consumer_group_exceptions.position')
         .where('p.state', 'in', ['ready', 'leased']),
     )))
+    .where(({ not, exists, selectFrom }) => not(exists(
+      selectFrom('events as ev')
+        .innerJoin('consumer_group_leases as r', (join) => join.onRef('ev.position', '>=', 'r.from_position').onRef('ev.position', '<=', 'r.to_position'))
+        .select('ev.position')
+        .whereRef('r.group_id', '=', 'consumer_group_exceptions.group_id').whereRef('ev.stream_id', '=', 'consumer_group_exceptions.stream_id')
+        .whereRef('ev.position', '<', 'consumer_group_exceptions.position'),
+    )))
     .orderBy('position')
     .limit(value('room')));
   const waitingReady = waitingIn('ready');
@@ -72,9 +112,29 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   const parkedUpTo = compiledOnce<{ groupId: number; bound: number }>((value) => db
     .selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select('position').where('group_id', '=', value('groupId')).where('state', '=', 'parked').limit(value('bound')).as('p'))
     .select((select) => count(select)));
-  const streamsUnsettled = compiledForEachLength<{ groupId: number; streams: readonly string[] }>((value, length) => db.selectFrom('consumer_group_exceptions')
-    .select('stream_id').distinct()
-    .where('group_id', '=', value('groupId')).where('stream_id', 'in', Array.from({ length }, (_, index) => value('streams', index))).where('state', 'in', ['ready', 'leased']));
+  /** Which of these pets have an unsettled event in the group, one of a row or of a ranged lease. */
+  const streamsUnsettled = compiledForEachLength<{ groupId: number; streams: readonly string[] }>((value, length) => {
+    const streams = () => Array.from({ length }, (_, index) => value('streams', index));
+    return db.selectFrom('consumer_group_exceptions')
+      .select('stream_id')
+      .where('group_id', '=', value('groupId')).where('stream_id', 'in', streams()).where('state', 'in', ['ready', 'leased'])
+      .union(db.selectFrom('events as ev')
+        .select('ev.stream_id')
+        .where('ev.stream_id', 'in', streams())
+        .where(({ exists, selectFrom }) => exists(selectFrom('consumer_group_leases as r').select('r.from_position')
+          .where('r.group_id', '=', value('groupId')).whereRef('r.from_position', '<=', 'ev.position').whereRef('r.to_position', '>=', 'ev.position'))));
+  });
+  /** Turns ranged leases whose lease expired into a row an event (an expired lease is handed out again or parked one event at a time). */
+  const expiredRangesOpened = compiledOnce<{ groupId: number; at: string }>((value) => db.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS])
+    .expression(rangeEvents(db).where('r.group_id', '=', value('groupId')).where('r.lease_expires_at', '<', value('at'))));
+  const expiredRangesDropped = compiledOnce<{ groupId: number; at: string }>((value) => db.deleteFrom('consumer_group_leases')
+    .where('group_id', '=', value('groupId')).where('lease_expires_at', '<', value('at')));
+  /** A token's live ranged leases. */
+  const rangesOf = compiledOnce<{ groupId: number; token: string; at: string }>((value) => db.selectFrom('consumer_group_leases')
+    .select(['from_position', 'to_position', 'events'])
+    .where('group_id', '=', value('groupId')).where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at')));
+  const rangeAcked = compiledOnce<{ groupId: number; from: number }>((value) => db.deleteFrom('consumer_group_leases')
+    .where('group_id', '=', value('groupId')).where('from_position', '=', value('from')));
   const cursorMoved = compiledOnce<{ groupId: number; cursor: number }>((value) => db.updateTable('consumer_groups').set({ taken_to: value('cursor') }).where('id', '=', value('groupId')));
   /** Deletes the rows of live leases under one token at these positions, answering the positions deleted. */
   const leasesAcked = compiledForEachLength<{ groupId: number; positions: readonly number[]; token: string; at: string }>((value, length) => db
@@ -82,5 +142,8 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .where('group_id', '=', value('groupId')).where('position', 'in', Array.from({ length }, (_, index) => value('positions', index)))
     .where('state', '=', 'leased').where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at'))
     .returning('position'));
-  return { groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked };
+  return {
+    groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    expiredRangesOpened, expiredRangesDropped, rangesOf, rangeAcked,
+  };
 }

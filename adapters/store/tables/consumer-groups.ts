@@ -3,12 +3,12 @@ import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { consumersWindowMs, freshPage, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
-import { count, groupRow, groupStatements } from './consumer-group-statements.ts';
+import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, FreshWalk, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { count, eventRows, EXCEPTION_COLUMNS, groupRow, groupStatements, rangeEvents } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt, readLogOn } from '../sql-event-log.ts';
-import { CONSUMER_GROUP_EXCEPTIONS } from '../schema.ts';
-import type { ConsumerGroupExceptionsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
+import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
+import type { ConsumerGroupExceptionsTable, ConsumerGroupLeasesTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 
 type Db = Kysely<PetStoreDatabase>;
@@ -37,22 +37,50 @@ export function createSqlConsumerGroups(
   // Every group write is answered within the bound a pet's write has, from its arrival, on either backend.
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
-  const { groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked } = groupStatements(db, dialect);
+  const {
+    groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    expiredRangesOpened, expiredRangesDropped, rangesOf, rangeAcked,
+  } = groupStatements(db, dialect);
 
-  /** `work` with the group held alone; undefined when there is no such group. */
-  const holding = <T>(ownerKeyId: string, name: string, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
+  /**
+   * `work` with the group held alone, its ranged leases that expired by `now` (when given) first turned into
+   * a row an event (as every rule over expired leases reads them); undefined when there is no such group.
+   */
+  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
     transaction(async (on) => {
       const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable>>(groupHeld({ owner: ownerKeyId, name }))).rows;
-      return row ? work(on, { ...groupFromRow(row), id: Number(row.id) }) : undefined;
+      if (!row) return undefined;
+      const group = { ...groupFromRow(row), id: Number(row.id) };
+      if (now) {
+        const opened = await on.executeQuery(expiredRangesOpened({ groupId: group.id, at: now.toISOString() }));
+        if (Number(opened.numAffectedRows ?? 0) > 0) await on.executeQuery(expiredRangesDropped({ groupId: group.id, at: now.toISOString() }));
+      }
+      return work(on, group);
     });
   const rowsOf = (on: Db, group: { readonly id: number }) => on.selectFrom('consumer_group_exceptions').where('group_id', '=', group.id);
+  /** The group's event rows, its ranged leases' events among them (for reads: see `eventRows`). */
+  const allRowsOf = (on: Db, group: { readonly id: number }) => eventRows(on).where('group_id', '=', group.id);
+  /** Turns the ranged leases under these tokens (or the one starting at `from`) into a row an event, for rules that act on single events. */
+  const openRanges = async (on: Db, group: HeldGroup, which: { readonly tokens: readonly string[] } | { readonly from: number }) => {
+    const ranges = rangeEvents(on).where('r.group_id', '=', group.id);
+    if ('tokens' in which) {
+      if (which.tokens.length === 0) return;
+      await on.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS]).expression(ranges.where('r.lease', 'in', [...which.tokens])).execute();
+      await on.deleteFrom('consumer_group_leases').where('group_id', '=', group.id).where('lease', 'in', [...which.tokens]).execute();
+    } else {
+      await on.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS]).expression(ranges.where('r.from_position', '=', which.from)).execute();
+      await on.executeQuery(rangeAcked({ groupId: group.id, from: which.from }));
+    }
+  };
   /**
    * The rows of `leases` live at `now` (state `leased`, not expired, under the lease's token), found by
    * the positions they name (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
    */
   const liveLeases = async (on: Db, group: HeldGroup, leases: readonly string[], now: Date) => {
     const held: { position: number; deliveries: number; lease: string }[] = [];
-    for (const [token, positions] of positionsByToken(leases)) {
+    const byToken = positionsByToken(leases);
+    await openRanges(on, group, { tokens: [...byToken.keys()] });
+    for (const [token, positions] of byToken) {
       const rows = await rowsOf(on, group).select(['position', 'deliveries']).where('position', 'in', positions).where('state', '=', 'leased')
         .where('lease', '=', token).where('lease_expires_at', '>=', now.toISOString()).execute();
       for (const row of rows) held.push({ position: Number(row.position), deliveries: row.deliveries, lease: `${token}.${Number(row.position)}` });
@@ -90,11 +118,31 @@ export function createSqlConsumerGroups(
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
   };
-  /** Settles the events of `leases` live at `now`: one `DELETE … RETURNING` a lease token. */
+  /**
+   * Settles the events of `leases` live at `now`: a ranged lease named whole is deleted as one row (one it
+   * holds only some of is first turned into a row an event); the rest, one `DELETE … RETURNING` a lease token.
+   */
   const ackHeld = async (on: Db, group: HeldGroup, leases: readonly string[], now: Date): Promise<LeaseOutcome> => {
     const acked: { lease: string }[] = [];
-    for (const [token, positions] of positionsByToken(leases)) {
-      const { rows } = await on.executeQuery<{ position: number | string }>(leasesAcked({ groupId: group.id, positions, token, at: now.toISOString() }, positions.length));
+    const at = now.toISOString();
+    for (const [token, named] of positionsByToken(leases)) {
+      let positions = named;
+      const ranges = (await on.executeQuery<{ from_position: number | string; to_position: number | string; events: number }>(rangesOf({ groupId: group.id, token, at }))).rows;
+      for (const range of ranges) {
+        const [from, to] = [Number(range.from_position), Number(range.to_position)];
+        const inRange = positions.filter((position) => position >= from && position <= to);
+        if (inRange.length === 0) continue;
+        // Named whole only when it has no gap: then the distinct positions named in it are exactly its events.
+        if (inRange.length === range.events && to - from + 1 === range.events) {
+          await on.executeQuery(rangeAcked({ groupId: group.id, from }));
+          for (const position of inRange) acked.push({ lease: `${token}.${position}` });
+          positions = positions.filter((position) => position < from || position > to);
+        } else {
+          await openRanges(on, group, { from });
+        }
+      }
+      if (positions.length === 0) continue;
+      const { rows } = await on.executeQuery<{ position: number | string }>(leasesAcked({ groupId: group.id, positions, token, at }, positions.length));
       for (const row of rows) acked.push({ lease: `${token}.${Number(row.position)}` });
     }
     return outcome(leases, acked);
@@ -149,11 +197,15 @@ export function createSqlConsumerGroups(
       const streams = [...new Set(page.events.map((stored) => stored.streamId))];
       const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
       const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
+      const lease = { lease: token, consumer, lease_expires_at: leaseExpiresAt };
+      // A group of every type reads every event of the log: its leased events between two held back are one range of it.
+      const ranged = group.types === undefined;
       const rows: ConsumerGroupExceptionsTable[] = [
         ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
-        ...walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, lease: token, consumer, lease_expires_at: leaseExpiresAt })),
+        ...(ranged ? [] : walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, ...lease }))),
       ];
-      await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
+      if (rows.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
+      if (ranged && walk.lease.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_LEASES, leaseRanges(group.id, page.events, walk, lease));
       await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
       for (const stored of walk.lease) claims.push(claimOf(stored, 1));
     }
@@ -168,8 +220,8 @@ export function createSqlConsumerGroups(
       },
 
       async pending(now) {
-        const [row] = (await run(() => db.executeQuery<Selectable<ConsumerGroupsTable> & { unsettled: unknown; due: unknown }>(pendingOf({ owner: ownerKeyId, name, at: now.toISOString() })))).rows;
-        return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0), due: Boolean(row.due) };
+        const [row] = (await run(() => db.executeQuery<Selectable<ConsumerGroupsTable> & { unsettled: unknown; due: unknown; ranged: unknown; rangeDue: unknown }>(pendingOf({ owner: ownerKeyId, name, at: now.toISOString() })))).rows;
+        return row && { group: groupFromRow(row), unsettled: Number(row.unsettled ?? 0) + Number(row.ranged ?? 0), due: Boolean(row.due) || Boolean(row.rangeDue) };
       },
 
       async status(now) {
@@ -179,14 +231,14 @@ export function createSqlConsumerGroups(
           const group = groupFromRow(row);
           const held = { id: Number(row.id) };
           const at = now.toISOString();
-          const states = await rowsOf(db, held)
+          const states = await allRowsOf(db, held)
             .select((select) => [
               sql<string>`case when ${spent(select, group, at)} then 'parked' else state end`.as('shown'),
               count(select), select.fn.min('position').as('first'),
             ])
             .groupBy('shown')
             .execute();
-          const leased = await rowsOf(db, held)
+          const leased = await allRowsOf(db, held)
             .select((select) => ['consumer', count(select), select.fn.max('lease_expires_at').as('latest')])
             .where('state', '=', 'leased')
             .where('lease_expires_at', '>=', at)
@@ -221,8 +273,9 @@ export function createSqlConsumerGroups(
       },
 
       async delete() {
-        const deleted = await holding(ownerKeyId, name, async (on, group) => {
+        const deleted = await holding(ownerKeyId, name, undefined, async (on, group) => {
           await on.deleteFrom('consumer_group_exceptions').where('group_id', '=', group.id).execute();
+          await on.deleteFrom('consumer_group_leases').where('group_id', '=', group.id).execute();
           await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', ownerKeyId).where('group_name', '=', name).execute();
           await on.deleteFrom('consumer_groups').where('id', '=', group.id).execute();
           return true;
@@ -231,7 +284,7 @@ export function createSqlConsumerGroups(
       },
 
       async claim({ consumer, max, now, seen, fresh, acks }) {
-        return holding(ownerKeyId, name, async (on, group) => {
+        return holding(ownerKeyId, name, now, async (on, group) => {
           // The acks it carries first, so that the caps count the room they free; committed whatever the claim meets.
           const acked = acks === undefined ? undefined : await ackHeld(on, group, acks, now);
           const outcome = await claimHeld(on, group, { consumer, max, now, seen, fresh });
@@ -240,11 +293,11 @@ export function createSqlConsumerGroups(
       },
 
       async ack(leases, now) {
-        return holding(ownerKeyId, name, (on, group) => ackHeld(on, group, leases, now));
+        return holding(ownerKeyId, name, now, (on, group) => ackHeld(on, group, leases, now));
       },
 
       async nack(leases, now, then) {
-        const done = await holding(ownerKeyId, name, async (on, group) => {
+        const done = await holding(ownerKeyId, name, now, async (on, group) => {
           const held = await liveLeases(on, group, leases, now);
           const positions = (rows: typeof held) => rows.map((row) => row.position);
           const when = now.toISOString();
@@ -277,7 +330,7 @@ export function createSqlConsumerGroups(
       },
 
       async extend(leases, now) {
-        const done = await holding(ownerKeyId, name, async (on, group) => {
+        const done = await holding(ownerKeyId, name, now, async (on, group) => {
           const held = await liveLeases(on, group, leases, now);
           if (held.length === 0) return [];
           const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
@@ -293,7 +346,7 @@ export function createSqlConsumerGroups(
           if (!row) return [];
           const group = groupFromRow(row);
           const at = now.toISOString();
-          const rows = await rowsOf(db, { id: Number(row.id) }).selectAll()
+          const rows = await allRowsOf(db, { id: Number(row.id) }).selectAll()
             .where((where) => where.or([where('state', '=', 'parked'), spent(where, group, at)]))
             .where('position', '>', after).orderBy('position').limit(limit).execute();
           const events = await readEventsAt(db, rows.map((each) => Number(each.position)));
@@ -305,7 +358,7 @@ export function createSqlConsumerGroups(
       },
 
       async unpark(which, now) {
-        const positions = await holding(ownerKeyId, name, async (on, group) => {
+        const positions = await holding(ownerKeyId, name, now, async (on, group) => {
           await parkSpent(on, group, now.toISOString());
           let query = rowsOf(on, group).select('position').where('state', '=', 'parked');
           query = 'positions' in which ? query.where('position', 'in', which.positions.length > 0 ? [...which.positions] : [-1]) : query.where('position', '>', which.after).orderBy('position').limit(which.limit);
@@ -351,15 +404,14 @@ export function createSqlConsumerGroups(
     async totals(now) {
       return run(async () => {
         const at = now.toISOString();
-        const states = await db
-          .selectFrom('consumer_group_exceptions')
+        const states = await eventRows(db)
           .select((select) => ['state', count(select), sql<number | string>`sum(case when lease_expires_at >= ${at} then 1 else 0 end)`.as('live')])
           .groupBy('state')
           .execute();
         // One row a group: its checkpoint is the lower of its cursor and its first unsettled event.
         const groups = await db
           .selectFrom('consumer_groups as g')
-          .leftJoin('consumer_group_exceptions as e', (join) => join.onRef('e.group_id', '=', 'g.id').on('e.state', 'in', ['ready', 'leased']))
+          .leftJoin(eventRows(db).selectAll().as('e'), (join) => join.onRef('e.group_id', '=', 'g.id').on('e.state', 'in', ['ready', 'leased']))
           .select((select) => ['g.taken_to', select.fn.min('e.position').as('first')])
           .groupBy(['g.id', 'g.taken_to'])
           .execute();
@@ -417,4 +469,25 @@ function exceptionRow(groupId: number, stored: StoredEvent, state: Partial<Consu
     group_id: groupId, position: stored.position, stream_id: stored.streamId, not_before: null, lease: null, consumer: null, lease_expires_at: null,
     reason: null, parked_at: null, ...state,
   };
+}
+
+/** The walk's leased events as ranges of the page: each run of them with no held-back event between. */
+function leaseRanges(
+  groupId: number, page: readonly StoredEvent[], walk: FreshWalk, lease: Pick<ConsumerGroupLeasesTable, 'lease' | 'consumer' | 'lease_expires_at'>,
+): ConsumerGroupLeasesTable[] {
+  const held = new Set(walk.hold.map((stored) => stored.position));
+  const ranges: ConsumerGroupLeasesTable[] = [];
+  let run: { from: number; to: number; events: number } | undefined;
+  const close = () => {
+    if (run) ranges.push({ group_id: groupId, from_position: run.from, to_position: run.to, events: run.events, ...lease });
+    run = undefined;
+  };
+  for (const stored of page) {
+    if (stored.position > walk.cursor) break;
+    if (held.has(stored.position)) close();
+    else if (run) run = { ...run, to: stored.position, events: run.events + 1 };
+    else run = { from: stored.position, to: stored.position, events: 1 };
+  }
+  close();
+  return ranges;
 }

@@ -2,27 +2,33 @@ import { describe, it } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
-import { checkGroupStateCarriedOver, groupStateBeforeTheMove } from '../../support/consumer-group-migration.ts';
+import { checkGroupStateCarriedOver, groupStateBeforeRanges, groupStateBeforeTheMove } from '../../support/consumer-group-migration.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 
 describe('PostgreSQL migration of consumer groups', () => {
-  it('carries every leased, parked and waiting event over when groups stop copying the log', async () => {
-    const database = await createTestDatabase();
-    try {
-      const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }) });
+  const moves = [
+    ['when groups stop copying the log', groupStateBeforeTheMove],
+    ['when fresh leases become ranges (those taken before stay a row an event)', groupStateBeforeRanges],
+  ] as const;
+  for (const [when, stateBefore] of moves) {
+    it(`carries every leased, parked and waiting event over ${when}`, async () => {
+      const database = await createTestDatabase();
       try {
-        await groupStateBeforeTheMove(db);
+        const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }) });
+        try {
+          await stateBefore(db);
+        } finally {
+          await db.destroy();
+        }
+        const store = await openPostgresPetStore({ url: database.url, poolSize: 2, statementTimeoutMs: 10_000 });
+        try {
+          await checkGroupStateCarriedOver(store);
+        } finally {
+          await store.close();
+        }
       } finally {
-        await db.destroy();
+        await database.drop();
       }
-      const store = await openPostgresPetStore({ url: database.url, poolSize: 2, statementTimeoutMs: 10_000 });
-      try {
-        await checkGroupStateCarriedOver(store);
-      } finally {
-        await store.close();
-      }
-    } finally {
-      await database.drop();
-    }
-  });
+    });
+  }
 });

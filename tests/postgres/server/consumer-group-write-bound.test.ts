@@ -36,9 +36,9 @@ describe('a consumer group write on PostgreSQL, bounded from its arrival', () =>
     const { claims } = (await (await send('g/claims', { consumer: 'c', max: 1 })).json()) as { claims: { lease: string; position: number }[] };
     assert.equal(claims.length, 1);
     const [groupLock, rowLock] = clients as [pg.Client, pg.Client];
-    // The ack waits first for the group's row, then for its event's: each wait shorter than the timeout.
+    // The ack waits first for the group's row, then for its lease's (a fresh event's is a range's row): each wait shorter than the timeout.
     await rowLock.query('begin');
-    await rowLock.query('select 1 from consumer_group_exceptions where position = $1 for update', [claims[0]!.position]);
+    await rowLock.query('select 1 from consumer_group_leases where from_position <= $1 and to_position >= $1 for update', [claims[0]!.position]);
     await groupLock.query('begin');
     await groupLock.query("select 1 from consumer_groups where name = 'g' for update");
     const released = (client: pg.Client, afterMs: number) => new Promise<void>((resolve, reject) => {

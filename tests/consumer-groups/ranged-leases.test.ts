@@ -1,0 +1,124 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { addPet, changePetStatus } from '../../application/index.ts';
+import type { Claim } from '../../application/index.ts';
+import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
+import { openTemporaryStore } from '../support/temporary-store.ts';
+
+const ACK_TIMEOUT_MS = 30_000;
+
+/** A SQLite store with a group of every type from the beginning, and what its tables hold. */
+async function openGroup() {
+  const opened = await openTemporaryStore('sqlite');
+  const { store } = opened;
+  const groups = createSqlConsumerGroups(store);
+  await groups.create('1', 'g', { ackTimeoutMs: ACK_TIMEOUT_MS, maxDeliveries: 5, start: 'beginning' }, 0, store.clock.now(), 10);
+  const group = groups.group('1', 'g');
+  const rows = async () => ({
+    ranges: (await store.db.selectFrom('consumer_group_leases').select(['from_position', 'to_position', 'events']).orderBy('from_position').execute())
+      .map((row) => [Number(row.from_position), Number(row.to_position), row.events]),
+    events: (await store.db.selectFrom('consumer_group_exceptions').select(['position', 'state']).orderBy('position').execute())
+      .map((row) => [Number(row.position), row.state]),
+  });
+  const claim = async (consumer: string, max: number, now = new Date()) => {
+    const answer = await group.claim({ consumer, max, now, seen: true, fresh: { after: -1, holdRoom: 100 } });
+    assert.ok(answer && 'claims' in answer);
+    return answer.claims;
+  };
+  const positions = (claims: readonly Claim[]) => claims.map((claim) => claim.position);
+  const leases = (claims: readonly Claim[], ...at: number[]) => claims.filter((claim) => at.includes(claim.position)).map((claim) => claim.lease);
+  return { opened, store, group, rows, claim, positions, leases };
+}
+
+describe('fresh events leased as ranges of the log (SQLite)', () => {
+  it('a claim of fresh events writes one row, and an ack of them all deletes it', async () => {
+    const { opened, store, group, rows, claim, positions } = await openGroup();
+    try {
+      for (let index = 0; index < 6; index++) await addPet(store, { name: `Pet ${index}`, categoryId: 1 });
+      const claims = await claim('a', 10);
+      assert.deepEqual(positions(claims), [1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(await rows(), { ranges: [[1, 6, 6]], events: [] }, 'one row for the six leased events, none of its own for any');
+      const status = (await group.status(new Date()))!;
+      assert.deepEqual({ inFlight: status.inFlight, unsettled: status.unsettled, checkpoint: status.checkpoint }, { inFlight: 6, unsettled: 6, checkpoint: 0 });
+      assert.deepEqual((await group.pending(new Date()))!.unsettled, 6);
+      const acked = (await group.ack(claims.map((each) => each.lease), new Date()))!;
+      assert.equal(acked.done.length, 6);
+      assert.deepEqual(await rows(), { ranges: [], events: [] });
+      assert.equal((await group.status(new Date()))!.checkpoint, 6);
+      assert.deepEqual(await claim('a', 10), [], 'an acked event is never handed out again');
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('an event held behind its pet splits the range; a partial ack keeps the rest leased one row an event', async () => {
+    const { opened, store, group, rows, claim, positions, leases } = await openGroup();
+    try {
+      const first = await addPet(store, { name: 'A', categoryId: 1 });
+      await addPet(store, { name: 'B', categoryId: 1 });
+      await changePetStatus(store, { id: first.id, status: 'sold' });
+      await addPet(store, { name: 'C', categoryId: 1 });
+      const claims = await claim('a', 10);
+      assert.deepEqual(positions(claims), [1, 2, 4], 'the pet\'s second event waits for its first');
+      assert.deepEqual(await rows(), { ranges: [[1, 2, 2], [4, 4, 1]], events: [[3, 'ready']] });
+      assert.deepEqual(await claim('b', 10), [], 'nothing goes while the pet\'s first event is leased in a range');
+      assert.deepEqual((await group.ack(leases(claims, 1), new Date()))!.done.length, 1);
+      assert.deepEqual(await rows(), { ranges: [[4, 4, 1]], events: [[2, 'leased'], [3, 'ready']] });
+      assert.deepEqual(positions(await claim('b', 10)), [3], 'once the first is acked, the second goes');
+      const stale = (await group.ack(leases(claims, 1, 2, 4), new Date()))!;
+      assert.deepEqual({ done: stale.done.length, stale: stale.stale }, { done: 2, stale: leases(claims, 1) });
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('a fresh event whose pet has an event in a live range waits for it, across claims', async () => {
+    const { opened, store, rows, claim, positions, leases, group } = await openGroup();
+    try {
+      const pet = await addPet(store, { name: 'A', categoryId: 1 });
+      const claims = await claim('a', 1);
+      await changePetStatus(store, { id: pet.id, status: 'sold' });
+      await addPet(store, { name: 'B', categoryId: 1 });
+      assert.deepEqual(positions(await claim('b', 10)), [3]);
+      assert.deepEqual(await rows(), { ranges: [[1, 1, 1], [3, 3, 1]], events: [[2, 'ready']] });
+      await group.ack(leases(claims, 1), new Date());
+      assert.deepEqual(positions(await claim('a', 10)), [2]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('an expired range is handed out again event by event, each delivery counted; its stale acks do nothing', async () => {
+    const { opened, store, group, rows, claim, positions } = await openGroup();
+    try {
+      for (let index = 0; index < 3; index++) await addPet(store, { name: `Pet ${index}`, categoryId: 1 });
+      const claims = await claim('a', 10);
+      const later = new Date(Date.now() + ACK_TIMEOUT_MS + 1000);
+      const again = await claim('b', 2, later);
+      assert.deepEqual(again.map((each) => [each.position, each.deliveries]), [[1, 2], [2, 2]]);
+      assert.deepEqual(await rows(), { ranges: [], events: [[1, 'leased'], [2, 'leased'], [3, 'leased']] });
+      const acked = (await group.ack(claims.map((each) => each.lease), later))!;
+      assert.deepEqual({ done: acked.done.length, stale: acked.stale.length }, { done: 0, stale: 3 });
+      assert.deepEqual(positions(await claim('c', 10, later)), [3]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('nack and extend act on the events they name, the rest of the range still leased', async () => {
+    const { opened, store, group, rows, claim, leases } = await openGroup();
+    try {
+      for (let index = 0; index < 4; index++) await addPet(store, { name: `Pet ${index}`, categoryId: 1 });
+      const claims = await claim('a', 10);
+      assert.equal((await group.nack(leases(claims, 2), new Date(), { park: true }))!.done.length, 1);
+      assert.deepEqual(await rows(), { ranges: [], events: [[1, 'leased'], [2, 'parked'], [3, 'leased'], [4, 'leased']] });
+      const extended = (await group.extend(leases(claims, 3), new Date(Date.now() + 1000)))!;
+      assert.equal(extended.done.length, 1);
+      assert.equal((await group.ack(leases(claims, 1, 3, 4), new Date()))!.done.length, 3);
+      const status = (await group.status(new Date()))!;
+      assert.deepEqual({ inFlight: status.inFlight, parked: status.parked, checkpoint: status.checkpoint }, { inFlight: 0, parked: 1, checkpoint: 4 });
+    } finally {
+      await opened.close();
+    }
+  });
+});
