@@ -83,7 +83,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let baseUrl = config.publicBaseUrl ?? '';
     // prom-client is loaded only when metrics are on (production's default is off).
     const { webhookSubscriptions, consumerGroups } = store;
-    const waitingClaims = createWaitingClaims({ perKey: GROUP_LIMITS.waitingClaimsPerKey, perClient: GROUP_LIMITS.waitingClaimsPerClient });
+    const waitingClaims = createWaitingClaims({ perKey: GROUP_LIMITS.waitingClaimsPerKey, perClient: GROUP_LIMITS.waitingClaimsPerClient, inAll: config.maxWaitingClaims });
     const metrics = config.metrics
       ? (await import('./observability/metrics.ts')).createServiceMetrics({
           petCounts: () => store.petCountsByStatus(), webhookCounts: () => webhookSubscriptions.countByStatus(), worker,

@@ -14,6 +14,8 @@ export interface LogQuery {
   readonly types?: readonly string[];
   /** Only this stream's events. */
   readonly streamId?: string;
+  /** Only events at or before this position; absent: to the end. */
+  readonly through?: number;
 }
 
 /** The log as readers outside the write path see it: committed events only, in position order. */

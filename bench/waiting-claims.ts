@@ -3,7 +3,7 @@
 // - alone: nothing else;
 // - waiting: 1,000 claimers of 10 other keys (one group each, of a type A never writes, 100 claimers a
 //   key), spread over the client addresses 127.0.0.2 to .5, each claiming with waitMs 30 s and claiming
-//   again when answered; one refused past the caps (429) waits its Retry-After and tries again, as a
+//   again when answered; one refused past the caps (429, or 503 past the instance's) waits its Retry-After and tries again, as a
 //   client would. A's load comes from 127.0.0.1: an address is one client, with a connection cap of its own.
 // Each phase: A's creations a second, /livez p50 (a probe every 20 ms from this process), and how many
 // claims were open (sent, not answered) at its end. Rounds alternate the phases' order; figures are medians.
@@ -73,8 +73,10 @@ const measure = async (phase: 'alone' | 'waiting') => {
         await new Promise((resolve) => setTimeout(resolve, 1000));
         continue;
       }
-      if (answer.status === 429) refused++;
-      if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, answer.retryAfter * 1000));
+      if (answer.status === 429 || answer.status === 503) {
+        refused++;
+        await new Promise((resolve) => setTimeout(resolve, answer.retryAfter * 1000));
+      }
     }
   };
   const claims = phase === 'waiting' ? Array.from({ length: claimers }, (_, index) => claimer(index)) : [];
@@ -112,7 +114,7 @@ try {
     for (const phase of order) figures[phase] = await measure(phase);
     for (const phase of ['alone', 'waiting']) {
       const { creationsPerSecond, livezP50Ms, claimsOutstanding, refused, failed } = figures[phase]!;
-      console.log(`  round ${round + 1} ${phase.padEnd(7)}: A ${creationsPerSecond.toFixed(0)} creations/s, /livez p50 ${livezP50Ms.toFixed(1)} ms${phase === 'waiting' ? `, ${claimsOutstanding} claims open at its end, ${refused} refused with 429 and ${failed} failed to connect in all` : ''}`);
+      console.log(`  round ${round + 1} ${phase.padEnd(7)}: A ${creationsPerSecond.toFixed(0)} creations/s, /livez p50 ${livezP50Ms.toFixed(1)} ms${phase === 'waiting' ? `, ${claimsOutstanding} claims open at its end, ${refused} refused (429 or 503) and ${failed} failed to connect in all` : ''}`);
     }
     ratios.push(figures.waiting!.creationsPerSecond / figures.alone!.creationsPerSecond);
     livez.push(figures.waiting!.livezP50Ms);

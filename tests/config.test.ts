@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONFIGURATION_VARIABLES, ConfigError, DEFAULT_LIMITS, loadConfig } from '../adapters/config/config.ts';
+import { PRESSURE_SHARE } from '../adapters/http/server/client-limits.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -33,9 +34,16 @@ describe('configuration', () => {
       shutdownDelayMs: 0,
       idempotencyKeyTtlMs: 86_400_000,
       eventStreams: { maxStreams: 512, maxStreamsPerClient: 128, heartbeatMs: 15_000 },
+      maxWaitingClaims: 256,
       webhooks: { allowPrivate: false, timeoutMs: 10_000, retry: { scheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000] }, leaseMs: 30_000, maxPerKey: 100, secretOverlapMs: 86_400_000, maxConnections: 1000 },
       workers: 1,
     });
+  });
+
+  it('leaves streams and waiting claims together no more than the connections past which waiting ones give way', () => {
+    const config = loadConfig({ PETSTORE_MAX_CONNECTIONS: '100' });
+    assert.ok(config.eventStreams.maxStreams + config.maxWaitingClaims <= Math.floor(config.limits.maxConnections * PRESSURE_SHARE));
+    assert.equal(config.maxWaitingClaims, 25);
   });
 
   it('reads PETSTORE_IDEMPOTENCY_KEY_TTL_MS: milliseconds, a whole number from 1', () => {

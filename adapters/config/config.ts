@@ -128,6 +128,8 @@ export interface Config {
   /** How long an `Idempotency-Key` is remembered; expired records are deleted in the background. */
   readonly idempotencyKeyTtlMs: number;
   readonly eventStreams: EventStreamLimits;
+  /** Consumer group claims waiting for events (`waitMs` > 0) on this instance at once, of every key; one more is refused with 503 and Retry-After. */
+  readonly maxWaitingClaims: number;
   /** How webhooks are delivered (experimental). */
   readonly webhooks: WebhookDelivery;
   /** Service processes sharing the port (one per core for `auto`); 1: this process serves alone. */
@@ -157,6 +159,13 @@ export const DEFAULT_EVENT_STREAM_HEARTBEAT_MS = 15_000;
  * `PETSTORE_EVENT_STREAMS_MAX` and `PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT` say otherwise.
  */
 export const STREAM_SHARE_OF_CONNECTIONS = 1 / 2;
+
+/**
+ * The share of the connection cap that waiting consumer group claims may take in all: with the streams'
+ * half, three quarters, the mark past which waiting connections give way (`PRESSURE_SHARE`), so that
+ * waiting work never takes the places other requests come in by.
+ */
+export const WAITING_CLAIM_SHARE_OF_CONNECTIONS = 1 / 4;
 
 /** How webhooks are delivered: the configuration's `webhooks` part. */
 export interface WebhookDelivery {
@@ -280,6 +289,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       maxStreamsPerClient: Number(env.PETSTORE_EVENT_STREAMS_MAX_PER_CLIENT ?? Math.floor(limits.maxConnectionsPerClient * STREAM_SHARE_OF_CONNECTIONS)),
       heartbeatMs: Number(env.PETSTORE_EVENT_STREAM_HEARTBEAT_MS ?? DEFAULT_EVENT_STREAM_HEARTBEAT_MS),
     }),
+    maxWaitingClaims: Math.floor(limits.maxConnections * WAITING_CLAIM_SHARE_OF_CONNECTIONS),
     webhooks: readWebhookDelivery(env),
     workers: env.PETSTORE_WORKERS === 'auto' ? availableParallelism() : Number(env.PETSTORE_WORKERS ?? '1'),
   });

@@ -58,6 +58,8 @@ export interface SqlDialect {
 export interface LogFilter {
   readonly types?: readonly string[] | undefined;
   readonly streamId?: string | undefined;
+  /** Only events at or before this position. */
+  readonly through?: number | undefined;
 }
 
 /** Some events of the log, the last at `last`. */

@@ -32,7 +32,12 @@ export const logEndOf = (rows: readonly { last: number | string | null }[]): num
 
 /** The position of the log's last event, 0 when it has none. */
 export async function readLogEnd(db: Kysely<PetStoreDatabase>, dialect: SqlDialect): Promise<number> {
-  return logEndOf((await translated(dialect, () => db.executeQuery<{ last: number | null }>(CompiledQuery.raw(LOG_END[dialect.name], [])))).rows);
+  return translated(dialect, () => readLogEndOn(db, dialect));
+}
+
+/** `EventLog.end` on `executor` (a transaction's connection too), errors untranslated. */
+export async function readLogEndOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect): Promise<number> {
+  return logEndOf((await executor.executeQuery<{ last: number | null }>(CompiledQuery.raw(LOG_END[dialect.name], []))).rows);
 }
 
 const EVENT_COLUMNS = columnsOf(EVENTS).join(', ');
@@ -61,10 +66,11 @@ export function postgresStreamVersions(parameter: string): string {
 export function sqliteLogPageSql(filter: LogFilter = {}): string {
   const types = filter.types === undefined ? '' : ` and type in (${filter.types.length > 0 ? filter.types.map(() => '?').join(', ') : 'null'})`;
   const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
+  const through = filter.through === undefined ? '' : ' and position <= ?';
   return `
   select max(position) as last,
     '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), data, metadata), ',') || ']' as text
-  from (select ${PAGE_COLUMNS} from events where position > ?${types}${stream} order by position limit ?)`;
+  from (select ${PAGE_COLUMNS} from events where position > ?${through}${types}${stream} order by position limit ?)`;
 }
 
 /** The SQLite page with no filter: also what the log-reading thread runs. */
@@ -74,7 +80,9 @@ export const SQLITE_LOG_PAGE = sqliteLogPageSql();
 export async function readSqliteLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number, filter?: LogFilter): Promise<LogPage | null> {
   const query = filter === undefined
     ? CompiledQuery.raw(SQLITE_LOG_PAGE, [afterPosition, limit])
-    : CompiledQuery.raw(sqliteLogPageSql(filter), [afterPosition, ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit]);
+    : CompiledQuery.raw(sqliteLogPageSql(filter), [
+      afterPosition, ...(filter.through === undefined ? [] : [filter.through]), ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit,
+    ]);
   const { rows } = await executor.executeQuery<LogPage | { text: null }>(query);
   const row = rows[0];
   return row?.text == null ? null : row;
@@ -85,11 +93,12 @@ export async function readSqliteLogPage(executor: Kysely<PetStoreDatabase>, afte
 export async function readPostgresLogPage(executor: Kysely<PetStoreDatabase>, afterPosition: number, limit: number, filter?: LogFilter): Promise<LogPage | null> {
   const types = filter?.types === undefined ? sql`` : sql` and type = any(${[...filter.types]}::text[])`;
   const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
+  const through = filter?.through === undefined ? sql`` : sql` and position <= ${filter.through}`;
   const { rows } = await sql<LogPage | { text: null }>`
     select max(position) as last,
       '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), data, metadata), ',') || ']' as text
     from (select ${sql.raw(PAGE_COLUMNS)} from events
-      where position > ${afterPosition}${types}${stream} order by position limit ${limit}) as page`
+      where position > ${afterPosition}${through}${types}${stream} order by position limit ${limit}) as page`
     .execute(executor);
   const row = rows[0];
   return row?.text == null ? null : row;
@@ -140,8 +149,8 @@ export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDial
 }
 
 /** `EventLog.readLog` on `executor` (a transaction's connection too), errors untranslated. */
-export async function readLogOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId }: LogQuery): Promise<StoredEvent[]> {
-  const filter = types === undefined && streamId === undefined ? undefined : { types, streamId };
+export async function readLogOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId, through }: LogQuery): Promise<StoredEvent[]> {
+  const filter = types === undefined && streamId === undefined && through === undefined ? undefined : { types, streamId, through };
   const page = await dialect.readLogPage(executor, after, limit, filter);
   return page === null ? [] : storedEventsFromPage(page.text);
 }

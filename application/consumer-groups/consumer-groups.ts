@@ -158,15 +158,33 @@ export class GroupLimitReached extends Error {
 export interface FreshEvents {
   readonly after: number;
   readonly events?: readonly StoredEvent[] | undefined;
+  /**
+   * Set when `events` are every event of the group's types in (`after`, `readTo`]: once they are all walked,
+   * the cursor moves to `readTo`, past the events of other types, so that no later claim reads them again.
+   */
+  readonly readTo?: number | undefined;
   readonly holdRoom: number;
 }
 
 /** `FreshEvents` read. */
 export type FreshPage = FreshEvents & { readonly events: readonly StoredEvent[] };
 
-/** The page a claim walks: `fresh` as read while the cursor is still where it was read from, else the page after the cursor, read by `readPage`. */
-export async function freshPage(fresh: FreshEvents, cursor: number, readPage: () => Promise<readonly StoredEvent[]>): Promise<FreshPage> {
-  return fresh.events !== undefined && fresh.after === cursor ? fresh as FreshPage : { ...fresh, after: cursor, events: await readPage() };
+/** The page a claim walks: `fresh` as read while the cursor is still where it was read from, else the page after the cursor, read from `log`. */
+export async function freshPage(fresh: FreshEvents, group: ConsumerGroup, max: number, log: Pick<EventLog, 'readLog' | 'end'>): Promise<FreshPage> {
+  return fresh.events !== undefined && fresh.after === group.takenTo ? fresh as FreshPage : { ...fresh, ...(await readFreshPage(log, group, max)) };
+}
+
+/**
+ * The group's page of the log past its cursor (`freshPageQuery`), up to the log's end read first: commits
+ * become visible in position order, so a page shorter than its limit holds every event of the group's
+ * types up to that end (`readTo`), and the claim that walks it moves the cursor there. A group that takes
+ * types the log seldom holds thus reads the others once, not at every claim.
+ */
+export async function readFreshPage(log: Pick<EventLog, 'readLog' | 'end'>, group: ConsumerGroup, max: number): Promise<Pick<FreshPage, 'after' | 'events' | 'readTo'>> {
+  const through = await log.end();
+  const query = freshPageQuery(group, max);
+  const events = await log.readLog({ ...query, through });
+  return { after: group.takenTo, events, ...(events.length < query.limit ? { readTo: through } : {}) };
 }
 
 /** What a claim asks of its group (see `GroupHandle.claim`). */
@@ -280,7 +298,8 @@ export function walkFresh(fresh: FreshPage, room: number, unsettledStreams: Read
     met.add(stored.streamId);
     cursor = stored.position;
   }
-  return { lease, hold, cursor };
+  const walkedAll = lease.length + hold.length === fresh.events.length;
+  return { lease, hold, cursor: walkedAll && fresh.readTo !== undefined ? Math.max(cursor, fresh.readTo) : cursor };
 }
 
 /**
@@ -294,8 +313,7 @@ async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, ma
   if (holdRoom <= 0) return undefined;
   const { group } = pending;
   if (!readNow) return { after: group.takenTo, holdRoom };
-  const events = await ports.eventLog.readLog(freshPageQuery(group, max));
-  return { after: group.takenTo, events, holdRoom };
+  return { ...(await readFreshPage(ports.eventLog, group, max)), holdRoom };
 }
 
 /**

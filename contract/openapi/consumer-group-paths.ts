@@ -36,6 +36,8 @@ export const CONSUMER_GROUP_PATHS: Json = {
         'When nothing can go now, waits up to `waitMs` for new commits, then answers `{"claims": []}`. ' +
         `Past the in-flight cap of the group (${GROUP_LIMITS.inFlightPerGroup}) or of the consumer (${GROUP_LIMITS.inFlightPerConsumer}): ` +
         '429 `too_many_in_flight` with `Retry-After` (when the soonest lease expires), never an empty answer. ' +
+        `Claims that wait (\`waitMs\` > 0) are bounded: past ${GROUP_LIMITS.waitingClaimsPerKey} of the key or ${GROUP_LIMITS.waitingClaimsPerClient} from the address, 429 \`rate_limited\`; ` +
+        'past those the instance lets wait in all (a quarter of its connections), 503 `unavailable`; both with `Retry-After`. ' +
         'At least once: a lease not acked within `ackTimeoutMs` expires and the event is handed out again; be idempotent by the event\'s `id`.',
       { 200: answer('The events claimed', 'Claims') }, [...BODY_CODES, 'invalid_path', 'not_found', 'too_many_in_flight'], body('ClaimRequest'),
     ),

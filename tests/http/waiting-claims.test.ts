@@ -34,6 +34,17 @@ describe('the waiting claims\' bounds', () => {
     assert.equal(claims.waiting, 3);
   });
 
+  it('past the claims the instance lets wait in all, one more is refused with 503 and Retry-After, whatever its key and address', () => {
+    const claims = createWaitingClaims({ perKey: 10, perClient: 10, inAll: 3 });
+    const first = claims.admit('a', 'one');
+    claims.admit('b', 'two');
+    claims.admit('c', 'three');
+    assert.deepEqual(refusal(() => claims.admit('d', 'four')), { status: 503, code: 'unavailable', retryAfter: '5' });
+    first.done();
+    claims.admit('d', 'four');
+    assert.equal(claims.waiting, 3);
+  });
+
   it('a revoked key\'s claims are stopped and marked revoked, others go on; the service\'s stop ends all and refuses new ones with 503', () => {
     const claims = createWaitingClaims({ perKey: 10, perClient: 10 });
     const revoked = claims.admit('a', 'gone');

@@ -448,6 +448,23 @@ export function consumerGroupRules(open: () => Promise<StorePair>): void {
     assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 3);
   });
 
+  withPair('a claim moves a group with types past the events of other types it read, so that no later claim reads them again', async ({ first, second }) => {
+    const clock = manualClock();
+    const afters: number[] = [];
+    const eventLog: EventLog = { ...first.eventLog, readLog: (query) => (afters.push(query.after), first.eventLog.readLog(query)) };
+    const a: ConsumerGroupPorts = { ...portsOn(first, clock), eventLog };
+    await a.consumerGroups.create(OWNER, 'g', { ...SETTINGS, types: ['PetStatusChanged'] }, 0, clock.now(), 10);
+    const ids = await addPets(second, 5);
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10)), []);
+    assert.equal((await a.consumerGroups.group(OWNER, 'g').status(clock.now()))!.checkpoint, 5, 'the cursor passed the 5 creations');
+    // A waiting claim's look reads the log outside the claim: from past them.
+    assert.deepEqual(claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10, false)), []);
+    assert.deepEqual(afters, [5]);
+    await changePetStatus(second.ports, { id: ids[2]!, status: 'sold' });
+    const claims = claimsOf(await claimEvents(a, OWNER, 'g', 'c', 10));
+    assert.deepEqual(claims.map((claim) => [claim.position, claim.event.event.type]), [[6, 'PetStatusChanged']], 'nothing of its types skipped');
+  });
+
   withPair('nothing is skipped while both instances commit as consumers claim: every event of the log is acked once', async ({ first, second }) => {
     const clock = manualClock();
     const instances = [portsOn(first, clock), portsOn(second, clock)];

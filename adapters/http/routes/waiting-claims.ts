@@ -9,6 +9,8 @@ export interface WaitingClaimLimits {
   readonly perKey: number;
   /** From one client address (an IPv6 client by its /64). */
   readonly perClient: number;
+  /** Of every key and address together (absent: no bound but theirs). */
+  readonly inAll?: number;
 }
 
 /** One admitted waiting claim: its signal aborts when it must stop waiting. */
@@ -21,7 +23,7 @@ export interface WaitingClaim {
   done(): void;
 }
 
-/** Claims waiting for events (`waitMs` > 0), bounded per key and per client address, ended by revocation or shutdown. */
+/** Claims waiting for events (`waitMs` > 0), bounded per key, per client address and in all, ended by revocation or shutdown. */
 export interface WaitingClaims {
   /** One more waiting claim of `keyId` from `client` (its `clientAddressKey`), or the 429 `HttpProblem` past a cap. */
   admit(client: string, keyId: string): WaitingClaim;
@@ -54,6 +56,12 @@ export function createWaitingClaims(limits: WaitingClaimLimits): WaitingClaims {
       }
       if ((byKey.get(keyId) ?? 0) >= limits.perKey) {
         throw new HttpProblem('rate_limited', `too many claims of this key are waiting (at most ${limits.perKey}); claim with waitMs 0 or try again later`, {
+          'Retry-After': RETRY_AFTER_SECONDS,
+        });
+      }
+      if (limits.inAll !== undefined && open.size >= limits.inAll) {
+        // Not this client's doing: the instance holds as many waiting claims as it gives them of its connections.
+        throw new HttpProblem('unavailable', `too many claims are waiting on this instance (at most ${limits.inAll}); claim with waitMs 0 or try again later`, {
           'Retry-After': RETRY_AFTER_SECONDS,
         });
       }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { consumersWindowMs, freshPage, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshPage, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 
 /** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
@@ -38,7 +38,7 @@ export function createInMemoryGroupState(): InMemoryGroupState {
  * Times are compared as the ISO texts the SQL stores compare.
  */
 export function createInMemoryConsumerGroups(
-  eventLog: Pick<EventLog, 'readLog'>,
+  eventLog: Pick<EventLog, 'readLog' | 'end'>,
   state: InMemoryGroupState = createInMemoryGroupState(),
   limits: {
     readonly inFlightPerGroup: number; readonly inFlightPerConsumer: number; readonly consumersPerGroup?: number; readonly parkedPerGroup?: number;
@@ -125,6 +125,9 @@ export function createInMemoryConsumerGroups(
         }
       }
       group.group = { ...group.group, takenTo: walk.cursor };
+    } else if (fresh && fresh.events.length === 0 && fresh.readTo !== undefined && fresh.readTo > group.group.takenTo) {
+      // Nothing of its types up to the end read: the cursor moves past the others.
+      group.group = { ...group.group, takenTo: fresh.readTo };
     }
     return { claims };
   };
@@ -226,8 +229,8 @@ export function createInMemoryConsumerGroups(
           const group = find(ownerKeyId, name);
           if (!group) return undefined;
           // Another claim moved the cursor since `read` was read: the page after it, read before anything here changes.
-          let fresh = read && await freshPage(read, group.group.takenTo, () => eventLog.readLog(freshPageQuery(group.group, max)));
-          while (fresh && fresh.after !== group.group.takenTo) fresh = await freshPage(fresh, group.group.takenTo, () => eventLog.readLog(freshPageQuery(group.group, max)));
+          let fresh = read && await freshPage(read, group.group, max, eventLog);
+          while (fresh && fresh.after !== group.group.takenTo) fresh = await freshPage(fresh, group.group, max, eventLog);
           // The acks it carries first, so that the caps count the room they free; kept whatever the claim meets.
           const acked = acks === undefined ? undefined : ackHeld(group, acks, now);
           const claimed = claimHeld(group, consumer, max, now, seen, fresh);

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, freshPage, freshPageQuery, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, FreshWalk, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { count, eventRows, EXCEPTION_COLUMNS, groupRow, groupStatements, rangeEvents } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
-import { readEventsAt, readLogOn } from '../sql-event-log.ts';
+import { readEventsAt, readLogEndOn, readLogOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
 import type { ConsumerGroupExceptionsTable, ConsumerGroupLeasesTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
@@ -192,7 +192,7 @@ export function createSqlConsumerGroups(
     // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
     const page = fresh === undefined || claims.length >= room ? undefined
-      : await freshPage(fresh, group.takenTo, () => readLogOn(on, dialect, freshPageQuery(group, max)));
+      : await freshPage(fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) });
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
       const streams = [...new Set(page.events.map((stored) => stored.streamId))];
       const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
@@ -208,6 +208,9 @@ export function createSqlConsumerGroups(
       if (ranged && walk.lease.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_LEASES, leaseRanges(group.id, page.events, walk, lease));
       await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
       for (const stored of walk.lease) claims.push(claimOf(stored, 1));
+    } else if (page && page.events.length === 0 && page.readTo !== undefined && page.readTo > group.takenTo) {
+      // Nothing of its types up to the end read: the cursor moves past the others.
+      await on.executeQuery(cursorMoved({ groupId: group.id, cursor: page.readTo }));
     }
     return { claims };
   };
