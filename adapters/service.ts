@@ -116,7 +116,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       listingCache,
       inventoryCache,
       orders: {
-        eventStore: ports.eventStore, catalog: ports.catalog, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+        eventStore: ports.eventStore, idempotencyKeys: ports.idempotencyKeys, clock: ports.clock, idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
         orders: store.orders, inventory: inventoryCache,
       },
       feed: { eventLog: store.eventLog, commits: store.commits, streams: eventStreams },

@@ -89,42 +89,55 @@ export interface CreationOutcome<State> {
   readonly position: number;
 }
 
-export interface CreationOptions<State> {
+/** Streams as a creation's decision reads them under the store's write lock: each one's state and version. */
+export type AtVersionsOf<T extends readonly StreamRef<any, any>[]> = { readonly [K in keyof T]: { readonly state: StateOf<T[K]>; readonly version: number } };
+
+export interface CreationOptions<State, T extends readonly StreamRef<any, any>[] = []> {
   readonly context?: RequestContext;
   readonly remember?: (after: State, id: number) => IdempotencyRecord;
-  /** Streams appended in the same commit, each at the version its decision read (built from the new id). */
-  readonly alongside?: (id: number) => readonly StreamAppend[];
+  /**
+   * Streams the decision reads and appends to in the same commit: the store reads each under its write
+   * lock (its read-model row and its version, see `EventStore.create`) and hands them to `decide` and
+   * `alongside`, so that nothing moves them between the decision and the commit.
+   */
+  readonly reads?: T;
+  /** What the decision appends to each stream of `reads` (nothing: the version read still holds). */
+  readonly alongside?: (id: number, read: AtVersionsOf<T>) => EventsOf<T>;
 }
 
 /**
- * A command that starts a stream under an id the store draws (`EventStore.create`): `decide` gets the id
- * and the aggregate's start. The store runs it under its write lock, so it must be pure and synchronous:
- * the command's input is checked before. It is decided once for the id committed: the answer is the
- * decision the store appended. A conflict is not retried here: the id was the store's to give.
+ * A command that starts a stream under an id the store draws (`EventStore.create`): `decide` gets the id,
+ * the aggregate's start and the streams of `options.reads` as read. The store runs it under its write
+ * lock, so it must be pure and synchronous: the command's input is checked before. It is decided once for
+ * the id committed: the answer is the decision the store appended. A conflict is not retried here: the
+ * id was the store's to give.
  */
-export async function handleCreation<State, Event extends DomainEvent>(
+export async function handleCreation<State, Event extends DomainEvent, const T extends readonly StreamRef<any, any>[] = []>(
   ports: Pick<PetStorePorts, 'eventStore' | 'clock'>,
   aggregate: Aggregate<State, Event>,
-  decide: (id: number, state: State) => readonly Event[],
-  options: CreationOptions<State> = {},
+  decide: (id: number, state: State, read: AtVersionsOf<T>) => readonly Event[],
+  options: CreationOptions<State, T> = {},
 ): Promise<CreationOutcome<State>> {
   const metadata = metadataOf(ports, options.context);
+  const reads: readonly StreamRef<any, any>[] = options.reads ?? [];
   // The decision the store built its append from, kept for the answer: a batch that runs again builds
   // again under another id, so the one kept is the last, and it is the one for the id the store gives back.
   let decided: { readonly id: number; readonly events: readonly Event[]; readonly stateAfter: State } | undefined;
-  const created = await ports.eventStore.create(aggregate.name, (id) => {
+  const created = await ports.eventStore.create(aggregate.name, (id, atVersions) => {
     const streamId = `${aggregate.streamPrefix}${id}`;
-    const events = decide(id, aggregate.initialState());
+    const read = atVersions as unknown as AtVersionsOf<T>;
+    const events = decide(id, aggregate.initialState(), read);
     if (events.length === 0) throw new Error(`the command decided nothing to start ${streamId}`);
     const stateAfter = foldEvents(aggregate, events);
     decided = { id, events, stateAfter };
     const record = options.remember?.(stateAfter, id);
+    const alongside = (options.alongside?.(id, read) ?? []) as readonly (readonly DomainEvent[])[];
     return {
-      streams: [{ streamId, expected: 'no_stream', events, stateAfter }, ...(options.alongside?.(id) ?? [])],
+      streams: [{ streamId, expected: 'no_stream', events, stateAfter }, ...reads.map((stream, index) => appended(stream, atVersions[index]!, alongside[index] ?? []))],
       metadata,
       ...(record ? { options: { remember: record } } : {}),
     };
-  });
+  }, reads.map((stream) => stream.streamId));
   if (decided?.id !== created.id) throw new Error(`the store committed ${aggregate.streamPrefix}${created.id} without building it`);
   return { id: created.id, state: decided.stateAfter, version: created.version, events: decided.events, position: created.position };
 }
@@ -135,7 +148,7 @@ function metadataOf(ports: Pick<PetStorePorts, 'clock'>, context: RequestContext
 }
 
 /** One stream's part of the append: the events decided for it, at the version read, and the state they leave. */
-function appended(stream: StreamRef<any, any>, read: StreamState<unknown>, events: readonly DomainEvent[]): StreamAppend {
+function appended(stream: StreamRef<any, any>, read: Pick<StreamState<unknown>, 'state' | 'version'>, events: readonly DomainEvent[]): StreamAppend {
   const expected: ExpectedVersion = read.version === 0 ? 'no_stream' : read.version;
   return { streamId: stream.streamId, expected, events, stateAfter: foldEvents(stream.aggregate, events, read.state) };
 }

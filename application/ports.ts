@@ -91,9 +91,18 @@ export interface EventStore {
    * the transaction that appends it: ids are never handed out twice and grow from 1, and an id whose
    * append is refused stays taken. `build` makes the append from the id (its first stream the new one,
    * expected 'no_stream'; others as `append`'s); the store calls it while it holds its write lock, so
-   * it must be pure and synchronous (the command's rules checked before). Rejects as `append` does.
+   * it must be pure and synchronous (the command's rules checked before). Rejects as `append` does, and
+   * with whatever `build` throws. `reads`: streams the decision depends on, read by the store under the
+   * same lock and given to `build` in that order, so that it decides on what nobody can move before the
+   * commit (each from its read model's row: the stream's aggregate must keep one).
    */
-  create(aggregate: string, build: (id: number) => NewAppend): Promise<Created>;
+  create(aggregate: string, build: (id: number, read: readonly StreamAtVersion[]) => NewAppend, reads?: readonly string[]): Promise<Created>;
+}
+
+/** A stream as a creation's build gets it: the state its read-model row holds, and its version (0: no events). */
+export interface StreamAtVersion {
+  readonly state: unknown;
+  readonly version: number;
 }
 
 /** What a creation appends: as `append`'s arguments, its first stream the new one. */

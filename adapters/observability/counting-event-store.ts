@@ -11,14 +11,14 @@ export function countingEventStore(store: EventStore, countAppended: (eventTypes
       countAppended(typesOf(streams));
       return result;
     },
-    async create(aggregate, build) {
+    async create(aggregate, build, reads) {
       // The last build is the one committed: a batch that runs again builds again.
       let types: readonly string[] = [];
-      const created = await store.create(aggregate, (id) => {
-        const append = build(id);
+      const created = await store.create(aggregate, (id, read) => {
+        const append = build(id, read);
         types = typesOf(append.streams);
         return append;
-      });
+      }, reads);
       countAppended(types);
       return created;
     },

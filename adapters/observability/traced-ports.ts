@@ -56,11 +56,11 @@ export function tracePorts(spans: Spans, ports: PetStorePorts, databaseSystem: D
         return result;
       }),
     // The id is drawn by the group that appends it: the span covers the draw, the append and the commit.
-    create: (aggregate, build) =>
+    create: (aggregate, build, reads) =>
       spans.run('create', { kind: SpanKind.INTERNAL, attributes: { [ATTR_DB_SYSTEM_NAME]: databaseSystem, [ATTR_EXPECTED_VERSION]: 0 } }, async (span) => {
         // The last build is the one committed: a group that runs again builds again.
         let built: NewAppend | undefined;
-        const created = await eventStore.create(aggregate, (id) => (built = build(id)));
+        const created = await eventStore.create(aggregate, (id, read) => (built = build(id, read)), reads);
         span.setAttributes({
           // `petstore.<aggregate>.id`: the id drawn, named as the aggregate's spans name it (`petstore.pet.id`).
           [`petstore.${aggregate}.id`]: created.id, ...streamAttributes(built!.streams), [ATTR_EXPECTED_VERSION]: 0,

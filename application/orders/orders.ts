@@ -6,9 +6,9 @@ import { IdempotencyKeyReused, IdempotencyKeyTaken, InvalidPetQuery, StreamVersi
 import { checkedPage } from '../pets/list-pets.ts';
 import type { PageInput } from '../pets/list-pets.ts';
 import { ORDER_AGGREGATE, orderStream } from './order-aggregate.ts';
-import { PET_AGGREGATE, petStream } from '../pets/pet-aggregate.ts';
+import { petStream } from '../pets/pet-aggregate.ts';
 import { IDEMPOTENCY_WINDOW_MS } from '../pets/add-pet.ts';
-import type { Clock, EventStore, IdempotencyKeys, PetCatalog, RequestContext } from '../ports.ts';
+import type { Clock, EventStore, IdempotencyKeys, RequestContext } from '../ports.ts';
 
 /** No order has this id. */
 export class OrderNotFound extends Error {
@@ -48,8 +48,6 @@ export interface Inventory {
 /** What the order use cases need: the event store, the pets' catalogue, the order book and the inventory, keys and time. */
 export interface OrderPorts {
   readonly eventStore: EventStore;
-  /** Where a placement reads the pet it decides on (its row and version: one lookup, rather than its stream folded). */
-  readonly catalog: Pick<PetCatalog, 'get'>;
   readonly orders: OrderBook;
   readonly inventory: Inventory;
   readonly idempotencyKeys: IdempotencyKeys;
@@ -85,20 +83,18 @@ export async function placeOrder(
   }
   const expiresAt = new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
   const place = (id: number): OrderCommand => ({ type: 'PlaceOrder', data: { id, petId: newOrder.petId, shipDate: newOrder.shipDate ?? null } });
+  // A petId that can name no pet is refused before the store draws an id.
+  if (!Number.isSafeInteger(newOrder.petId) || newOrder.petId < 1) decideOrder(place(0), ORDER_AGGREGATE.initialState(), { kind: 'absent' });
+  const pet = petStream(newOrder.petId);
   for (let attempt = 1; ; attempt++) {
-    // The pet's row is at its stream's version, written in the same commit as its events; an available
-    // pet is held by no order (a hold makes it pending), so the row says all the decision needs.
-    const row = Number.isSafeInteger(newOrder.petId) && newOrder.petId > 0 ? await ports.catalog.get(newOrder.petId) : undefined;
-    const pet = { state: row ? { kind: 'present' as const, pet: row.pet } : { kind: 'absent' as const }, version: row?.version ?? 0 };
-    // Decided once before the store draws an id: a refused order leaves no gap in the ids.
-    decideOrder(place(0), ORDER_AGGREGATE.initialState(), pet.state);
     try {
-      const created = await handleCreation(ports, ORDER_AGGREGATE, (id, state) => decideOrder(place(id), state, pet.state).order, {
+      // Decided under the store's write lock on the pet as it is there (its row, at its stream's version):
+      // nothing moves it before the commit. An available pet is held by no order (a hold makes it pending),
+      // so the row says all the decision needs.
+      const created = await handleCreation(ports, ORDER_AGGREGATE, (id, state, [read]) => decideOrder(place(id), state, read.state).order, {
         context,
-        alongside: (id) => {
-          const events = decideOrder(place(id), ORDER_AGGREGATE.initialState(), pet.state).pet;
-          return [{ streamId: petStream(newOrder.petId).streamId, expected: pet.version, events, stateAfter: events.reduce(PET_AGGREGATE.evolve, pet.state) }];
-        },
+        reads: [pet],
+        alongside: (id, [read]) => [decideOrder(place(id), ORDER_AGGREGATE.initialState(), read.state).pet],
         ...(idempotencyKey === undefined ? {} : {
           remember: (after) => ({ scope, key: idempotencyKey, fingerprint, answer: presentOrder(after), expiresAt }),
         }),
@@ -110,7 +106,7 @@ export async function placeOrder(
         const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
         if (replay) return replay;
       }
-      // The pet moved since it was read (another order, a change): decide again on what it is now.
+      // An append of the same batch moved the pet after the batch read it: decide again on what it is now.
       if (!(error instanceof StreamVersionConflict)) throw error;
       if (attempt >= COMMAND_ATTEMPTS) throw new TooMuchContention(error.streamId, attempt);
     }

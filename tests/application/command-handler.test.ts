@@ -34,10 +34,10 @@ describe('a creation, handled', () => {
     // A store whose first batch failed after building: it builds the creation again, under the next id, and commits that.
     const buildsTwice: EventStore = {
       ...inner.eventStore,
-      create: (aggregate, build) => inner.eventStore.create(aggregate, (id) => {
-        build(id + 100);
-        return build(id);
-      }),
+      create: (aggregate, build, reads) => inner.eventStore.create(aggregate, (id, read) => {
+        build(id + 100, read);
+        return build(id, read);
+      }, reads),
     };
     const { calls, decideAddPet } = counted();
     const outcome = await handleCreation({ ...inner, eventStore: buildsTwice }, PET_AGGREGATE, decideAddPet);

@@ -5,7 +5,7 @@ import {
   addPet, changePetStatus, currentSchemaVersion, getPet, IdempotencyKeyReused, IdempotencyKeyTaken, listPetPage, listPets, PetNotFound, readEvents,
   readPetHistory, StreamVersionConflict,
 } from '../../application/index.ts';
-import type { AppendMetadata, Commits, EventLog, ExpectedVersion, IdempotencyRecord, PetStorePorts, StreamAppend } from '../../application/index.ts';
+import type { AppendMetadata, Commits, EventLog, ExpectedVersion, IdempotencyRecord, PetStorePorts, StreamAppend, StreamAtVersion } from '../../application/index.ts';
 import { appendAsUseCase, createPet } from '../support/append-as-use-case.ts';
 import type { PetCreation } from '../support/append-as-use-case.ts';
 import type { Append } from '../support/append-as-use-case.ts';
@@ -260,6 +260,33 @@ export function petStoreContract(name: string, open: () => Promise<ContractSubje
         assert.equal((await ports.eventStore.readStream(`pet-${refusedId}`)).version, 0);
         assert.ok((await createPet(ports.eventStore, (id) => ({ streamId: `pet-${id}`, events: [petAdded(id)], metadata, options: { petAfter: { id, name: 'A', categoryId: 1 } } }))).id > refusedId,
           'the refused creation\'s id stays taken');
+      });
+
+      it('builds a creation from the streams it reads as they stand under the write lock; a build that refuses takes no id', async () => {
+        const other = freshId();
+        await append(`pet-${other}`, 'no_stream', [petAdded(other, 'A', 'available')], metadata);
+        const seen: (readonly StreamAtVersion[])[] = [];
+        // Holds the other pet when it is available; refuses otherwise.
+        const holding = (id: number, read: readonly StreamAtVersion[]) => {
+          seen.push(read);
+          const [pet] = read;
+          const state = pet!.state as { kind: string; pet?: { status?: string } };
+          if (state.pet?.status !== 'available') throw new RangeError(`pet ${other} is not available`);
+          return {
+            streams: [
+              { streamId: `pet-${id}`, expected: 'no_stream' as const, events: [petAdded(id)], stateAfter: { kind: 'present', pet: { id, name: 'A', categoryId: 1 } } },
+              part(other, pet!.version, [toPending(other, 'available')], 'pending'),
+            ],
+            metadata,
+          };
+        };
+        const created = await ports.eventStore.create('pet', holding, [`pet-${other}`]);
+        assert.deepEqual(seen.at(-1), [{ state: { kind: 'present', pet: { id: other, name: 'A', categoryId: 1, status: 'available' } }, version: 1 }]);
+        assert.deepEqual(created.versions, [1, 2]);
+        await assert.rejects(ports.eventStore.create('pet', holding, [`pet-${other}`]), RangeError);
+        assert.deepEqual(seen.at(-1), [{ state: { kind: 'present', pet: { id: other, name: 'A', categoryId: 1, status: 'pending' } }, version: 2 }]);
+        const next = await createPet(ports.eventStore, (id) => ({ streamId: `pet-${id}`, events: [petAdded(id)], metadata, options: { petAfter: { id, name: 'A', categoryId: 1 } } }));
+        assert.equal(next.id, created.id + 1, 'the refused build took no id');
       });
     });
 

@@ -17,7 +17,8 @@ import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
 import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-batch-writer.ts';
 import type { AppendRequest } from '../../adapters/store/write/append-plan.ts';
-import type { AppendResult } from '../../application/index.ts';
+import type { AppendResult, NewAppend } from '../../application/index.ts';
+import type { PendingWrite } from '../../adapters/store/write/batch-rows.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { appendPet } from '../support/append-as-use-case.ts';
@@ -375,13 +376,13 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
     const group = async (requests: AppendRequest[], freshStreams?: ReadonlySet<string>) => {
       statements.length = 0;
       const outcomes: ({ result: AppendResult } | { error: unknown })[] = [];
-      const appends = requests.map((request, index) => ({
-        request, observed: undefined,
-        resolve: (result: AppendResult) => void (outcomes[index] = { result }),
-        reject: (error: unknown) => void (outcomes[index] = { error }),
-      }));
+      // A request whose first stream is named fresh goes as a creation (built under the lock, its stream not read).
+      const writes = requests.map((request, index): PendingWrite => {
+        const answer = { observed: undefined, resolve: (result: AppendResult) => void (outcomes[index] = { result }), reject: (error: unknown) => void (outcomes[index] = { error }) };
+        return freshStreams?.has(request.streams[0]!.streamId) ? { ...answer, sequence: 'pet', build: () => request as NewAppend, reads: [] } : { ...answer, request };
+      });
       await writer.begin();
-      const { answers } = await writer.commit({ appends, freshStreams, writeHealthRow: false, now });
+      const { answers } = await writer.commit({ writes, drawn: new Map([['pet', { first: 0, count: 0 }]]), writeHealthRow: false, now });
       for (const answer of answers) answer();
       return { reply: { outcomes, changes }, statements: [...statements] };
     };

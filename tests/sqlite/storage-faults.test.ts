@@ -137,7 +137,7 @@ describe('SQLite group commit when ending a failed group fails too', () => {
     const group = async () => {
       await writer.begin();
       writer.drawIds('pet', 1);
-      return writer.commit({ appends: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' });
+      return writer.commit({ writes: [], writeHealthRow: true, now: '2026-11-24T12:00:00.000Z' });
     };
     try {
       const failure = await group().then(() => undefined, (error: unknown) => error);

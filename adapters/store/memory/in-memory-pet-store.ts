@@ -4,7 +4,7 @@ import type {
   AppendResult, Clock, Commits, EventLog, EventStore, IdempotencyKeys, IdempotencyRecord, Inventory, OrderBook, PetCatalog, PetQuery, PetRowValues, PetStorePorts,
   StoredEvent, StreamRead, VersionedPet,
 } from '../../../application/index.ts';
-import { executeAppend } from '../write/append-plan.ts';
+import { executeAppend, streamAtVersion } from '../write/append-plan.ts';
 import type { AppendRequest, AppendRows, NewEventRow } from '../write/append-plan.ts';
 import { storedEventFromRow } from '../schema.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
@@ -79,14 +79,14 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
     append(appended, metadata, appendOptions) {
       return appendInTurn(() => ({ streams: appended, metadata, options: appendOptions }));
     },
-    async create(sequence, build) {
+    async create(sequence, build, reads = []) {
       let id = 0;
-      const result = await appendInTurn(() => {
-        // Taken whatever becomes of the append, as the SQL stores' sequences are.
+      const result = await appendInTurn((rows) => {
         id = (lastIds.get(sequence) ?? 0) + 1;
-        lastIds.set(sequence, id);
-        const built = build(id);
+        const built = build(id, reads.map((streamId) => streamAtVersion(rows, streamId)));
         if (built.streams[0]?.expected !== 'no_stream') throw new Error('a creation\'s first stream must be a new one');
+        // Taken once built, whatever becomes of the append, as the SQL stores' sequences are.
+        lastIds.set(sequence, id);
         return { streams: built.streams, metadata: built.metadata, options: built.options };
       });
       return { ...result, id };
@@ -94,10 +94,10 @@ export function createInMemoryPetStore(options: { clock?: Clock } = {}): InMemor
   };
 
   /** Runs the append `request` makes once the appends before it are done: one transaction at a time. */
-  function appendInTurn(request: () => AppendRequest): Promise<AppendResult> {
+  function appendInTurn(request: (rows: AppendRows) => AppendRequest): Promise<AppendResult> {
     const appended = appending.then(async () => {
       const { appendRows, commit } = transaction();
-      const { version, versions, position, changes, types } = executeAppend(appendRows, request(), clock.now());
+      const { version, versions, position, changes, types } = executeAppend(appendRows, request(appendRows), clock.now());
       commit();
       listeners.tell({ last: position, changes, types });
       return { version, versions, position };

@@ -5,7 +5,7 @@ import { registeredAggregates } from '../../../application/index.ts';
 import type { Clock, RowChange } from '../../../application/index.ts';
 import type { AppendRequest } from '../write/append-plan.ts';
 import { BatchRows, appendAll, creationsIn, withIds } from '../write/batch-rows.ts';
-import type { BatchReads, BatchWrites, BatchOutcome, PendingAppend, PendingWrite } from '../write/batch-rows.ts';
+import type { BatchReads, BatchReadsWanted, BatchWrites, BatchOutcome, PendingAppend, PendingWrite } from '../write/batch-rows.ts';
 import { createCommitBatcher } from '../write/commit-batcher.ts';
 import type { BatchWaiting } from '../write/commit-batcher.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, postgresInsert, postgresJsonRows, postgresRowsJson, readModelTable } from '../schema.ts';
@@ -149,8 +149,18 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       ]));
       const positions = block(drawn!.position, events);
       sequences.forEach((sequence, index) => built.ids.set(sequence, block(drawn!.ids[index]!, creations.get(sequence)!)));
+      const rows = new BatchRows((index) => positions[index]!);
+      const statements = batchStatements();
+      const load = async (needed: BatchReadsWanted | undefined) => {
+        if (!needed) return;
+        const parameters = [needed.streams, needed.scopes, needed.keys, now.toISOString(), ...statements.tables.map((table) => needed.rows.get(table) ?? [])];
+        rows.load((await trx.executeQuery<BatchReads>(CompiledQuery.raw(statements.read, parameters))).rows[0]!);
+      };
+      // What the writes read (the creations: the streams their decisions read), then the creations built from it.
+      await load(rows.toRead(batch));
       const fresh = new Set<string>();
-      built.appends = withIds(batch, (sequence, index) => built.ids.get(sequence)![index]!, fresh);
+      const { appends, used } = withIds(batch, (sequence, index) => built.ids.get(sequence)![index]!, rows, fresh);
+      built.appends = appends;
       let wanted = 0;
       for (const write of built.appends) wanted += eventsIn(write.request);
       if (wanted > positions.length) {
@@ -158,13 +168,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
         const { rows: [drawnMore] } = await trx.executeQuery<{ position: number | null }>(CompiledQuery.raw(DRAW_POSITIONS, [more]));
         positions.push(...block(drawnMore!.position, more));
       }
-      const rows = new BatchRows((index) => positions[index]!);
-      const needed = rows.toRead(built.appends, fresh);
-      const statements = batchStatements();
-      if (needed) {
-        const parameters = [needed.streams, needed.scopes, needed.keys, now.toISOString(), ...statements.tables.map((table) => needed.rows.get(table) ?? [])];
-        rows.load((await trx.executeQuery<BatchReads>(CompiledQuery.raw(statements.read, parameters))).rows[0]!);
-      }
+      await load(rows.toRead(built.appends, fresh));
       const outcome = appendAll({ rows, failsBatch: isUnavailability }, built.appends, now);
       // The notification is delivered when (and only if) the batch commits.
       if (outcome.last > 0) {
@@ -174,6 +178,14 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
           CompiledQuery.raw(statements.write, writeBatchParameters(statements.tables, writes, now.toISOString(), String(outcome.last))),
         );
         if (written!.remembered !== writes.remembered.length) throw new RecordKeptElsewhere();
+      }
+      // The ids of creations their decision refused go back to their sequence: drawn in this transaction,
+      // under the append lock, so nobody drew after them (a batch run again alone gives nothing back).
+      const unused = sequences.filter((sequence) => (used.get(sequence) ?? 0) < creations.get(sequence)!);
+      if (unused.length > 0) {
+        await trx.executeQuery(CompiledQuery.raw(GIVE_BACK_IDS, [
+          unused.map((sequence) => `${sequence}_ids`), unused.map((sequence) => built.ids.get(sequence)![0]! + (used.get(sequence) ?? 0)),
+        ]));
       }
       if (waiting.overdue()) throw waitedTooLong();
       return { outcome, drawnFrom: positions[0] ?? 0 };
@@ -290,6 +302,9 @@ const LOCK_THEN_DRAW_POSITIONS_AND_IDS = prepared(`with locked as materialized (
     (select coalesce(json_agg(case when n > 0 then setval(name::regclass, nextval(name::regclass) + n - 1) - n + 1 end order by at), '[]')
       from unnest($2::text[], $3::integer[]) with ordinality as wanted(name, n, at)) as ids
   from locked`);
+
+/** Sets each sequence of `$1` back so that its next value is that of `$2`, under the append lock of the batch that drew past it. */
+const GIVE_BACK_IDS = prepared('select setval(name::regclass, next, false) from unnest($1::text[], $2::bigint[]) as back(name, next)');
 
 /** The read and the write of a batch, built from the read-model tables of the aggregates registered. */
 interface BatchStatements {

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from 'kysely';
-import { appendAll, BatchRows } from '../write/batch-rows.ts';
-import type { BatchReads, BatchReadsWanted, BatchWrites, PendingAppend } from '../write/batch-rows.ts';
+import { appendAll, BatchRows, withIds } from '../write/batch-rows.ts';
+import type { BatchReads, BatchReadsWanted, BatchWrites, PendingWrite } from '../write/batch-rows.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, readModelTable, sqliteInsert } from '../schema.ts';
 import type { ReadRow, TableDeclaration } from '../schema.ts';
 import type { ReadModelRow } from '../../../application/index.ts';
@@ -11,9 +11,10 @@ import type { BatchOutcome } from '../write/batch-rows.ts';
 
 /** A batch's appends and writes, for `commit`: run in the transaction `begin` opened, then COMMIT. */
 export interface BatchToCommit {
-  readonly appends: readonly PendingAppend[];
-  /** The new streams of the batch's creations (see `withIds`): written without reading them first. */
-  readonly freshStreams?: ReadonlySet<string> | undefined;
+  /** The appends and creations, each creation built from its id (`ids`, see `withIds`) under the lock. */
+  readonly writes: readonly PendingWrite[];
+  /** The ids drawn for the creations (`drawIds`) by sequence: the first, and how many; none when the batch has none. */
+  readonly drawn?: ReadonlyMap<string, { readonly first: number; readonly count: number }> | undefined;
   /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
   readonly now: string;
@@ -25,6 +26,12 @@ export interface BatchCommitted {
   /** When the appends began to run and when COMMIT returned (`performance.now()` milliseconds). */
   readonly began: number;
   readonly committed: number;
+}
+
+function firstOf(drawn: BatchToCommit['drawn'], sequence: string): number {
+  const block = drawn?.get(sequence);
+  if (!block) throw new Error(`no ${sequence} id was drawn for the batch`);
+  return block.first;
 }
 
 /** Replaces an expired record with the same scope and key (a live one was refused by the plan). */
@@ -223,11 +230,23 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     return last + 1;
   }
 
-  /** The batch's appends: their reads (all but `freshStreams`'), the plan in memory, their writes. */
-  function appendAndWrite(appends: readonly PendingAppend[], now: string, freshStreams?: Set<string>): BatchOutcome {
+  /**
+   * The batch's writes: what they read, the creations built from their ids and what they read, the reads
+   * their appends still need (all but the new streams', when `fresh`), the plan in memory, their writes.
+   */
+  function appendAndWrite(writes: readonly PendingWrite[], drawn: BatchToCommit['drawn'], now: string, fresh: boolean): BatchOutcome {
     // Read when the batch's first event is given its position: a batch that appends nothing needs no log end.
     let end: number | undefined;
     const rows = new BatchRows((index) => (end ??= (logEnd().all([])[0] as { last: number }).last) + 1 + index);
+    const read = rows.toRead(writes);
+    if (read) rows.load(readBatch(read, now));
+    const freshStreams = fresh ? new Set<string>() : undefined;
+    const { appends, used } = withIds(writes, (sequence, index) => firstOf(drawn, sequence) + index, rows, freshStreams);
+    // The ids of creations their decision refused go back to the sequence, in the transaction that drew them.
+    for (const [sequence, { first, count }] of drawn ?? []) {
+      const taken = used.get(sequence) ?? 0;
+      if (taken < count) writeLastId().run([`${sequence}_id`, first + taken - 1]);
+    }
     const wanted = rows.toRead(appends, freshStreams);
     if (wanted) rows.load(readBatch(wanted, now));
     const outcome = appendAll({ rows, failsBatch }, appends, new Date(now));
@@ -240,20 +259,20 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
    * around the sequence can have taken it: its row's unique key then refuses the batch's write, and the
    * appends run again from the ids drawn, every stream read, so that the plan refuses that creation alone.
    */
-  function appendAndWriteFresh(appends: readonly PendingAppend[], now: string, freshStreams: ReadonlySet<string>): BatchOutcome {
+  function appendAndWriteFresh(writes: readonly PendingWrite[], drawn: BatchToCommit['drawn'], now: string): BatchOutcome {
     markAppends().run([]);
     try {
-      return appendAndWrite(appends, now, new Set(freshStreams));
+      return appendAndWrite(writes, drawn, now, true);
     } catch (error) {
       if (!isTakenRow(error)) throw error;
       undoAppends().run([]);
-      return appendAndWrite(appends, now);
+      return appendAndWrite(writes, drawn, now, false);
     }
   }
 
-  async function commitBatch({ appends, freshStreams, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
+  async function commitBatch({ writes, drawn, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
     const began = performance.now();
-    const outcome = freshStreams === undefined || freshStreams.size === 0 ? appendAndWrite(appends, now) : appendAndWriteFresh(appends, now, freshStreams);
+    const outcome = writes.some((write) => 'build' in write) ? appendAndWriteFresh(writes, drawn, now) : appendAndWrite(writes, drawn, now, false);
     if (healthRow) writeHealthRow().run([now]);
     await options.beforeCommit?.();
     commit().run([]);

@@ -3,7 +3,7 @@ import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore } from '../../../application/index.ts';
 import { createCommitBatcher } from '../write/commit-batcher.ts';
 import type { BatchWaiting } from '../write/commit-batcher.ts';
-import { creationsIn, withIds } from '../write/batch-rows.ts';
+import { creationsIn } from '../write/batch-rows.ts';
 import type { PendingWrite } from '../write/batch-rows.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import type { WriteObserver } from '../write/write-observer.ts';
@@ -132,12 +132,9 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
     try {
       await beginWhenFree();
       taken = waiting.takeWrites();
-      const firsts = new Map<string, number>();
-      for (const [sequence, count] of creationsIn(taken)) firsts.set(sequence, writer.drawIds(sequence, count));
-      const freshStreams = new Set<string>();
-      reply = await writer.commit({
-        appends: withIds(taken, (sequence, index) => firsts.get(sequence)! + index, freshStreams), freshStreams, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString(),
-      });
+      const drawn = new Map<string, { first: number; count: number }>();
+      for (const [sequence, count] of creationsIn(taken)) drawn.set(sequence, { first: writer.drawIds(sequence, count), count });
+      reply = await writer.commit({ writes: taken, drawn, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
       noteFailure(failure);
@@ -212,7 +209,7 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       return failAll(error);
     }
     try {
-      await writer.commit({ appends: [], writeHealthRow: false, now: clock.now().toISOString() });
+      await writer.commit({ writes: [], writeHealthRow: false, now: clock.now().toISOString() });
     } catch (error) {
       for (const { write } of done) write.reject(error);
       return;

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
@@ -10,6 +9,7 @@ import { readEventsAt, readLogEndOn, readLogOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
 import type { ConsumerGroupExceptionsTable, ConsumerGroupLeasesTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
+import { newLeaseToken } from '../lease-tokens.ts';
 
 type Db = Kysely<PetStoreDatabase>;
 
@@ -171,7 +171,7 @@ export function createSqlConsumerGroups(
     }
     if (consumerInFlight >= inFlightPerConsumer) return { full: 'consumer' as const, retryAfterMs: freeIn(mine!.soonest) };
     const room = Math.min(max, inFlightPerGroup - groupInFlight, inFlightPerConsumer - consumerInFlight);
-    const token = randomBytes(12).toString('base64url');
+    const token = newLeaseToken();
     const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
     const claimOf = (event: StoredEvent, deliveries: number): Claim => ({ lease: `${token}.${event.position}`, position: event.position, deliveries, leaseExpiresAt, event });
 

@@ -1,5 +1,5 @@
 import { aggregateOfStream, IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../../application/index.ts';
-import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend } from '../../../application/index.ts';
+import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend, StreamAtVersion } from '../../../application/index.ts';
 import { newEventRow } from '../schema.ts';
 import type { NewEventRow } from '../schema.ts';
 
@@ -74,4 +74,18 @@ function writeReadModelRow(rows: AppendRows, { streamId, stateAfter }: StreamApp
   rows.writeRow(model.table, row, existing === undefined);
   const after = row.status ?? null;
   return { table: model.table, id: found.id, statuses: before === undefined ? [after as string | null] : [before as string | null, after as string | null] };
+}
+
+/**
+ * A stream as a creation's decision reads it, inside the append's transaction: its version, and the
+ * state its read-model row holds (the aggregate's start when it has none), which the projection writes
+ * at that version in the same commit as the stream's events.
+ */
+export function streamAtVersion(rows: Pick<AppendRows, 'row' | 'streamVersion'>, streamId: string): StreamAtVersion {
+  const found = aggregateOfStream(streamId);
+  const model = found?.aggregate.readModel;
+  if (!model) throw new Error(`a creation can read only streams whose aggregate keeps a read model, not ${streamId}`);
+  const version = rows.streamVersion(streamId);
+  const row = version === 0 ? undefined : rows.row(model.table, found.id);
+  return { state: row === undefined ? found.aggregate.initialState() : model.stateOf(row), version };
 }

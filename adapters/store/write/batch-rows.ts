@@ -1,9 +1,9 @@
 import { aggregateOfStream } from '../../../application/index.ts';
-import type { IdempotencyRecord, AppendResult, Created, NewAppend, ReadModelRow, RowChange } from '../../../application/index.ts';
+import type { IdempotencyRecord, AppendResult, Created, NewAppend, ReadModelRow, RowChange, StreamAtVersion } from '../../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
 import type { IDEMPOTENCY_KEYS, ReadRow } from '../schema.ts';
 import { streamPlaceOf } from '../schema.ts';
-import { executeAppend } from './append-plan.ts';
+import { executeAppend, streamAtVersion } from './append-plan.ts';
 import type { BatchTiming } from './write-observer.ts';
 
 /** An append waiting for its batch: answered only once the batch has committed (or failed). */
@@ -18,7 +18,9 @@ export interface PendingAppend {
 export interface PendingCreation {
   /** The aggregate whose sequence the id is drawn from. */
   readonly sequence: string;
-  readonly build: (id: number) => NewAppend;
+  readonly build: (id: number, read: readonly StreamAtVersion[]) => NewAppend;
+  /** The streams its decision reads, under the batch's lock (see `EventStore.create`). */
+  readonly reads: readonly string[];
   readonly resolve: (result: Created) => void;
   readonly reject: (error: unknown) => void;
   readonly observed: ((batch: BatchTiming) => void) | undefined;
@@ -34,13 +36,24 @@ export function creationsIn(writes: readonly PendingWrite[]): Map<string, number
   return counts;
 }
 
+/** A batch's writes as appends (`withIds`), and how many ids of each sequence their creations took. */
+export interface BuiltWrites {
+  readonly appends: PendingAppend[];
+  readonly used: ReadonlyMap<string, number>;
+}
+
 /**
  * The batch's writes as appends, each creation built with the next id drawn from its sequence
- * (`ids(sequence, 0)`, `ids(sequence, 1)`, … in the order of the writes). A build that throws refuses
- * its creation alone; its id stays taken, as a refused append's does. The new streams of the creations
- * are added to `fresh`, when given: new, since an id is never drawn twice.
+ * (`ids(sequence, 0)`, `ids(sequence, 1)`, … in the order of the writes) and the streams it reads as
+ * `rows` hold them (loaded by `BatchRows.toRead` of the writes). A build that throws (the decision
+ * refused) refuses its creation alone and takes no id: the next creation gets it, and the backend
+ * gives back the ids left over (`used`). An id whose append the plan refuses stays taken, as a refused
+ * append's positions do. The new streams of the creations are added to `fresh`, when given: new,
+ * since an id is never drawn twice.
  */
-export function withIds(writes: readonly PendingWrite[], ids: (sequence: string, index: number) => number, fresh?: Set<string>): PendingAppend[] {
+export function withIds(
+  writes: readonly PendingWrite[], ids: (sequence: string, index: number) => number, rows: Pick<AppendRows, 'row' | 'streamVersion'>, fresh?: Set<string>,
+): BuiltWrites {
   const appends: PendingAppend[] = [];
   const drawn = new Map<string, number>();
   for (const write of writes) {
@@ -49,17 +62,17 @@ export function withIds(writes: readonly PendingWrite[], ids: (sequence: string,
       continue;
     }
     const index = drawn.get(write.sequence) ?? 0;
-    drawn.set(write.sequence, index + 1);
     const id = ids(write.sequence, index);
     let built: NewAppend;
     try {
-      built = write.build(id);
+      built = write.build(id, write.reads.map((streamId) => streamAtVersion(rows, streamId)));
       const first = built.streams[0];
       if (first?.expected !== 'no_stream') throw new Error('a creation\'s first stream must be a new one');
     } catch (error) {
       write.reject(error);
       continue;
     }
+    drawn.set(write.sequence, index + 1);
     fresh?.add(built.streams[0]!.streamId);
     appends.push({
       request: { streams: built.streams, metadata: built.metadata, options: built.options },
@@ -68,7 +81,7 @@ export function withIds(writes: readonly PendingWrite[], ids: (sequence: string,
       observed: write.observed,
     });
   }
-  return appends;
+  return { appends, used: drawn };
 }
 
 /** A batch of appends inside its transaction. */
@@ -178,6 +191,8 @@ export class BatchRows implements AppendRows {
   private readonly read = new Map<string, ReadModelRow>();
   private readonly written = new Map<string, WrittenRow>();
   private readonly live = new Set<string>();
+  /** The records asked about already (by `toRead`). */
+  private readonly askedRecords = new Set<string>();
   private readonly events: PositionedEventRow[] = [];
   private readonly remembered: IdempotencyRecord[] = [];
   private pending: AppendWrites = { rows: [] };
@@ -188,34 +203,44 @@ export class BatchRows implements AppendRows {
 
   /**
    * Notes the streams known to be new (`freshStreams`, whose entries it takes; none when not given); says
-   * what is to be read for the rest, or undefined when nothing is.
+   * what is to be read for the rest of the writes' streams (a creation's: those it reads), or undefined
+   * when nothing is. What an earlier call asked for is not asked again: called once before the batch's
+   * creations are built (`withIds`), then once with their appends.
    */
-  toRead(batch: readonly PendingAppend[], freshStreams?: Set<string>): BatchReadsWanted | undefined {
-    const streams = new Set<string>();
+  toRead(batch: readonly PendingWrite[], freshStreams?: Set<string>): BatchReadsWanted | undefined {
+    const streams: string[] = [];
     const rows = new Map<string, number[]>();
     const scopes: string[] = [];
     const keys: string[] = [];
-    for (const { request } of batch) {
-      for (const { streamId } of request.streams) {
-        if (freshStreams?.delete(streamId)) this.versions.set(streamId, 0);
-        else if (!this.versions.has(streamId) && !streams.has(streamId)) {
-          streams.add(streamId);
-          const found = aggregateOfStream(streamId);
-          const table = found?.aggregate.readModel?.table;
-          if (table !== undefined) {
-            const ids = rows.get(table);
-            if (ids) ids.push(found!.id);
-            else rows.set(table, [found!.id]);
-          }
+    const ask = (streamId: string) => {
+      if (freshStreams?.delete(streamId)) this.versions.set(streamId, 0);
+      else if (!this.versions.has(streamId)) {
+        // No events until the read says otherwise (it names only streams that have some).
+        this.versions.set(streamId, 0);
+        streams.push(streamId);
+        const found = aggregateOfStream(streamId);
+        const table = found?.aggregate.readModel?.table;
+        if (table !== undefined) {
+          const ids = rows.get(table);
+          if (ids) ids.push(found!.id);
+          else rows.set(table, [found!.id]);
         }
       }
-      const record = request.options?.remember;
-      if (record) {
+    };
+    for (const write of batch) {
+      if (!('request' in write)) {
+        write.reads.forEach(ask);
+        continue;
+      }
+      for (const { streamId } of write.request.streams) ask(streamId);
+      const record = write.request.options?.remember;
+      if (record && !this.askedRecords.has(rememberKey(record.scope, record.key))) {
+        this.askedRecords.add(rememberKey(record.scope, record.key));
         scopes.push(record.scope);
         keys.push(record.key);
       }
     }
-    return streams.size === 0 && keys.length === 0 ? undefined : { streams: [...streams], rows, scopes, keys };
+    return streams.length === 0 && keys.length === 0 ? undefined : { streams, rows, scopes, keys };
   }
 
   load(reads: BatchReads): void {

@@ -196,8 +196,8 @@ export function createCommitBatcher({ commitBatch, alsoWaiting, observeWrite, wa
         enqueue({ request: { streams, metadata, options }, resolve, reject, observed: observeWrite?.() });
       });
     },
-    create(sequence, build) {
-      return new Promise<Created>((resolve, reject) => enqueue({ sequence, build, resolve, reject, observed: observeWrite?.() }));
+    create(sequence, build, reads = []) {
+      return new Promise<Created>((resolve, reject) => enqueue({ sequence, build, reads, resolve, reject, observed: observeWrite?.() }));
     },
     schedule,
     alone,
