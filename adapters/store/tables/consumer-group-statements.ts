@@ -133,6 +133,13 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   const rangesOf = compiledOnce<{ groupId: number; token: string; at: string }>((value) => db.selectFrom('consumer_group_leases')
     .select(['from_position', 'to_position', 'events'])
     .where('group_id', '=', value('groupId')).where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at')));
+  /**
+   * Deletes the token's live range from `from` to `to` when it has no gap (`events`, asked as `to - from + 1`):
+   * the positions named are then exactly its events. An ack of a whole claim in one statement.
+   */
+  const wholeRangeAcked = compiledOnce<{ groupId: number; token: string; from: number; to: number; events: number; at: string }>((value) => db.deleteFrom('consumer_group_leases')
+    .where('group_id', '=', value('groupId')).where('from_position', '=', value('from')).where('to_position', '=', value('to'))
+    .where('events', '=', value('events')).where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at')));
   const rangeAcked = compiledOnce<{ groupId: number; from: number }>((value) => db.deleteFrom('consumer_group_leases')
     .where('group_id', '=', value('groupId')).where('from_position', '=', value('from')));
   const cursorMoved = compiledOnce<{ groupId: number; cursor: number }>((value) => db.updateTable('consumer_groups').set({ taken_to: value('cursor') }).where('id', '=', value('groupId')));
@@ -144,6 +151,6 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .returning('position'));
   return {
     groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
-    expiredRangesOpened, expiredRangesDropped, rangesOf, rangeAcked,
+    expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   };
 }
