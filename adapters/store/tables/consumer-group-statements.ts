@@ -115,13 +115,13 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   const parkedUpTo = compiledOnce<{ groupId: number; bound: number }>((value) => db
     .selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select('position').where('group_id', '=', value('groupId')).where('state', '=', 'parked').limit(value('bound')).as('p'))
     .select((select) => count(select)));
-  /** Which of these pets have an unsettled event in the group, one of a row or of a ranged lease. */
+  /** Which of these pets have an unsettled event in the group, one of a row or of a ranged lease (a pet may come more than once). */
   const streamsUnsettled = compiledForEachLength<{ groupId: number; streams: readonly string[] }>((value, length) => {
     const streams = () => Array.from({ length }, (_, index) => value('streams', index));
     return db.selectFrom('consumer_group_exceptions')
       .select('stream_id')
       .where('group_id', '=', value('groupId')).where('stream_id', 'in', streams()).where('state', 'in', ['ready', 'leased'])
-      .union(db.selectFrom('events as ev')
+      .unionAll(db.selectFrom('events as ev')
         .select('ev.stream_id')
         .where('ev.stream_id', 'in', streams())
         .where(({ exists, selectFrom }) => exists(selectFrom('consumer_group_leases as r').select('r.from_position')
