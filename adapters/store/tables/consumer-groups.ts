@@ -48,12 +48,14 @@ export function createSqlConsumerGroups(
    */
   const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
     transaction(async (on) => {
-      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable>>(groupHeld({ owner: ownerKeyId, name }))).rows;
+      // Without a time nothing has expired: no lease expires before the empty text.
+      const at = now?.toISOString() ?? '';
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown }>(groupHeld({ owner: ownerKeyId, name, at }))).rows;
       if (!row) return undefined;
       const group = { ...groupFromRow(row), id: Number(row.id) };
-      if (now) {
-        const opened = await on.executeQuery(expiredRangesOpened({ groupId: group.id, at: now.toISOString() }));
-        if (Number(opened.numAffectedRows ?? 0) > 0) await on.executeQuery(expiredRangesDropped({ groupId: group.id, at: now.toISOString() }));
+      if (Number(row.rangesExpired) > 0) {
+        await on.executeQuery(expiredRangesOpened({ groupId: group.id, at }));
+        await on.executeQuery(expiredRangesDropped({ groupId: group.id, at }));
       }
       return work(on, group);
     });
