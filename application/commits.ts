@@ -29,9 +29,8 @@ export interface Commits {
   onCommitted(listener: (commit: Commit) => void): () => void;
   /**
    * Looks for commits the store did not tell of itself: other processes', or writes that went around
-   * it. Where the store can look synchronously (SQLite's file), the listeners hear of any before this
-   * returns; otherwise (PostgreSQL) it returns a promise, and they have heard of every commit made
-   * before the call by the time it resolves.
+   * it. Where it returns a promise (SQLite's file, PostgreSQL), the listeners have heard of every commit
+   * made before the call by the time it resolves: callers share a look that began after they asked.
    */
   refresh(): void | Promise<void>;
 }

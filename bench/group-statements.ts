@@ -1,9 +1,9 @@
-// Where a drained group's SQLite statements spend their time, in process: the bench's seeded log (run
-// `npm run bench:groups` once to seed it), a fresh group drained by 4 consumers claiming up to 100 events,
+// Where a drained group's SQLite statements spend their time, in process: the bench's seeded log (4,000
+// pets, seeded on first use), a fresh group drained by 4 consumers claiming up to 100 events,
 // each claim carrying the last batch's acks; every statement timed by its text (COMMIT includes its fsync).
 //   node --import tsx bench/group-statements.ts
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 const spent = new Map<string, { n: number; us: number }>();
@@ -28,8 +28,8 @@ proto.prepare = function (this: unknown, text: string) {
 const { openSqlitePetStore } = await import('../adapters/store/sqlite/sqlite-pet-store.ts');
 const { createSqlConsumerGroups } = await import('../adapters/store/tables/consumer-groups.ts');
 const { createClaimWaits } = await import('../application/index.ts');
-const file = join(mkdtempSync(join(tmpdir(), 'probe-')), 'p.db');
-copyFileSync(join(import.meta.dirname, '.data', 'pets-4000-s1-m12.db'), file);
+const { seededCopy } = await import('./seed.ts');
+const file = await seededCopy(4000, join(mkdtempSync(join(tmpdir(), 'probe-')), 'p.db'));
 const store = await openSqlitePetStore(file);
 const groups = createSqlConsumerGroups(store);
 const waits = createClaimWaits({ consumerGroups: groups, eventLog: store.eventLog, clock: store.clock, commits: store.commits }, { recheckMs: 1000 });

@@ -56,7 +56,8 @@ process.on('message', (job: LoadJob) => {
       return;
     }
     const answer: LoadResult = {
-      requestsPerSecond: result.requests.total / ((lastAnswer - started) / 1000),
+      // No answer at all (a stalled target) is 0 a second, not 0/0: NaN would cross the IPC channel as null.
+      requestsPerSecond: result.requests.total === 0 ? 0 : result.requests.total / ((lastAnswer - started) / 1000),
       latencyP50Ms: result.latency.p50,
       latencyP99Ms: result.latency.p99,
       total: result.requests.total,

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { addPet, changePetStatus } from '../../application/index.ts';
 import type { Claim } from '../../application/index.ts';
+import type { KyselyPlugin } from 'kysely';
 import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
 
@@ -11,7 +12,18 @@ const ACK_TIMEOUT_MS = 30_000;
 async function openGroup() {
   const opened = await openTemporaryStore('sqlite');
   const { store } = opened;
-  const groups = createSqlConsumerGroups(store);
+  // Counts the statements the group's transactions run (each statement's result passes every plugin once).
+  let statements = 0;
+  const counter: KyselyPlugin = {
+    transformQuery: ({ node }) => node,
+    transformResult: async ({ result }) => {
+      statements += 1;
+      return result;
+    },
+  };
+  const writeOutsideLog = store.writeOutsideLog;
+  assert.ok(writeOutsideLog, 'a SQLite store writes its groups beside the log');
+  const groups = createSqlConsumerGroups({ ...store, writeOutsideLog: (work) => writeOutsideLog((on) => work(on.withPlugin(counter))) });
   await groups.create('1', 'g', { ackTimeoutMs: ACK_TIMEOUT_MS, maxDeliveries: 5, start: 'beginning' }, 0, store.clock.now(), 10);
   const group = groups.group('1', 'g');
   const rows = async () => ({
@@ -27,7 +39,12 @@ async function openGroup() {
   };
   const positions = (claims: readonly Claim[]) => claims.map((claim) => claim.position);
   const leases = (claims: readonly Claim[], ...at: number[]) => claims.filter((claim) => at.includes(claim.position)).map((claim) => claim.lease);
-  return { opened, store, group, rows, claim, positions, leases };
+  const counted = async <T>(work: () => Promise<T>) => {
+    const before = statements;
+    await work();
+    return statements - before;
+  };
+  return { opened, store, group, rows, claim, positions, leases, counted };
 }
 
 describe('fresh events leased as ranges of the log (SQLite)', () => {
@@ -46,6 +63,21 @@ describe('fresh events leased as ranges of the log (SQLite)', () => {
       assert.deepEqual(await rows(), { ranges: [], events: [] });
       assert.equal((await group.status(new Date()))!.checkpoint, 6);
       assert.deepEqual(await claim('a', 10), [], 'an acked event is never handed out again');
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('an ack of a whole claim deletes its range in one statement beyond its group\'s read, which says whether any range expired', async () => {
+    const { opened, store, group, rows, claim, counted } = await openGroup();
+    try {
+      for (let index = 0; index < 5; index++) await addPet(store, { name: `Pet ${index}`, categoryId: 1 });
+      const claims = await claim('a', 10);
+      const any = await counted(() => group.ack([], new Date()));
+      assert.equal(any, 1, 'with no range expired, an ack reads its group (locked) and nothing more');
+      const whole = await counted(() => group.ack(claims.map((each) => each.lease), new Date()));
+      assert.equal(whole - any, 1);
+      assert.deepEqual(await rows(), { ranges: [], events: [] });
     } finally {
       await opened.close();
     }

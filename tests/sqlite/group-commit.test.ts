@@ -185,17 +185,35 @@ describe('SQLite group commit', () => {
   });
 
   it('reports "anything may have changed" for a write that went around the store', async () => {
-    store.commits.refresh();
+    await store.commits.refresh();
     reports.length = 0;
     await sql`update pets set name = 'renamed' where id = 1`.execute(store.db);
-    store.commits.refresh();
+    await store.commits.refresh();
     assert.deepEqual(reports, [undefined]);
-    store.commits.refresh();
+    await store.commits.refresh();
     assert.deepEqual(reports, [undefined], 'once');
   });
 
+  it('shares one look at the file among the refreshes asked in a turn, made after the last of them: a commit later in the turn is seen', async () => {
+    const other = await openSqliteConnection(file);
+    try {
+      await store.commits.refresh();
+      reports.length = 0;
+      const first = store.commits.refresh();
+      const second = store.commits.refresh();
+      assert.equal(first, second, 'one look for the turn');
+      // Another connection commits after both asked, in the same turn: the look they wait for sees it.
+      other.prepare("update pets set name = 'renamed in the turn' where id = 1").run([]);
+      await first;
+      assert.deepEqual(reports, [undefined]);
+      assert.notEqual(store.commits.refresh(), first, 'a later turn looks again');
+    } finally {
+      other.close();
+    }
+  });
+
   it('reports "anything may have changed" once another process has committed to the file, by itself while listened to', async () => {
-    store.commits.refresh();
+    await store.commits.refresh();
     reports.length = 0;
     const told = new Promise<void>((resolve) => {
       const stop = store.commits.onCommitted(() => {
@@ -206,10 +224,10 @@ describe('SQLite group commit', () => {
     await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, otherProcess, file, 'add', 'elsewhere', 'pending']);
     // Nobody calls refresh: the look every few milliseconds while anyone listens finds the commit.
     await told;
-    store.commits.refresh();
+    await store.commits.refresh();
     const count = reports.length;
     assert.ok(count > 0 && reports.every((changes) => changes === undefined), 'only "anything may have changed"');
-    store.commits.refresh();
+    await store.commits.refresh();
     assert.equal(reports.length, count, 'nothing new since: nothing told');
   });
 });
@@ -222,10 +240,10 @@ describe('SQLite catalogue watch without a -shm file (an in-memory database)', (
     try {
       const pet = await addPet(store, { name: 'in memory', categoryId: 1, status: 'pending' });
       assert.deepEqual(reports, [[{ table: 'pets', id: pet.id, statuses: ['pending'] }]]);
-      store.commits.refresh();
+      await store.commits.refresh();
       assert.equal(reports.length, 1, 'nothing else changed');
       await sql`update pets set name = 'renamed'`.execute(store.db);
-      store.commits.refresh();
+      await store.commits.refresh();
       assert.deepEqual(reports.at(-1), undefined);
       assert.equal(reports.length, 2);
     } finally {
@@ -289,7 +307,7 @@ describe('SQLite commits on the writer\'s connection', () => {
       await held.reached;
       const pet = (await store.catalog.list({ limit: 10 }))[0]!;
       assert.deepEqual(reports, [[{ table: 'pets', id: pet.id, statuses: ['pending'] }]], 'reported as committed, before the write is answered');
-      store.commits.refresh();
+      await store.commits.refresh();
       assert.equal(reports.length, 1, 'the commit on the file is known for the store\'s own: no "anything may have changed"');
       held.open();
       assert.equal((await writing).id, pet.id);

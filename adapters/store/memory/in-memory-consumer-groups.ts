@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshPage, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { newLeaseToken } from '../lease-tokens.ts';
 
 /** An event of a group that is not simply before its cursor and acked: leased, waiting, or parked. */
 interface EventRow {
@@ -104,7 +104,7 @@ export function createInMemoryConsumerGroups(
     const earliestOpen = new Map<string, number>();
     for (const row of ordered) if (unsettled(row) && !earliestOpen.has(row.streamId)) earliestOpen.set(row.streamId, row.position);
     const due = ordered.filter((row) => isDue(row, at) && earliestOpen.get(row.streamId) === row.position).slice(0, room);
-    const token = randomBytes(12).toString('base64url');
+    const token = newLeaseToken();
     const leaseExpiresAt = new Date(now.getTime() + group.group.ackTimeoutMs).toISOString();
     const lease = (row: EventRow) => {
       Object.assign(row, { state: 'leased', lease: `${token}.${row.position}`, consumer, leaseExpiresAt, notBefore: null, deliveries: row.deliveries + 1 });

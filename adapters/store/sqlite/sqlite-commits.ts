@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { clearImmediate, setImmediate } from 'node:timers';
 import type { SqliteDatabase } from 'kysely';
 import type { Commit, Commits, RowChange } from '../../../application/index.ts';
 import { createCommitListeners } from '../commit-listeners.ts';
@@ -8,7 +9,8 @@ export const OTHER_COMMITS_POLL_MS = 20;
 
 /** The store's side of `Commits` on SQLite. */
 export interface SqliteCommits extends Commits {
-  refresh(): void;
+  /** Resolves after one look at the file that began after the call: at the end of this turn of the event loop, shared by every caller in it. */
+  refresh(): Promise<void>;
   /**
    * A commit of the store's own, told as soon as COMMIT returned: `marks.before` read under its write
    * lock before it wrote, `marks.after` right after it committed (either empty when unknown: it could
@@ -86,7 +88,7 @@ function statementMark(database: SqliteDatabase): CommitMark {
  * connection in any process, including writes that went around the store. The store's own commits (see
  * sqlite-writes.ts) are told precisely, from the marks read under their write lock; anything else as
  * "anything may have changed". While anyone listens, the file is looked at every `pollMs` for other
- * processes' commits (one pread each time); `refresh` looks at once.
+ * processes' commits (one pread each time); `refresh` looks once at the end of the turn, for every caller in it.
  */
 export function createSqliteCommits(database: SqliteDatabase, file: string, pollMs = OTHER_COMMITS_POLL_MS): SqliteCommits {
   const mark = openCommitMark(database, file);
@@ -98,14 +100,34 @@ export function createSqliteCommits(database: SqliteDatabase, file: string, poll
   };
   const listeners = createCommitListeners({
     onFirstListener() {
-      poll = setInterval(refresh, pollMs);
+      poll = setInterval(look, pollMs);
       poll.unref();
     },
     onLastListener: stopPolling,
   });
   const anythingChanged: Commit = {};
 
-  function refresh(): void {
+  /**
+   * The look this turn's callers of `refresh` wait for. It runs once the turn has read what it will (the
+   * check phase comes after the poll phase's reads of every ready socket), so it begins after every request
+   * that asked in the turn arrived, and a burst of cached answers pays one read of the file, not one each.
+   */
+  let turnLook: { readonly looked: Promise<void>; readonly immediate: ReturnType<typeof setImmediate>; readonly done: () => void } | undefined;
+  function refresh(): Promise<void> {
+    if (turnLook === undefined) {
+      let done!: () => void;
+      const looked = new Promise<void>((resolve) => (done = resolve));
+      const immediate = setImmediate(() => {
+        turnLook = undefined;
+        look();
+        done();
+      });
+      turnLook = { looked, immediate, done };
+    }
+    return turnLook.looked;
+  }
+
+  function look(): void {
     let now: Buffer;
     try {
       now = mark.read();
@@ -138,6 +160,11 @@ export function createSqliteCommits(database: SqliteDatabase, file: string, poll
     },
     close() {
       stopPolling();
+      if (turnLook !== undefined) {
+        clearImmediate(turnLook.immediate);
+        turnLook.done();
+        turnLook = undefined;
+      }
       mark.close();
     },
   };

@@ -34,7 +34,10 @@ export const eventRows = (on: Db) => on.selectFrom((inner) => inner.selectFrom('
 
 /** The statements every claim or ack of a consumer group runs, each built by Kysely once (`compiledOnce`) and run with new values. */
 export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpdate'>) {
-  const groupHeld = compiledOnce<{ owner: string; name: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))));
+  /** The group's row, locked, and whether any of its ranged leases expired before `at`. */
+  const groupHeld = compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
+    .select((select) => select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
+      .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'))));
   const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups as g')
     .selectAll('g')
     .select((select) => [
@@ -112,13 +115,13 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   const parkedUpTo = compiledOnce<{ groupId: number; bound: number }>((value) => db
     .selectFrom((inner) => inner.selectFrom('consumer_group_exceptions').select('position').where('group_id', '=', value('groupId')).where('state', '=', 'parked').limit(value('bound')).as('p'))
     .select((select) => count(select)));
-  /** Which of these pets have an unsettled event in the group, one of a row or of a ranged lease. */
+  /** Which of these pets have an unsettled event in the group, one of a row or of a ranged lease (a pet may come more than once). */
   const streamsUnsettled = compiledForEachLength<{ groupId: number; streams: readonly string[] }>((value, length) => {
     const streams = () => Array.from({ length }, (_, index) => value('streams', index));
     return db.selectFrom('consumer_group_exceptions')
       .select('stream_id')
       .where('group_id', '=', value('groupId')).where('stream_id', 'in', streams()).where('state', 'in', ['ready', 'leased'])
-      .union(db.selectFrom('events as ev')
+      .unionAll(db.selectFrom('events as ev')
         .select('ev.stream_id')
         .where('ev.stream_id', 'in', streams())
         .where(({ exists, selectFrom }) => exists(selectFrom('consumer_group_leases as r').select('r.from_position')
@@ -133,6 +136,13 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   const rangesOf = compiledOnce<{ groupId: number; token: string; at: string }>((value) => db.selectFrom('consumer_group_leases')
     .select(['from_position', 'to_position', 'events'])
     .where('group_id', '=', value('groupId')).where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at')));
+  /**
+   * Deletes the token's live range from `from` to `to` when it has no gap (`events`, asked as `to - from + 1`):
+   * the positions named are then exactly its events. An ack of a whole claim in one statement.
+   */
+  const wholeRangeAcked = compiledOnce<{ groupId: number; token: string; from: number; to: number; events: number; at: string }>((value) => db.deleteFrom('consumer_group_leases')
+    .where('group_id', '=', value('groupId')).where('from_position', '=', value('from')).where('to_position', '=', value('to'))
+    .where('events', '=', value('events')).where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at')));
   const rangeAcked = compiledOnce<{ groupId: number; from: number }>((value) => db.deleteFrom('consumer_group_leases')
     .where('group_id', '=', value('groupId')).where('from_position', '=', value('from')));
   const cursorMoved = compiledOnce<{ groupId: number; cursor: number }>((value) => db.updateTable('consumer_groups').set({ taken_to: value('cursor') }).where('id', '=', value('groupId')));
@@ -144,6 +154,6 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .returning('position'));
   return {
     groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
-    expiredRangesOpened, expiredRangesDropped, rangesOf, rangeAcked,
+    expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   };
 }
