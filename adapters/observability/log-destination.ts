@@ -2,7 +2,7 @@ import pino from 'pino';
 import type { DestinationStream } from 'pino';
 
 /** Log lines are written in chunks of about this size, or after this long, whichever comes first. */
-export const LOG_CHUNK_BYTES = 16 * 1024;
+export const LOG_CHUNK_BYTES = 64 * 1024;
 export const LOG_FLUSH_MS = 1000;
 
 export interface LogDestination extends DestinationStream {
@@ -12,7 +12,7 @@ export interface LogDestination extends DestinationStream {
 
 /**
  * stdout for pino, buffered: a write system call per request would cost as much as the rest of a
- * cached listing, so lines go out in chunks, at least once a second, and on exit. A killed process
+ * cached listing, so lines go out in chunks of a few hundred lines, at least once a second, and on exit. A killed process
  * (SIGKILL, power loss) can lose up to a second of log lines, never data.
  *
  * Lines are gathered as text (joining strings is cheap) and encoded once a chunk; sonic-boom writes
@@ -20,7 +20,7 @@ export interface LogDestination extends DestinationStream {
  * growing its memory) and deals with partial writes and EAGAIN.
  */
 export function bufferedStdout(): LogDestination {
-  const sonic = pino.destination({ dest: 1, sync: true, minLength: 0, contentMode: 'buffer' });
+  const sonic = pino.destination({ dest: 1, sync: true, minLength: 0, maxWrite: LOG_CHUNK_BYTES, contentMode: 'buffer' });
   let pending = '';
   const writePending = () => {
     if (pending === '') return;
