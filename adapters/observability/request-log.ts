@@ -28,9 +28,32 @@ export function millisecondsSince(started: number): number {
   return Math.round((performance.now() - started) * 1000) / 1000;
 }
 
+// The last group of a UUID: 12 hex digits, 48 bits.
+const COUNTER_LIMIT = 2 ** 48;
+
+/**
+ * New request ids shaped as UUIDs (version 4): the first 74 random bits are drawn once (and again if the
+ * counter ever wraps), the last 48 bits count. Unique across instances and restarts as random UUIDs are
+ * in practice (two processes share a prefix with odds of 2^-74), at a fraction of a random UUID's cost a request.
+ */
+export function requestIdSource(random: () => string = randomUUID, first = 0): () => string {
+  let prefix = random().slice(0, 24);
+  let counter = first;
+  return () => {
+    if (counter >= COUNTER_LIMIT) {
+      prefix = random().slice(0, 24);
+      counter = 0;
+    }
+    return prefix + (counter++).toString(16).padStart(12, '0');
+  };
+}
+
+/** A new request id (`requestIdSource`): for an answer whose client offered none it may keep. */
+export const newRequestId = requestIdSource();
+
 /** The client's X-Request-Id when acceptable, else a new one. */
 export function requestIdFor(offered: string | string[] | undefined): string {
-  return typeof offered === 'string' && ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
+  return typeof offered === 'string' && ACCEPTABLE_REQUEST_ID.test(offered) ? offered : newRequestId();
 }
 
 const symbols = pino.symbols as unknown as { streamSym: symbol; timeSym: symbol; chindingsSym: symbol };

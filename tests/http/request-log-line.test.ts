@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { jsonString, requestLine } from '../../adapters/observability/request-log.ts';
+import { jsonString, requestIdFor, requestIdSource, requestLine } from '../../adapters/observability/request-log.ts';
 import type { RequestFields } from '../../adapters/observability/request-log.ts';
 
 function capturingLogger(level: string, bindings: Record<string, unknown> = {}) {
@@ -49,5 +49,36 @@ describe('request log line', () => {
     const { logger, lines } = capturingLogger('warn');
     requestLine(logger)(usual);
     assert.deepEqual(lines, []);
+  });
+});
+
+describe('new request ids', () => {
+  const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('are UUID-shaped and never repeat within a process', () => {
+    const next = requestIdSource();
+    const ids = Array.from({ length: 10_000 }, () => next());
+    for (const id of ids) assert.match(id, UUID_V4);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  it('differ between processes: each draws its own random part', () => {
+    const [one, other] = [requestIdSource(), requestIdSource()];
+    assert.notEqual(one().slice(0, 24), other().slice(0, 24));
+  });
+
+  it('draw a new random part when the counter would wrap, rather than repeat an id', () => {
+    const next = requestIdSource(undefined, 2 ** 48 - 1);
+    const last = next();
+    const wrapped = next();
+    assert.match(last, /-ffffffffffff$/);
+    assert.match(wrapped, /-000000000000$/);
+    assert.notEqual(wrapped.slice(0, 24), last.slice(0, 24));
+  });
+
+  it('keep the client\'s own id when acceptable, else make one', () => {
+    assert.equal(requestIdFor('client-id-1'), 'client-id-1');
+    assert.match(requestIdFor('bad id'), UUID_V4);
+    assert.match(requestIdFor(undefined), UUID_V4);
   });
 });

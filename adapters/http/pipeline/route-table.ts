@@ -72,8 +72,13 @@ export function routeTable(routes: readonly Route[]): RouteTable {
   }
   function match(method: string, path: string): MatchedRoute | undefined {
     const wanted = method === 'HEAD' ? 'GET' : method;
-    const found = literal.get(path)?.find((route) => route.method === wanted);
-    if (found !== undefined) return method === found.method ? literalMatches.get(found)!.exact : literalMatches.get(found)!.head;
+    // A loop rather than `find`: no closure a request.
+    const atPath = literal.get(path);
+    if (atPath !== undefined) {
+      for (const found of atPath) {
+        if (found.method === wanted) return method === found.method ? literalMatches.get(found)!.exact : literalMatches.get(found)!.head;
+      }
+    }
     const parts = path.split('/');
     for (const compiled of withParameters) {
       if (compiled.route.method !== wanted) continue;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, METHODS } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -8,6 +7,7 @@ import { errorBody } from '../pipeline/errors.ts';
 import type { ErrorCode } from '../../../contract/error-codes.ts';
 import { ResponsesInFlight } from './responses-in-flight.ts';
 import type { RecordAnswer } from '../pipeline/request-pipeline.ts';
+import { newRequestId } from '../../observability/request-log.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -150,7 +150,7 @@ function headerLines(headers: Readonly<Record<string, string>> | undefined): str
 function writeRawError(socket: Socket, [status, reason, code, message, headers]: ClientErrorAnswer): string {
   const body = JSON.stringify(errorBody(code, message));
   // Every answer carries a request id, even one that never reached the app (the request's own id may not be readable).
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\n${headers ?? ''}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
