@@ -29,4 +29,24 @@ describe('SQLite writes beside the log, several in one transaction', () => {
       await opened.close();
     }
   });
+
+  it('one arriving on the next turn of the event loop, as another consumer\'s claim does, joins the transaction of the first', async () => {
+    const opened = await openTemporaryStore('sqlite');
+    try {
+      const write = opened.store.writeOutsideLog!;
+      const ran: string[] = [];
+      const answered: string[] = [];
+      const note = (name: string) => async () => {
+        ran.push(`${name} ran; answered: ${answered.join(',') || 'none'}`);
+        return name;
+      };
+      // b is asked on the next turn, before the turn in which a's transaction would begin.
+      const second = new Promise((resolve) => setImmediate(resolve)).then(() => write(note('b'))).then((name) => answered.push(name));
+      const first = write(note('a')).then((name) => answered.push(name));
+      await Promise.all([first, second]);
+      assert.deepEqual(ran, ['a ran; answered: none', 'b ran; answered: none'], 'b ran before a was committed and answered: one commit for both');
+    } finally {
+      await opened.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { Kysely, sql } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore } from '../../../application/index.ts';
-import { createCommitBatcher } from '../write/commit-batcher.ts';
+import { afterArrivals, createCommitBatcher } from '../write/commit-batcher.ts';
 import type { BatchWaiting } from '../write/commit-batcher.ts';
 import { creationsIn } from '../write/batch-rows.ts';
 import type { PendingWrite } from '../write/batch-rows.ts';
@@ -255,7 +255,8 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       besides.push(write);
       if (besideScheduled) return;
       besideScheduled = true;
-      void committer.alone(runBesides);
+      // Writes beside the log still arriving (the claims of a group's other consumers) join this transaction and its fsync.
+      afterArrivals(() => besides.length, FILL_TURNS, () => void committer.alone(runBesides));
     }),
     writerPragma: (pragma) => committer.alone(async () => {
       try {

@@ -34,10 +34,16 @@ export const eventRows = (on: Db) => on.selectFrom((inner) => inner.selectFrom('
 
 /** The statements every claim or ack of a consumer group runs, each built by Kysely once (`compiledOnce`) and run with new values. */
 export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpdate'>) {
-  /** The group's row, locked, and whether any of its ranged leases expired before `at`. */
+  /**
+   * The group's row, locked; whether any of its ranged leases expired before `at`; and whether it holds any
+   * event row (leased one a row, waiting or parked): a group drained in order holds none.
+   */
   const groupHeld = compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
-    .select((select) => select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
-      .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'))));
+    .select((select) => [
+      select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
+        .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'),
+      select.exists(select.selectFrom('consumer_group_exceptions as e').select('e.position').whereRef('e.group_id', '=', 'consumer_groups.id')).as('eventRows'),
+    ])));
   const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups as g')
     .selectAll('g')
     .select((select) => [

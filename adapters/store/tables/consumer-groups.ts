@@ -13,8 +13,12 @@ import { newLeaseToken } from '../lease-tokens.ts';
 
 type Db = Kysely<PetStoreDatabase>;
 
-/** A group as its row holds it: the settings and cursor, and the id its events' rows are keyed by. */
-type HeldGroup = ConsumerGroup & { readonly id: number };
+/**
+ * A group as its row holds it: the settings and cursor, and the id its events' rows are keyed by; held
+ * alone, also whether it may hold event rows in `consumer_group_exceptions` (false only when it holds
+ * none: what finds no row is then not asked).
+ */
+type HeldGroup = ConsumerGroup & { readonly id: number; mayHoldRows?: boolean };
 
 /**
  * Consumer groups in `consumer_groups` and `consumer_group_exceptions`, the same queries on SQLite and
@@ -50,9 +54,10 @@ export function createSqlConsumerGroups(
     transaction(async (on) => {
       // Without a time nothing has expired: no lease expires before the empty text.
       const at = now?.toISOString() ?? '';
-      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown }>(groupHeld({ owner: ownerKeyId, name, at }))).rows;
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown }>(groupHeld({ owner: ownerKeyId, name, at }))).rows;
       if (!row) return undefined;
-      const group = { ...groupFromRow(row), id: Number(row.id) };
+      // Expired ranges are opened into event rows just below.
+      const group: HeldGroup = { ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0 };
       if (Number(row.rangesExpired) > 0) {
         await on.executeQuery(expiredRangesOpened({ groupId: group.id, at }));
         await on.executeQuery(expiredRangesDropped({ groupId: group.id, at }));
@@ -65,6 +70,7 @@ export function createSqlConsumerGroups(
   /** Turns the ranged leases under these tokens (or the one starting at `from`) into a row an event, for rules that act on single events. */
   const openRanges = async (on: Db, group: HeldGroup, which: { readonly tokens: readonly string[] } | { readonly from: number }) => {
     const ranges = rangeEvents(on).where('r.group_id', '=', group.id);
+    group.mayHoldRows = true;
     if ('tokens' in which) {
       if (which.tokens.length === 0) return;
       await on.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS]).expression(ranges.where('r.lease', 'in', [...which.tokens])).execute();
@@ -162,6 +168,7 @@ export function createSqlConsumerGroups(
   /** Whether the group holds as many parked events as it may: counted up to the bound only. */
   const parkedFull = async (on: Db, group: HeldGroup) => {
     const bound = limits.parkedPerGroup ?? GROUP_LIMITS.parkedPerGroup;
+    if (group.mayHoldRows === false) return bound <= 0;
     const [parked] = (await on.executeQuery<{ count: number | string }>(parkedUpTo({ groupId: group.id, bound }))).rows;
     return Number(parked?.count ?? 0) >= bound;
   };
@@ -171,8 +178,10 @@ export function createSqlConsumerGroups(
     const { inFlightPerGroup, inFlightPerConsumer } = limits;
     const at = now.toISOString();
     if (seen && !(await markSeen(on, group, consumer, now))) return { full: 'consumers' as const, retryAfterMs: consumersWindowMs(group) };
+    // A group holding no event row (drained in order: its leases ranges) has nothing spent, waiting or parked.
+    const rowsHeld = group.mayHoldRows !== false;
     // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
-    await parkSpent(on, group, at);
+    if (rowsHeld) await parkSpent(on, group, at);
     const live = (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
     const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
     const mine = live.find((entry) => entry.consumer === consumer);
@@ -190,7 +199,7 @@ export function createSqlConsumerGroups(
     // Waiting events (ready, or whose lease expired), oldest first, each the earliest unsettled of its pet.
     const dueIn = async (statement: typeof waitingReady) =>
       (await on.executeQuery<{ position: number | string; deliveries: number }>(statement({ groupId: group.id, at, room }))).rows;
-    const due = [...(await dueIn(waitingReady)), ...(await dueIn(waitingExpired))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
+    const due = !rowsHeld ? [] : [...(await dueIn(waitingReady)), ...(await dueIn(waitingExpired))].sort((a, b) => Number(a.position) - Number(b.position)).slice(0, room);
     const claims: Claim[] = [];
     if (due.length > 0) {
       const positions = due.map((row) => Number(row.position));
@@ -216,7 +225,10 @@ export function createSqlConsumerGroups(
         ...walk.hold.map((stored) => exceptionRow(group.id, stored, { state: 'ready', deliveries: 0 })),
         ...(ranged ? [] : walk.lease.map((stored) => exceptionRow(group.id, stored, { state: 'leased', deliveries: 1, ...lease }))),
       ];
-      if (rows.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
+      if (rows.length > 0) {
+        group.mayHoldRows = true;
+        await dialect.insertRows(on, CONSUMER_GROUP_EXCEPTIONS, rows);
+      }
       if (ranged && walk.lease.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_LEASES, leaseRanges(group.id, page.events, walk, lease));
       await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
       for (const stored of walk.lease) claims.push(claimOf(stored, 1));
