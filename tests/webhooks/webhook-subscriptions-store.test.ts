@@ -76,12 +76,12 @@ describe('webhook subscriptions on SQLite', () => {
       const { subscription } = await subscriptions.create({ ownerKeyId: '1', url: 'https://93.184.215.14/h' }, now, 100);
       await subscriptions.lease('a', now, new Date(now.getTime() + 10_000));
       await subscriptions.advance(subscription.id, { holder: 'a', replays: 0 }, 0, now);
-      store.commits.refresh();
+      await store.commits.refresh();
       assert.deepEqual(told, [], 'no commit that might have changed the catalogue');
 
       // The same write around the store is taken for anyone's commit: what the first check relies on.
       await store.db.updateTable('webhooks').set({ attempts: 1 }).where('id', '=', subscription.id).execute();
-      store.commits.refresh();
+      await store.commits.refresh();
       assert.deepEqual(told, [undefined]);
     } finally {
       await close();
