@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ConfigError } from './config-error.ts';
+import { databaseConfig } from './database-config.ts';
+import type { DatabaseConfig } from './database-config.ts';
 import { readTracingConfig } from './tracing-config.ts';
 import type { TracingConfig } from './tracing-config.ts';
 import { IDEMPOTENCY_WINDOW_MS } from '../../application/index.ts';
@@ -83,20 +85,6 @@ const EnvironmentCheck = TypeCompiler.Compile(EnvironmentSchema);
 /** Every variable the service reads (besides OpenTelemetry's OTEL_*). */
 export const CONFIGURATION_VARIABLES: readonly string[] = Object.freeze(Object.keys(EnvironmentSchema.properties));
 
-/** Where the pets live: a SQLite file, or a PostgreSQL database that many instances may share. */
-export type DatabaseConfig =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | {
-      readonly kind: 'postgres';
-      readonly url: string;
-      /** Connections per instance. */
-      readonly poolSize: number;
-      /** Longest a statement may run, and a request may wait for a connection. */
-      readonly statementTimeoutMs: number;
-    };
-
-export const DEFAULT_POOL_SIZE = 10;
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
 
 export interface Config {
   readonly port: number;
@@ -239,6 +227,8 @@ export const DEFAULT_LIMITS: ServerLimits = Object.freeze({
 });
 
 export { ConfigError };
+export { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, withoutPassword } from './database-config.ts';
+export type { DatabaseConfig } from './database-config.ts';
 
 /** Reads and checks the environment once, at start; the message names the variable that is wrong. */
 export function loadConfig(environment: Record<string, string | undefined>): Config {
@@ -406,50 +396,4 @@ function normalisedOrigin(origin: string): string {
 export function localBaseUrl(host: string, port: number): string {
   const hostInUrl = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${hostInUrl}:${port}/v1`;
-}
-
-const POSTGRES_SCHEME = /^postgres(ql)?:/i;
-// A scheme of two characters or more and a colon: `C:\data` stays a Windows path, `mysql://x` is a URL.
-const URL_SCHEME = /^[a-z][a-z0-9+.-]+:/i;
-
-/**
- * A postgres:// or postgresql:// URL selects PostgreSQL; another URL is refused rather than taken for a
- * file name; anything else is a SQLite path (one that must begin like a URL can be written ./name).
- */
-function databaseConfig(env: Static<typeof EnvironmentSchema>): DatabaseConfig {
-  const value = env.PETSTORE_DATABASE ?? './data/petstore.db';
-  // The value may hold a password: no message repeats it, not even its scheme.
-  if (!POSTGRES_SCHEME.test(value)) {
-    if (!URL_SCHEME.test(value)) return { kind: 'sqlite', path: value };
-    throw new ConfigError(
-      'PETSTORE_DATABASE is invalid: it begins like a URL of a kind this service does not speak; it takes a SQLite file path ' +
-        '(such as ./data/petstore.db) or a PostgreSQL URL (postgres://user:password@host:5432/database)',
-    );
-  }
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || !value.slice(url.protocol.length).startsWith('//')) {
-    throw new ConfigError('PETSTORE_DATABASE is invalid: a PostgreSQL URL looks like postgres://user:password@host:5432/database');
-  }
-  return {
-    kind: 'postgres',
-    url: value,
-    poolSize: Number(env.PETSTORE_DATABASE_POOL_SIZE ?? DEFAULT_POOL_SIZE),
-    statementTimeoutMs: Number(env.PETSTORE_DATABASE_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS),
-  };
-}
-
-/** A PostgreSQL URL as a message may show it: the password replaced by `***`. */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.href;
-  } catch {
-    return 'PETSTORE_DATABASE';
-  }
 }
