@@ -2,23 +2,18 @@ import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
 import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, FreshWalk, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
-import { count, eventRows, EXCEPTION_COLUMNS, groupRow, groupStatements, rangeEvents } from './consumer-group-statements.ts';
+import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt, readLogEndOn, readLogOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
-import type { ConsumerGroupExceptionsTable, ConsumerGroupLeasesTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
+import type { ConsumerGroupExceptionsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
 import { newLeaseToken } from '../lease-tokens.ts';
+import { exceptionRow, leaseRanges, liveLeases, openRanges, positionsByToken } from './consumer-group-leases.ts';
+import type { HeldGroup } from './consumer-group-leases.ts';
 
 type Db = Kysely<PetStoreDatabase>;
-
-/**
- * A group as its row holds it: the settings and cursor, and the id its events' rows are keyed by; held
- * alone, also whether it may hold event rows in `consumer_group_exceptions` (false only when it holds
- * none: what finds no row is then not asked).
- */
-type HeldGroup = ConsumerGroup & { readonly id: number; mayHoldRows?: boolean };
 
 /**
  * Consumer groups in `consumer_groups` and `consumer_group_exceptions`, the same queries on SQLite and
@@ -67,34 +62,6 @@ export function createSqlConsumerGroups(
   const rowsOf = (on: Db, group: { readonly id: number }) => on.selectFrom('consumer_group_exceptions').where('group_id', '=', group.id);
   /** The group's event rows, its ranged leases' events among them (for reads: see `eventRows`). */
   const allRowsOf = (on: Db, group: { readonly id: number }) => eventRows(on).where('group_id', '=', group.id);
-  /** Turns the ranged leases under these tokens (or the one starting at `from`) into a row an event, for rules that act on single events. */
-  const openRanges = async (on: Db, group: HeldGroup, which: { readonly tokens: readonly string[] } | { readonly from: number }) => {
-    const ranges = rangeEvents(on).where('r.group_id', '=', group.id);
-    group.mayHoldRows = true;
-    if ('tokens' in which) {
-      if (which.tokens.length === 0) return;
-      await on.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS]).expression(ranges.where('r.lease', 'in', [...which.tokens])).execute();
-      await on.deleteFrom('consumer_group_leases').where('group_id', '=', group.id).where('lease', 'in', [...which.tokens]).execute();
-    } else {
-      await on.insertInto('consumer_group_exceptions').columns([...EXCEPTION_COLUMNS]).expression(ranges.where('r.from_position', '=', which.from)).execute();
-      await on.executeQuery(rangeAcked({ groupId: group.id, from: which.from }));
-    }
-  };
-  /**
-   * The rows of `leases` live at `now` (state `leased`, not expired, under the lease's token), found by
-   * the positions they name (a lease is `<token>.<position>`): primary-key reads, whatever else the group holds.
-   */
-  const liveLeases = async (on: Db, group: HeldGroup, leases: readonly string[], now: Date) => {
-    const held: { position: number; deliveries: number; lease: string }[] = [];
-    const byToken = positionsByToken(leases);
-    await openRanges(on, group, { tokens: [...byToken.keys()] });
-    for (const [token, positions] of byToken) {
-      const rows = await rowsOf(on, group).select(['position', 'deliveries']).where('position', 'in', positions).where('state', '=', 'leased')
-        .where('lease', '=', token).where('lease_expires_at', '>=', now.toISOString()).execute();
-      for (const row of rows) held.push({ position: Number(row.position), deliveries: row.deliveries, lease: `${token}.${Number(row.position)}` });
-    }
-    return held;
-  };
   const rowsAt = (on: Db, group: HeldGroup, positions: readonly number[]) => ({
     update: () => on.updateTable('consumer_group_exceptions').where('group_id', '=', group.id).where('position', 'in', [...positions]),
     delete: () => on.deleteFrom('consumer_group_exceptions').where('group_id', '=', group.id).where('position', 'in', [...positions]),
@@ -156,7 +123,7 @@ export function createSqlConsumerGroups(
           for (const position of inRange) acked.push({ lease: `${token}.${position}` });
           positions = positions.filter((position) => position < from || position > to);
         } else {
-          await openRanges(on, group, { from });
+          await openRanges(on, group, { from }, rangeAcked);
         }
       }
       if (positions.length === 0) continue;
@@ -325,7 +292,7 @@ export function createSqlConsumerGroups(
 
       async nack(leases, now, then) {
         const done = await holding(ownerKeyId, name, now, async (on, group) => {
-          const held = await liveLeases(on, group, leases, now);
+          const held = await liveLeases(on, group, leases, now, rangeAcked);
           const positions = (rows: typeof held) => rows.map((row) => row.position);
           const when = now.toISOString();
           if ('release' in then) {
@@ -358,7 +325,7 @@ export function createSqlConsumerGroups(
 
       async extend(leases, now) {
         const done = await holding(ownerKeyId, name, now, async (on, group) => {
-          const held = await liveLeases(on, group, leases, now);
+          const held = await liveLeases(on, group, leases, now, rangeAcked);
           if (held.length === 0) return [];
           const leaseExpiresAt = new Date(now.getTime() + group.ackTimeoutMs).toISOString();
           await rowsAt(on, group, held.map((row) => row.position)).update().set({ lease_expires_at: leaseExpiresAt }).execute();
@@ -459,21 +426,6 @@ export function createSqlConsumerGroups(
   };
 }
 
-/** The positions leases name (a lease is `<token>.<position>`), by token; a lease not of that shape names none. */
-function positionsByToken(leases: readonly string[]): Map<string, number[]> {
-  const byToken = new Map<string, number[]>();
-  for (const lease of new Set(leases)) {
-    const dot = lease.lastIndexOf('.');
-    const position = Number(lease.slice(dot + 1));
-    if (!(dot > 0 && Number.isSafeInteger(position) && position > 0)) continue;
-    const token = lease.slice(0, dot);
-    const positions = byToken.get(token);
-    if (positions) positions.push(position);
-    else byToken.set(token, [position]);
-  }
-  return byToken;
-}
-
 function groupFromRow(row: Omit<Selectable<ConsumerGroupsTable>, 'id'>): ConsumerGroup {
   return {
     ownerKeyId: row.owner_key_id,
@@ -489,32 +441,4 @@ function groupFromRow(row: Omit<Selectable<ConsumerGroupsTable>, 'id'>): Consume
 
 function startFromText(text: string): GroupStart {
   return text === 'beginning' || text === 'end' ? text : Number(text);
-}
-
-function exceptionRow(groupId: number, stored: StoredEvent, state: Partial<ConsumerGroupExceptionsTable> & Pick<ConsumerGroupExceptionsTable, 'state' | 'deliveries'>): ConsumerGroupExceptionsTable {
-  return {
-    group_id: groupId, position: stored.position, stream_id: stored.streamId, not_before: null, lease: null, consumer: null, lease_expires_at: null,
-    reason: null, parked_at: null, ...state,
-  };
-}
-
-/** The walk's leased events as ranges of the page: each run of them with no held-back event between. */
-function leaseRanges(
-  groupId: number, page: readonly StoredEvent[], walk: FreshWalk, lease: Pick<ConsumerGroupLeasesTable, 'lease' | 'consumer' | 'lease_expires_at'>,
-): ConsumerGroupLeasesTable[] {
-  const held = new Set(walk.hold.map((stored) => stored.position));
-  const ranges: ConsumerGroupLeasesTable[] = [];
-  let run: { from: number; to: number; events: number } | undefined;
-  const close = () => {
-    if (run) ranges.push({ group_id: groupId, from_position: run.from, to_position: run.to, events: run.events, ...lease });
-    run = undefined;
-  };
-  for (const stored of page) {
-    if (stored.position > walk.cursor) break;
-    if (held.has(stored.position)) close();
-    else if (run) run = { ...run, to: stored.position, events: run.events + 1 };
-    else run = { from: stored.position, to: stored.position, events: 1 };
-  }
-  close();
-  return ranges;
 }
