@@ -282,6 +282,14 @@ export interface FreshWalk {
 }
 
 /**
+ * Where a claim whose page held none of the group's types leaves its cursor: past the events of other
+ * types up to the end it read (`readTo`, as `walkFresh` does for a page it walks whole); undefined when it stays.
+ */
+export function cursorPastOtherTypes(page: FreshPage | undefined, takenTo: number): number | undefined {
+  return page !== undefined && page.events.length === 0 && page.readTo !== undefined && page.readTo > takenTo ? page.readTo : undefined;
+}
+
+/**
  * Walks `fresh` in position order: an event whose pet has an unsettled event before it (one of the
  * group's, `unsettledStreams`, or one met earlier in the walk) is held back, any other leased; the walk
  * stops before the event that would lease one more than `room` or hold one more than `fresh.holdRoom`.

@@ -1,4 +1,4 @@
-import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshPage, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { newLeaseToken } from '../lease-tokens.ts';
 
@@ -125,9 +125,9 @@ export function createInMemoryConsumerGroups(
         }
       }
       group.group = { ...group.group, takenTo: walk.cursor };
-    } else if (fresh && fresh.events.length === 0 && fresh.readTo !== undefined && fresh.readTo > group.group.takenTo) {
-      // Nothing of its types up to the end read: the cursor moves past the others.
-      group.group = { ...group.group, takenTo: fresh.readTo };
+    } else {
+      const cursor = cursorPastOtherTypes(fresh, group.group.takenTo);
+      if (cursor !== undefined) group.group = { ...group.group, takenTo: cursor };
     }
     return { claims };
   };

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
@@ -199,9 +199,9 @@ export function createSqlConsumerGroups(
       if (ranged && walk.lease.length > 0) await dialect.insertRows(on, CONSUMER_GROUP_LEASES, leaseRanges(group.id, page.events, walk, lease));
       await on.executeQuery(cursorMoved({ groupId: group.id, cursor: walk.cursor }));
       for (const stored of walk.lease) claims.push(claimOf(stored, 1));
-    } else if (page && page.events.length === 0 && page.readTo !== undefined && page.readTo > group.takenTo) {
-      // Nothing of its types up to the end read: the cursor moves past the others.
-      await on.executeQuery(cursorMoved({ groupId: group.id, cursor: page.readTo }));
+    } else {
+      const cursor = cursorPastOtherTypes(page, group.takenTo);
+      if (cursor !== undefined) await on.executeQuery(cursorMoved({ groupId: group.id, cursor }));
     }
     return { claims };
   };
