@@ -1,15 +1,11 @@
 import { describe, it } from 'node:test';
 import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
-import { checkGroupStateCarriedOver, groupStateBeforeRanges, groupStateBeforeTheMove } from '../support/consumer-group-migration.ts';
+import { checkGroupStateCarriedOver, GROUP_STATE_MOVES } from '../support/consumer-group-migration.ts';
 import { temporaryDirectory } from '../support/temporary-store.ts';
 
 describe('SQLite migration of consumer groups', () => {
-  const moves = [
-    ['when groups stop copying the log', groupStateBeforeTheMove],
-    ['when fresh leases become ranges (those taken before stay a row an event)', groupStateBeforeRanges],
-  ] as const;
-  for (const [when, stateBefore] of moves) {
+  for (const [when, stateBefore] of GROUP_STATE_MOVES) {
     it(`carries every leased, parked and waiting event over ${when}`, async () => {
       const directory = temporaryDirectory('group-migration');
       try {

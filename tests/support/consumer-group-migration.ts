@@ -58,6 +58,12 @@ export async function groupStateBeforeRanges(db: Kysely<any>): Promise<void> {
   await migrateToLatest(db);
 }
 
+/** The moves of a group's state the migrations made, each with the state a store held before it: every backend's test runs them all. */
+export const GROUP_STATE_MOVES = [
+  ['when groups stop copying the log', groupStateBeforeTheMove],
+  ['when fresh leases become ranges (those taken before stay a row an event)', groupStateBeforeRanges],
+] as const;
+
 /** What the migrated store must show: the lease still acks, the parked event and the retry are kept, the acked one never comes back. */
 export async function checkGroupStateCarriedOver(store: SqlPetStore): Promise<void> {
   const groups = createSqlConsumerGroups(store);

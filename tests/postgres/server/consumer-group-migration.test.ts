@@ -2,15 +2,11 @@ import { describe, it } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openPostgresPetStore } from '../../../adapters/store/postgres/postgres-pet-store.ts';
-import { checkGroupStateCarriedOver, groupStateBeforeRanges, groupStateBeforeTheMove } from '../../support/consumer-group-migration.ts';
+import { checkGroupStateCarriedOver, GROUP_STATE_MOVES } from '../../support/consumer-group-migration.ts';
 import { createTestDatabase } from '../../support/postgres.ts';
 
 describe('PostgreSQL migration of consumer groups', () => {
-  const moves = [
-    ['when groups stop copying the log', groupStateBeforeTheMove],
-    ['when fresh leases become ranges (those taken before stay a row an event)', groupStateBeforeRanges],
-  ] as const;
-  for (const [when, stateBefore] of moves) {
+  for (const [when, stateBefore] of GROUP_STATE_MOVES) {
     it(`carries every leased, parked and waiting event over ${when}`, async () => {
       const database = await createTestDatabase();
       try {
