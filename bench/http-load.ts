@@ -191,13 +191,17 @@ export interface Started {
   readonly origin: string;
 }
 
-/** The service as `npm start` runs it, pinned to core 0, its log going to a file; `database` is a SQLite path or a PostgreSQL URL. */
-export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string, environment: Record<string, string> = {}, memoryProbeFile?: string): Promise<Started> {
+/**
+ * The service as `npm start` runs it, pinned to core 0, its log going to a file; `database` is a SQLite path
+ * or a PostgreSQL URL. `nodeFlags` go after npm start's own (so they win), for comparing flags.
+ */
+export async function startService(database: string, directory: string, pin: boolean, profileDirectory?: string, environment: Record<string, string> = {}, memoryProbeFile?: string, nodeFlags: readonly string[] = []): Promise<Started> {
   const logFile = join(directory, 'service.log');
   const log = openSync(logFile, 'w');
   const profile = profileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDirectory];
   const probe = memoryProbeFile === undefined ? [] : ['--import', join(root, 'bench', 'memory-probe.mjs')];
-  const [command, args] = pinned(0, [...profile, ...probe, ...npmStartNodeArgs()], pin);
+  const startArgs = npmStartNodeArgs();
+  const [command, args] = pinned(0, [...profile, ...probe, ...startArgs.slice(0, -1), ...nodeFlags, ...startArgs.slice(-1)], pin);
   const child = spawn(command, args, {
     cwd: directory,
     // As deployed: the production profile (metrics off unless asked for), a key, the request log on.

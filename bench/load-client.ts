@@ -9,6 +9,8 @@ export interface LoadJob {
   readonly body?: string;
   readonly connections: number;
   readonly seconds: number;
+  /** Stop after this many answers, if before `seconds` pass: the same work for every target compared. */
+  readonly amount?: number;
   /** Requests cycled through instead of one (paths, and bodies for POST). */
   readonly requests?: readonly { readonly method: 'GET' | 'POST'; readonly path: string; readonly body?: string }[];
   /**
@@ -50,6 +52,7 @@ process.on('message', (job: LoadJob) => {
     connections: job.connections,
     pipelining: 1,
     duration: job.seconds,
+    ...(job.amount === undefined ? {} : { amount: job.amount }),
   }, (error, result) => {
     if (error) {
       process.send!({ error: String(error) });

@@ -8,7 +8,7 @@ import { addPet, getPet, listPets, StoreUnavailable } from '../../application/in
 import { openSqlitePetStore } from '../../adapters/store/sqlite/sqlite-pet-store.ts';
 import type { SqlPetStore } from '../../adapters/store/sql-pet-store.ts';
 import { migrations } from '../../adapters/store/migrations.ts';
-import { BUSY_TIMEOUT_MS } from '../../adapters/store/sqlite/open-sqlite.ts';
+import { BUSY_TIMEOUT_MS, PAGE_CACHE_KIB } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import { NODE_TS_ARGS, OTHER_RUNTIME } from '../support/processes.ts';
 import { openTemporaryStore, temporaryDirectory } from '../support/temporary-store.ts';
@@ -32,6 +32,12 @@ describe('SQLite pet store', () => {
     const pragma = async (name: string) => (await sql.raw<Record<string, unknown>>(`pragma ${name}`).execute(store.db)).rows[0]!;
     assert.deepEqual(await pragma('journal_mode'), { journal_mode: 'wal' });
     assert.deepEqual(await pragma('synchronous'), { synchronous: 2 });
+  });
+
+  it('bounds its page cache to PAGE_CACHE_KIB, not the driver\'s 16 MiB default', async () => {
+    const { rows: [cache] } = await sql.raw<{ cache_size: number }>('pragma cache_size').execute(store.db);
+    assert.deepEqual(cache, { cache_size: -PAGE_CACHE_KIB });
+    assert.ok(PAGE_CACHE_KIB < 16_000);
   });
 
   it('waits for a lock another connection holds on a timer, not by sleeping: timers run meanwhile, and the write goes through once it is free', async () => {
