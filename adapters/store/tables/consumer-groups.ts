@@ -90,6 +90,8 @@ export function createSqlConsumerGroups(
     return true;
   };
   const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
+    // Each lease named once and each done (a busy worker's acks): none stale.
+    if (done.length === leases.length) return { done, stale: [] };
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
   };
