@@ -36,10 +36,12 @@ export function creationsIn(writes: readonly PendingWrite[]): Map<string, number
   return counts;
 }
 
-/** A batch's writes as appends (`withIds`), and how many ids of each sequence their creations took. */
+/** A batch's writes as appends (`withIds`), how many ids of each sequence their creations took, and the refusals. */
 export interface BuiltWrites {
   readonly appends: PendingAppend[];
   readonly used: ReadonlyMap<string, number>;
+  /** The creations their decision refused, each answered with its refusal (by `appendAll`) once the batch commits. */
+  readonly refused: (() => void)[];
 }
 
 /**
@@ -47,7 +49,8 @@ export interface BuiltWrites {
  * (`ids(sequence, 0)`, `ids(sequence, 1)`, … in the order of the writes) and the streams it reads as
  * `rows` hold them (loaded by `BatchRows.toRead` of the writes). A build that throws (the decision
  * refused) refuses its creation alone and takes no id: the next creation gets it, and the backend
- * gives back the ids left over (`used`). An id whose append the plan refuses stays taken, as a refused
+ * gives back the ids left over (`used`). The refusal waits for the commit, as every answer does: a batch
+ * rolled back and run again decides afresh on what it reads then. An id whose append the plan refuses stays taken, as a refused
  * append's positions do. The new streams of the creations are added to `fresh`, when given: new,
  * since an id is never drawn twice.
  */
@@ -55,6 +58,7 @@ export function withIds(
   writes: readonly PendingWrite[], ids: (sequence: string, index: number) => number, rows: Pick<AppendRows, 'row' | 'streamVersion'>, fresh?: Set<string>,
 ): BuiltWrites {
   const appends: PendingAppend[] = [];
+  const refused: (() => void)[] = [];
   const drawn = new Map<string, number>();
   for (const write of writes) {
     if (!('build' in write)) {
@@ -69,7 +73,7 @@ export function withIds(
       const first = built.streams[0];
       if (first?.expected !== 'no_stream') throw new Error('a creation\'s first stream must be a new one');
     } catch (error) {
-      write.reject(error);
+      refused.push(() => write.reject(error));
       continue;
     }
     drawn.set(write.sequence, index + 1);
@@ -81,7 +85,7 @@ export function withIds(
       observed: write.observed,
     });
   }
-  return { appends, used: drawn };
+  return { appends, used: drawn, refused };
 }
 
 /** A batch of appends inside its transaction. */
@@ -105,12 +109,12 @@ export interface BatchOutcome {
 }
 
 /**
- * Commit batching's core, for every backend: the appends of one batch, each executing the append plan
- * in the batch's transaction, so that a refused append (a version conflict, an idempotency key taken)
- * is rejected alone, having written nothing. A fault of the machine is thrown, to fail the batch.
+ * Commit batching's core, for every backend: the appends of one batch (`withIds`), each executing the
+ * append plan in the batch's transaction, so that a refused append (a version conflict, an idempotency
+ * key taken) is rejected alone, having written nothing. A fault of the machine is thrown, to fail the batch.
  */
-export function appendAll(batch: BatchTransaction, appends: readonly PendingAppend[], now: Date): BatchOutcome {
-  const answers: (() => void)[] = [];
+export function appendAll(batch: BatchTransaction, { appends, refused }: Pick<BuiltWrites, 'appends' | 'refused'>, now: Date): BatchOutcome {
+  const answers: (() => void)[] = [...refused];
   const changes: RowChange[] = [];
   const types = new Set<string>();
   let last = 0;
