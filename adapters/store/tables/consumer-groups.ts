@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { claimPage, consumersWindowMs, cursorPastOtherTypes, GROUP_LIMITS, GroupLimitReached, petsWithEarlierEvents, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
@@ -37,7 +37,7 @@ export function createSqlConsumerGroups(
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
   const {
-    groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, pendingOf, unsettledOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   } = groupStatements(db, dialect);
 
@@ -90,6 +90,8 @@ export function createSqlConsumerGroups(
     return true;
   };
   const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
+    // Each lease named once and each done (a busy worker's acks): none stale.
+    if (done.length === leases.length) return { done, stale: [] };
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
   };
@@ -179,11 +181,13 @@ export function createSqlConsumerGroups(
 
     // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
-    const page = fresh === undefined || claims.length >= room ? undefined
-      : await freshPage(fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) });
+    const page = claims.length >= room ? undefined : await claimPage(
+      fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) },
+      async () => Number((await on.executeQuery<{ count: number | string }>(unsettledOf({ groupId: group.id }))).rows[0]?.count ?? 0),
+    );
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
-      const streams = [...new Set(page.events.map((stored) => stored.streamId))];
-      const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
+      const streams = petsWithEarlierEvents(page.events);
+      const unsettled = streams.length === 0 ? [] : (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
       const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
       const lease = { lease: token, consumer, lease_expires_at: leaseExpiresAt };
       // A group of every type reads every event of the log: its leased events between two held back are one range of it.
