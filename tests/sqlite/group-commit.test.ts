@@ -20,6 +20,7 @@ import type { AppendRequest } from '../../adapters/store/write/append-plan.ts';
 import type { AppendResult, NewAppend } from '../../application/index.ts';
 import type { PendingWrite } from '../../adapters/store/write/batch-rows.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
+import { SQLITE_STREAM_VERSIONS } from '../../adapters/store/sql-event-log.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { appendPet } from '../support/append-as-use-case.ts';
 
@@ -452,6 +453,28 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
       });
       assert.equal(group.answered, 0, 'nobody was answered before COMMIT returned');
       assert.deepEqual(group.reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : outcome.error)), [refusal, 1]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('takes a stream\'s version from its read-model row, read anyway, without looking up its events', async () => {
+    const writer = await countedWriter();
+    try {
+      const sold = (expected: number): AppendRequest => ({
+        streams: [{
+          streamId: 'pet-9', expected, stateAfter: { kind: 'present', pet: { id: 9, name: 'Rex', categoryId: 1, status: 'sold' } },
+          events: [{ type: 'PetStatusChanged' as const, data: { id: 9, from: 'available' as const, to: 'sold' as const } }],
+        }],
+        metadata: { recordedAt: now },
+      });
+      await writer.group([created(9, 'Rex')]);
+      const moved = await writer.group([sold(1)]);
+      assert.deepEqual(moved.statements.filter((text) => text === SQLITE_STREAM_VERSIONS), [], 'no stream\'s version is looked up in the log');
+      assert.ok(moved.statements.some((text) => /^select .* from pets /.test(text)), 'the pet\'s row is read');
+      assert.deepEqual(moved.reply.outcomes.map((outcome) => 'result' in outcome && outcome.result.version), [2]);
+      const stale = await writer.group([sold(1)]);
+      assert.deepEqual(stale.reply.outcomes.map((outcome) => 'error' in outcome && outcome.error), [new StreamVersionConflict('pet-9', 1, 2)]);
     } finally {
       await writer.close();
     }

@@ -139,13 +139,16 @@ export function appendAll(batch: BatchTransaction, { appends, refused }: Pick<Bu
 export interface BatchReads {
   /** Each stream read with its version (streams without events are absent). */
   readonly versions: readonly (readonly [string, number])[];
-  /** The read-model rows read, by table. */
+  /** The read-model rows read, by table; each row's `version` is its stream's. */
   readonly rows: Readonly<Record<string, readonly ReadModelRow[]>>;
   /** The scope and key of each live (unexpired) idempotency record read. */
   readonly remembered: readonly (readonly [string, string])[];
 }
 
-/** What `BatchRows.toRead` asks to be read: streams' versions, read-model rows by table, and whether records are live. */
+/**
+ * What `BatchRows.toRead` asks to be read: the versions of streams that keep no read-model row, the rows
+ * of those that do (by table: a row holds its stream's version), and whether records are live.
+ */
 export interface BatchReadsWanted {
   readonly streams: string[];
   /** The ids of the rows wanted, by table. */
@@ -192,6 +195,8 @@ interface AppendWrites {
  */
 export class BatchRows implements AppendRows {
   private readonly versions = new Map<string, number>();
+  /** The stream of each read-model row asked for (by `rowKey`): the row read gives its version. */
+  private readonly rowStreams = new Map<string, string>();
   private readonly read = new Map<string, ReadModelRow>();
   private readonly written = new Map<string, WrittenRow>();
   private readonly live = new Set<string>();
@@ -221,10 +226,13 @@ export class BatchRows implements AppendRows {
       else if (!this.versions.has(streamId)) {
         // No events until the read says otherwise (it names only streams that have some).
         this.versions.set(streamId, 0);
-        streams.push(streamId);
         const found = aggregateOfStream(streamId);
         const table = found?.aggregate.readModel?.table;
-        if (table !== undefined) {
+        // A stream's read-model row is written in the commit of each of its events, at its version: the
+        // row read says the version too, so its events are not looked up.
+        if (table === undefined) streams.push(streamId);
+        else {
+          this.rowStreams.set(rowKey(table, found!.id), streamId);
           const ids = rows.get(table);
           if (ids) ids.push(found!.id);
           else rows.set(table, [found!.id]);
@@ -244,12 +252,19 @@ export class BatchRows implements AppendRows {
         keys.push(record.key);
       }
     }
-    return streams.length === 0 && keys.length === 0 ? undefined : { streams, rows, scopes, keys };
+    return streams.length === 0 && rows.size === 0 && keys.length === 0 ? undefined : { streams, rows, scopes, keys };
   }
 
   load(reads: BatchReads): void {
     for (const [stream, version] of reads.versions) this.versions.set(stream, version);
-    for (const [table, rows] of Object.entries(reads.rows)) for (const row of rows) this.read.set(rowKey(table, row.id as number), row);
+    for (const [table, rows] of Object.entries(reads.rows)) {
+      for (const row of rows) {
+        const key = rowKey(table, row.id as number);
+        this.read.set(key, row);
+        const streamId = this.rowStreams.get(key);
+        if (streamId !== undefined) this.versions.set(streamId, row.version as number);
+      }
+    }
     for (const [scope, key] of reads.remembered) this.live.add(rememberKey(scope, key));
   }
 
