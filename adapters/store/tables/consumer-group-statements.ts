@@ -34,24 +34,25 @@ export const eventRows = (on: Db) => on.selectFrom((inner) => inner.selectFrom('
 
 /** The statements every claim or ack of a consumer group runs, each built by Kysely once (`compiledOnce`) and run with new values. */
 export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpdate'>) {
-  /**
-   * The group's row, locked; whether any of its ranged leases expired before `at`; and whether it holds any
-   * event row (leased one a row, waiting or parked): a group drained in order holds none.
-   */
-  const groupHeld = compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
-    .select((select) => [
-      select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
-        .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'),
-      select.exists(select.selectFrom('consumer_group_exceptions as e').select('e.position').whereRef('e.group_id', '=', 'consumer_groups.id')).as('eventRows'),
-    ])));
   // A group's unsettled events one a row (from the state's own index ranges: parked rows are never read), and in its ranged leases.
   const unsettledRows = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_groups'>) => select.selectFrom('consumer_group_exceptions as e')
     .select((inner) => count(inner)).whereRef('e.group_id', '=', 'consumer_groups.id').where('e.state', 'in', ['ready', 'leased']);
   const rangedEvents = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_groups'>) => select.selectFrom('consumer_group_leases as r')
     .select((inner) => inner.fn.coalesce(inner.fn.sum<number | string>('r.events'), sql<number>`0`).as('events')).whereRef('r.group_id', '=', 'consumer_groups.id');
-  /** How many events the group holds unsettled (waiting or leased), by its id. */
-  const unsettledOf = compiledOnce<{ groupId: number }>((value) => db.selectFrom('consumer_groups')
-    .select((select) => sql<number>`${unsettledRows(select)} + ${rangedEvents(select)}`.as('count')).where('id', '=', value('groupId')));
+  /**
+   * The group's row, locked; whether any of its ranged leases expired before `at`; whether it holds any
+   * event row (leased one a row, waiting or parked): a group drained in order holds none; and, for a claim
+   * (`counting`), how many events it holds unsettled (waiting or leased), in the same read.
+   */
+  const groupLocked = (counting: boolean) => compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
+    .select((select) => [
+      select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
+        .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'),
+      select.exists(select.selectFrom('consumer_group_exceptions as e').select('e.position').whereRef('e.group_id', '=', 'consumer_groups.id')).as('eventRows'),
+      ...(counting ? [sql<number>`${unsettledRows(select)} + ${rangedEvents(select)}`.as('unsettled')] : []),
+    ])));
+  const groupHeld = groupLocked(false);
+  const groupHeldCounted = groupLocked(true);
   const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups')
     .selectAll('consumer_groups')
     .select((select) => [
@@ -163,7 +164,7 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .where('state', '=', 'leased').where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at'))
     .returning('position'));
   return {
-    groupHeld, pendingOf, unsettledOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   };
 }

@@ -37,7 +37,7 @@ export function createSqlConsumerGroups(
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
   const {
-    groupHeld, pendingOf, unsettledOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   } = groupStatements(db, dialect);
 
@@ -45,14 +45,18 @@ export function createSqlConsumerGroups(
    * `work` with the group held alone, its ranged leases that expired by `now` (when given) first turned into
    * a row an event (as every rule over expired leases reads them); undefined when there is no such group.
    */
-  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
+  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>, counting = false): Promise<T | undefined> =>
     transaction(async (on) => {
       // Without a time nothing has expired: no lease expires before the empty text.
       const at = now?.toISOString() ?? '';
-      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown }>(groupHeld({ owner: ownerKeyId, name, at }))).rows;
+      const read = counting ? groupHeldCounted : groupHeld;
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown; unsettled?: unknown }>(read({ owner: ownerKeyId, name, at }))).rows;
       if (!row) return undefined;
-      // Expired ranges are opened into event rows just below.
-      const group: HeldGroup = { ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0 };
+      // Expired ranges are opened into event rows just below (they stay as many unsettled events).
+      const group: HeldGroup = {
+        ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0,
+        ...(counting ? { unsettled: Number(row.unsettled ?? 0) } : {}),
+      };
       if (Number(row.rangesExpired) > 0) {
         await on.executeQuery(expiredRangesOpened({ groupId: group.id, at }));
         await on.executeQuery(expiredRangesDropped({ groupId: group.id, at }));
@@ -183,7 +187,7 @@ export function createSqlConsumerGroups(
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
     const page = claims.length >= room ? undefined : await claimPage(
       fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) },
-      async () => Number((await on.executeQuery<{ count: number | string }>(unsettledOf({ groupId: group.id }))).rows[0]?.count ?? 0),
+      () => group.unsettled ?? Infinity,
     );
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
       const streams = petsWithEarlierEvents(page.events);
@@ -287,7 +291,7 @@ export function createSqlConsumerGroups(
           const acked = acks === undefined ? undefined : await ackHeld(on, group, acks, now);
           const outcome = await claimHeld(on, group, { consumer, max, now, seen, fresh });
           return acked === undefined ? outcome : { ...outcome, acked };
-        });
+        }, fresh !== undefined && fresh.holdRoom === undefined);
       },
 
       async ack(leases, now) {
