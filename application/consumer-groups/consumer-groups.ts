@@ -1,6 +1,6 @@
 import type { EventLog } from '../event-log.ts';
 import type { Clock, StoredEvent } from '../ports.ts';
-import { holdRoomOf, readFreshPage } from './fresh-events.ts';
+import { holdRoomOf, logToEnd, readFreshPage } from './fresh-events.ts';
 import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from './group-settings.ts';
 import type { ConsumerGroup, GroupSettings, GroupStart } from './group-settings.ts';
 import type { FreshEvents } from './fresh-events.ts';
@@ -179,7 +179,7 @@ export interface ConsumerGroupPorts {
 async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number): Promise<FreshEvents | undefined> {
   const holdRoom = holdRoomOf(pending.unsettled);
   if (holdRoom <= 0) return undefined;
-  return { ...(await readFreshPage(ports.eventLog, pending.group, max)), holdRoom };
+  return { ...(await readFreshPage(logToEnd(ports.eventLog), pending.group, max)), holdRoom };
 }
 
 /** Fresh events a claim reads in its own transaction, the group's room to hold them counted there too. */

@@ -31,7 +31,7 @@ export function holdRoomOf(unsettled: number): number {
 }
 
 /** The page a claim walks: `fresh` as read while the cursor is still where it was read from, else the page after the cursor, read from `log`. */
-export async function freshPage(fresh: FreshEvents & { readonly holdRoom: number }, group: ConsumerGroup, max: number, log: Pick<EventLog, 'readLog' | 'end'>): Promise<FreshPage> {
+export async function freshPage(fresh: FreshEvents & { readonly holdRoom: number }, group: ConsumerGroup, max: number, log: LogToEnd): Promise<FreshPage> {
   return fresh.events !== undefined && fresh.after === group.takenTo ? fresh as FreshPage : { ...fresh, ...(await readFreshPage(log, group, max)) };
 }
 
@@ -40,24 +40,41 @@ export async function freshPage(fresh: FreshEvents & { readonly holdRoom: number
  * claim did not count it before its transaction; undefined when the group may take no more in.
  */
 export async function claimPage(
-  fresh: FreshEvents | undefined, group: ConsumerGroup, max: number, log: Pick<EventLog, 'readLog' | 'end'>, unsettled: () => number | Promise<number>,
+  fresh: FreshEvents | undefined, group: ConsumerGroup, max: number, log: LogToEnd, unsettled: () => number | Promise<number>,
 ): Promise<FreshPage | undefined> {
   if (fresh === undefined) return undefined;
   const holdRoom = fresh.holdRoom ?? holdRoomOf(await unsettled());
   return holdRoom > 0 ? freshPage({ ...fresh, holdRoom }, group, max, log) : undefined;
 }
 
+/** A page of the log and where the log ended when it was read: no event up to `end` is missing from a page shorter than its limit. */
+export interface LogToEnd {
+  readLogToEnd(query: LogQuery): Promise<{ readonly events: StoredEvent[]; readonly end: number }>;
+}
+
 /**
- * The group's page of the log past its cursor (`freshPageQuery`), up to the log's end read first: commits
- * become visible in position order, so a page shorter than its limit holds every event of the group's
- * types up to that end (`readTo`), and the claim that walks it moves the cursor there. A group that takes
- * types the log seldom holds thus reads the others once, not at every claim.
+ * `LogToEnd` from a log's two reads, its end read first: commits become visible in position order, so the
+ * page, read up to that end, holds every event of it up to there (a store may read both in one statement).
  */
-export async function readFreshPage(log: Pick<EventLog, 'readLog' | 'end'>, group: ConsumerGroup, max: number): Promise<Pick<FreshPage, 'after' | 'events' | 'readTo'>> {
-  const through = await log.end();
+export function logToEnd(log: Pick<EventLog, 'readLog' | 'end'>): LogToEnd {
+  return {
+    async readLogToEnd(query) {
+      const end = await log.end();
+      return { events: await log.readLog({ ...query, through: end }), end };
+    },
+  };
+}
+
+/**
+ * The group's page of the log past its cursor (`freshPageQuery`) and the log's end it was read at: a page
+ * shorter than its limit holds every event of the group's types up to that end (`readTo`), and the claim
+ * that walks it moves the cursor there. A group that takes types the log seldom holds thus reads the
+ * others once, not at every claim.
+ */
+export async function readFreshPage(log: LogToEnd, group: ConsumerGroup, max: number): Promise<Pick<FreshPage, 'after' | 'events' | 'readTo'>> {
   const query = freshPageQuery(group, max);
-  const events = await log.readLog({ ...query, through });
-  return { after: group.takenTo, events, ...(events.length < query.limit ? { readTo: through } : {}) };
+  const { events, end } = await log.readLogToEnd(query);
+  return { after: group.takenTo, events, ...(events.length < query.limit ? { readTo: end } : {}) };
 }
 
 /** What a claim does with the fresh events it walked (see `walkFresh`). */

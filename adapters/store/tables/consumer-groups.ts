@@ -5,7 +5,7 @@ import { claimPage, consumersWindowMs, cursorPastOtherTypes, GROUP_LIMITS, Group
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
-import { readEventsAt, readLogEndOn, readLogOn } from '../sql-event-log.ts';
+import { readEventsAt, readLogToEndOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
 import type { ConsumerGroupExceptionsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
@@ -186,7 +186,7 @@ export function createSqlConsumerGroups(
     // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
     const page = claims.length >= room ? undefined : await claimPage(
-      fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) },
+      fresh, group, max, { readLogToEnd: (query) => readLogToEndOn(on, dialect, query) },
       () => group.unsettled ?? Infinity,
     );
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
