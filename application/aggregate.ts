@@ -27,7 +27,10 @@ export type ReadModelRow = Record<string, string | number | null>;
  */
 export interface ReadModel<State> {
   readonly table: string;
-  /** The row of `state` at `version`: a new one (created at `at`) when `existing` is undefined. */
+  /**
+   * The row of `state` at `version`: a new one (created at `at`) when `existing` is undefined. The row
+   * keeps `version` in its column `version`: the store reads a stream's version from its row.
+   */
   rowOf(existing: ReadModelRow | undefined, state: State, version: number, at: string): ReadModelRow;
   /** The state a row holds: what the rebuild folds the next event onto. */
   stateOf(row: ReadModelRow): State;

@@ -18,4 +18,6 @@ export * from './event-log.ts';
 export * from './commits.ts';
 export * from './webhooks.ts';
 export * from './consumer-groups/consumer-groups.ts';
+export * from './consumer-groups/group-settings.ts';
+export * from './consumer-groups/fresh-events.ts';
 export * from './consumer-groups/claim-waits.ts';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
-import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups/consumer-groups.ts';
+import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from '../application/consumer-groups/group-settings.ts';
 import { CLOUD_EVENT_TYPES, CloudEventSchema } from './event-feed.ts';
 import { NAME_PATTERN } from './schemas.ts';
 

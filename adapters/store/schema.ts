@@ -182,10 +182,10 @@ export const TABLES: readonly TableDeclaration[] = [
   EVENTS, PETS, ORDERS, SEQUENCES, API_KEYS, IDEMPOTENCY_KEYS, STORE_HEALTH, WEBHOOKS, WEBHOOK_ATTEMPTS, CONSUMER_GROUPS, CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES, CONSUMER_GROUP_CONSUMERS,
 ];
 
-/** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`). */
+/** A read model's table, as declared: what an aggregate's projection writes into (`ReadModel.table`), keyed by `id`, its stream's `version` beside. */
 export function readModelTable(name: string): TableDeclaration {
   const table = TABLES.find((each) => each.name === name);
-  if (!table || !('id' in table.columns)) throw new Error(`no read-model table ${name} with an id column is declared`);
+  if (!table || !('id' in table.columns) || !('version' in table.columns)) throw new Error(`no read-model table ${name} with id and version columns is declared`);
   return table;
 }
 

@@ -60,6 +60,11 @@ export interface LogFilter {
   readonly streamId?: string | undefined;
   /** Only events at or before this position. */
   readonly through?: number | undefined;
+  /**
+   * Also where the log ends (`LogPage.end`), read in the page's statement, one snapshot: no event up to
+   * there is missing from a page shorter than its limit. The page then comes even with no event (`[]`, `last` 0).
+   */
+  readonly withEnd?: boolean | undefined;
 }
 
 /** Some events of the log, the last at `last`. */
@@ -67,6 +72,8 @@ export interface LogPage {
   /** A JSON array: `[position, stream version, type, data, metadata]` for each event (data and metadata as stored), in no promised order. */
   readonly text: string;
   readonly last: number;
+  /** The log's end when the page was read, when asked (`LogFilter.withEnd`). */
+  readonly end?: number;
 }
 
 /** Runs `work`, rethrowing its failure as the dialect names it. */

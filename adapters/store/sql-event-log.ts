@@ -67,9 +67,10 @@ export function sqliteLogPageSql(filter: LogFilter = {}): string {
   const types = filter.types === undefined ? '' : ` and type in (${filter.types.length > 0 ? filter.types.map(() => '?').join(', ') : 'null'})`;
   const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
   const through = filter.through === undefined ? '' : ' and position <= ?';
+  const end = filter.withEnd ? `, (${LOG_END.sqlite}) as log_end` : '';
   return `
   select max(position) as last,
-    '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), data, metadata), ',') || ']' as text
+    '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), data, metadata), ',') || ']' as text${end}
   from (select ${PAGE_COLUMNS} from events where position > ?${through}${types}${stream} order by position limit ?)`;
 }
 
@@ -83,9 +84,14 @@ export async function readSqliteLogPage(executor: Kysely<PetStoreDatabase>, afte
     : CompiledQuery.raw(sqliteLogPageSql(filter), [
       afterPosition, ...(filter.through === undefined ? [] : [filter.through]), ...(filter.types ?? []), ...(filter.streamId === undefined ? [] : [filter.streamId]), limit,
     ]);
-  const { rows } = await executor.executeQuery<LogPage | { text: null }>(query);
-  const row = rows[0];
-  return row?.text == null ? null : row;
+  const { rows } = await executor.executeQuery<{ last: number; text: string | null; log_end?: number }>(query);
+  return pageOf(rows[0], filter);
+}
+
+/** The page a page statement answered: null when it found no event, unless asked for the log's end as well. */
+function pageOf(row: { last: number | string | null; text: string | null; log_end?: number | string } | undefined, filter: LogFilter | undefined): LogPage | null {
+  if (filter?.withEnd) return { text: row?.text ?? '[]', last: Number(row?.last ?? 0), end: Number(row?.log_end ?? 0) };
+  return row?.text == null ? null : { text: row.text, last: Number(row.last) };
 }
 
 
@@ -94,14 +100,14 @@ export async function readPostgresLogPage(executor: Kysely<PetStoreDatabase>, af
   const types = filter?.types === undefined ? sql`` : sql` and type = any(${[...filter.types]}::text[])`;
   const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
   const through = filter?.through === undefined ? sql`` : sql` and position <= ${filter.through}`;
-  const { rows } = await sql<LogPage | { text: null }>`
+  const end = filter?.withEnd ? sql.raw(`, (${LOG_END.postgres}) as log_end`) : sql``;
+  const { rows } = await sql<{ last: number | string | null; text: string | null; log_end?: number | string }>`
     select max(position) as last,
-      '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), data, metadata), ',') || ']' as text
+      '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), data, metadata), ',') || ']' as text${end}
     from (select ${sql.raw(PAGE_COLUMNS)} from events
       where position > ${afterPosition}${through}${types}${stream} order by position limit ${limit}) as page`
     .execute(executor);
-  const row = rows[0];
-  return row?.text == null ? null : row;
+  return pageOf(rows[0], filter);
 }
 
 /** A stream's events in order, and its version. */
@@ -146,6 +152,12 @@ export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDial
     readLog: (query) => translated(dialect, () => readLogOn(db, dialect, query)),
     end: () => readLogEnd(db, dialect),
   };
+}
+
+/** `LogToEnd.readLogToEnd` on `executor`, the page and the log's end in one statement (one snapshot), errors untranslated. */
+export async function readLogToEndOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId }: LogQuery): Promise<{ events: StoredEvent[]; end: number }> {
+  const page = await dialect.readLogPage(executor, after, limit, { types, streamId, withEnd: true });
+  return { events: page === null ? [] : storedEventsFromPage(page.text), end: page?.end ?? 0 };
 }
 
 /** `EventLog.readLog` on `executor` (a transaction's connection too), errors untranslated. */

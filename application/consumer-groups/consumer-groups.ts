@@ -1,57 +1,9 @@
-import type { EventLog, LogQuery } from '../event-log.ts';
+import type { EventLog } from '../event-log.ts';
 import type { Clock, StoredEvent } from '../ports.ts';
-
-/** Where a new group begins: at the first event, after the log's current end, or after a position. */
-export type GroupStart = 'beginning' | 'end' | number;
-
-/** What a group's creator chooses; the same settings again find the same group. */
-export interface GroupSettings {
-  readonly ackTimeoutMs: number;
-  readonly maxDeliveries: number;
-  readonly start: GroupStart;
-  /** Only events of these types; absent: every type. */
-  readonly types?: readonly string[];
-}
-
-export const DEFAULT_GROUP_SETTINGS = { ackTimeoutMs: 30_000, maxDeliveries: 5, start: 'beginning' } as const satisfies GroupSettings;
-
-/** The bounds on one key's groups and what they hold at once. */
-export const GROUP_LIMITS = {
-  groupsPerKey: 20,
-  /** Room for four consumers each holding a full claim. */
-  inFlightPerGroup: 4000,
-  /** A full claim: a consumer acking each batch with its next claim holds one batch at a time. */
-  inFlightPerConsumer: 1000,
-  /** Events a claim hands out at most (and leases an ack, nack or extend names at most). */
-  claimMax: 1000,
-  /** The fewest events of the log past its cursor a claim reads, however few it asks for. */
-  freshPageMin: 100,
-  /** The longest a claim waits for events. */
-  longestWaitMs: 30_000,
-  /** Consumers a group shows at once (seen within its window, see `consumersWindowMs`): a claim by one more is told to wait. */
-  consumersPerGroup: 1000,
-  /** Claims waiting for events at once, of one key and from one client address (429 past either). */
-  waitingClaimsPerKey: 100,
-  waitingClaimsPerClient: 100,
-  /**
-   * Unsettled events a group holds at most (in flight, waiting to be retried, held back by their pet): past
-   * it, the group reads no further into the log until some settle, so its rows stay bounded whatever the log holds.
-   */
-  takenAhead: 8000,
-  /** Parked events a group holds at most: past it, it takes no more from the log until some are replayed (or it is deleted). */
-  parkedPerGroup: 10_000,
-  /** Parked events one replay step hands back at a time. */
-  replayPage: 500,
-} as const;
-
-/** A consumer group: a key's named cursor set over the log. */
-export interface ConsumerGroup extends GroupSettings {
-  readonly ownerKeyId: string;
-  readonly name: string;
-  readonly createdAt: string;
-  /** The group's cursor: every event of the log up to here has been taken in (handed out, waiting, parked, or acked). */
-  readonly takenTo: number;
-}
+import { holdRoomOf, logToEnd, readFreshPage } from './fresh-events.ts';
+import { DEFAULT_GROUP_SETTINGS, GROUP_LIMITS } from './group-settings.ts';
+import type { ConsumerGroup, GroupSettings, GroupStart } from './group-settings.ts';
+import type { FreshEvents } from './fresh-events.ts';
 
 /** A group and how far its consumers have come. */
 export interface GroupStatus {
@@ -67,14 +19,6 @@ export interface GroupStatus {
    * live leases and when each last claimed or extended one.
    */
   readonly consumers: readonly { readonly consumer: string; readonly inFlight: number; readonly lastSeenAt: string }[];
-}
-
-/**
- * How long a consumer shows in its group after its last claim: the ack timeout, and at least the longest a
- * claim waits, so that a worker waiting for events does not vanish meanwhile.
- */
-export function consumersWindowMs(group: Pick<GroupSettings, 'ackTimeoutMs'>): number {
-  return Math.max(group.ackTimeoutMs, GROUP_LIMITS.longestWaitMs);
 }
 
 /** See `GroupHandle.pending`. */
@@ -134,57 +78,12 @@ export class GroupRequestRefused extends Error {
   }
 }
 
-/** Whether `settings` are the group's own: creating it again with them finds it (types in any order). */
-export function sameGroupSettings(group: ConsumerGroup, settings: GroupSettings): boolean {
-  const types = (list: readonly string[] | undefined) => (list === undefined ? null : JSON.stringify([...list].sort()));
-  return group.ackTimeoutMs === settings.ackTimeoutMs && group.maxDeliveries === settings.maxDeliveries
-    && group.start === settings.start && types(group.types) === types(settings.types);
-}
-
 /** A key asked for one group more than it may have. */
 export class GroupLimitReached extends Error {
   constructor(readonly max: number) {
     super(`this key has ${max} consumer groups, the most it may have; delete one first`);
     this.name = 'GroupLimitReached';
   }
-}
-
-/**
- * The log's events past a group's cursor that a claim read for it (the group's types only, in position
- * order), from `after`, the cursor it read at: a claim leases them straight from the log, or keeps as
- * waiting those its pet holds back, at most `holdRoom` of them. `events` absent: not read yet, the claim
- * reads the page after the cursor in its own transaction.
- */
-export interface FreshEvents {
-  readonly after: number;
-  readonly events?: readonly StoredEvent[] | undefined;
-  /**
-   * Set when `events` are every event of the group's types in (`after`, `readTo`]: once they are all walked,
-   * the cursor moves to `readTo`, past the events of other types, so that no later claim reads them again.
-   */
-  readonly readTo?: number | undefined;
-  readonly holdRoom: number;
-}
-
-/** `FreshEvents` read. */
-export type FreshPage = FreshEvents & { readonly events: readonly StoredEvent[] };
-
-/** The page a claim walks: `fresh` as read while the cursor is still where it was read from, else the page after the cursor, read from `log`. */
-export async function freshPage(fresh: FreshEvents, group: ConsumerGroup, max: number, log: Pick<EventLog, 'readLog' | 'end'>): Promise<FreshPage> {
-  return fresh.events !== undefined && fresh.after === group.takenTo ? fresh as FreshPage : { ...fresh, ...(await readFreshPage(log, group, max)) };
-}
-
-/**
- * The group's page of the log past its cursor (`freshPageQuery`), up to the log's end read first: commits
- * become visible in position order, so a page shorter than its limit holds every event of the group's
- * types up to that end (`readTo`), and the claim that walks it moves the cursor there. A group that takes
- * types the log seldom holds thus reads the others once, not at every claim.
- */
-export async function readFreshPage(log: Pick<EventLog, 'readLog' | 'end'>, group: ConsumerGroup, max: number): Promise<Pick<FreshPage, 'after' | 'events' | 'readTo'>> {
-  const through = await log.end();
-  const query = freshPageQuery(group, max);
-  const events = await log.readLog({ ...query, through });
-  return { after: group.takenTo, events, ...(events.length < query.limit ? { readTo: through } : {}) };
 }
 
 /** What a claim asks of its group (see `GroupHandle.claim`). */
@@ -272,65 +171,19 @@ export interface ConsumerGroupPorts {
   readonly clock: Clock;
 }
 
-/** What a claim does with the fresh events it walked (see `walkFresh`). */
-export interface FreshWalk {
-  readonly lease: readonly StoredEvent[];
-  /** Held back by an earlier unsettled event of their pet: kept waiting in the group. */
-  readonly hold: readonly StoredEvent[];
-  /** The group's cursor past them. */
-  readonly cursor: number;
-}
-
-/**
- * Where a claim whose page held none of the group's types leaves its cursor: past the events of other
- * types up to the end it read (`readTo`, as `walkFresh` does for a page it walks whole); undefined when it stays.
- */
-export function cursorPastOtherTypes(page: FreshPage | undefined, takenTo: number): number | undefined {
-  return page !== undefined && page.events.length === 0 && page.readTo !== undefined && page.readTo > takenTo ? page.readTo : undefined;
-}
-
-/**
- * Walks `fresh` in position order: an event whose pet has an unsettled event before it (one of the
- * group's, `unsettledStreams`, or one met earlier in the walk) is held back, any other leased; the walk
- * stops before the event that would lease one more than `room` or hold one more than `fresh.holdRoom`.
- */
-export function walkFresh(fresh: FreshPage, room: number, unsettledStreams: ReadonlySet<string>): FreshWalk {
-  const lease: StoredEvent[] = [];
-  const hold: StoredEvent[] = [];
-  const met = new Set<string>();
-  let cursor = fresh.after;
-  for (const stored of fresh.events) {
-    const held = unsettledStreams.has(stored.streamId) || met.has(stored.streamId);
-    if (held ? hold.length >= fresh.holdRoom : lease.length >= room) break;
-    (held ? hold : lease).push(stored);
-    met.add(stored.streamId);
-    cursor = stored.position;
-  }
-  const walkedAll = lease.length + hold.length === fresh.events.length;
-  return { lease, hold, cursor: walkedAll && fresh.readTo !== undefined ? Math.max(cursor, fresh.readTo) : cursor };
-}
-
 /**
  * The log's events past the group's cursor that a claim of `max` may lease, while it holds fewer unsettled
- * events than it may take ahead; read now when `readNow`, else left for the claim's transaction to read.
- * The log is read through its one reader, committed events only in position order, so a position past the
- * cursor can never be overtaken by a later commit.
+ * events than it may take ahead. The log is read through its one reader, committed events only in position
+ * order, so a position past the cursor can never be overtaken by a later commit.
  */
-async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number, readNow: boolean): Promise<FreshEvents | undefined> {
-  const holdRoom = GROUP_LIMITS.takenAhead - pending.unsettled;
+async function freshEvents(ports: ConsumerGroupPorts, pending: PendingEvents, max: number): Promise<FreshEvents | undefined> {
+  const holdRoom = holdRoomOf(pending.unsettled);
   if (holdRoom <= 0) return undefined;
-  const { group } = pending;
-  if (!readNow) return { after: group.takenTo, holdRoom };
-  return { ...(await readFreshPage(ports.eventLog, group, max)), holdRoom };
+  return { ...(await readFreshPage(logToEnd(ports.eventLog), pending.group, max)), holdRoom };
 }
 
-/**
- * The page of the log past the group's cursor that a claim of `max` reads: at least a full claim long, as
- * events whose pet holds them back are passed over (kept waiting) for later ones.
- */
-export function freshPageQuery(group: ConsumerGroup, max: number): LogQuery {
-  return { after: group.takenTo, limit: Math.max(max, GROUP_LIMITS.freshPageMin), ...(group.types === undefined ? {} : { types: group.types }) };
-}
+/** Fresh events a claim reads in its own transaction, the group's room to hold them counted there too. */
+const IN_THE_CLAIM: FreshEvents = { after: -1 };
 
 /**
  * Claims events for `consumer`: those waiting in the group, then fresh ones from the log past its
@@ -341,16 +194,16 @@ export async function claimEvents(
   ports: ConsumerGroupPorts, ownerKeyId: string, name: string, consumer: string, max: number, seen = true, acks?: readonly string[],
 ): Promise<ClaimAnswer | undefined> {
   const group = ports.consumerGroups.group(ownerKeyId, name);
+  const carried = acks !== undefined && acks.length > 0 ? acks : undefined;
+  // A claim that writes anyway (marks its consumer seen, acks) reads the group and the log in its transaction
+  // only: with several consumers, a page read before it would mostly be stale by then (another claim moved the cursor).
+  if (seen || carried !== undefined) return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh: IN_THE_CLAIM, acks: carried });
   const pending = await group.pending(ports.clock.now());
   if (!pending) return undefined;
-  const carried = acks !== undefined && acks.length > 0 ? acks : undefined;
-  // A claim that writes anyway (marks its consumer seen, acks) reads the log in its transaction: with several
-  // consumers, a page read before it would mostly be stale by then (another claim moved the cursor).
-  const writes = seen || carried !== undefined;
-  const fresh = await freshEvents(ports, pending, max, !writes);
-  // Nothing could go, nobody is to be marked seen and nothing acked: the claim's transaction (SQLite's writer) is not needed.
-  if (!writes && !fresh?.events?.length && !pending.due) return { claims: [] };
-  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh, acks: carried });
+  const fresh = await freshEvents(ports, pending, max);
+  // Nothing could go: the claim's transaction (SQLite's writer) is not needed.
+  if (!fresh?.events?.length && !pending.due) return { claims: [] };
+  return group.claim({ consumer, max, now: ports.clock.now(), seen, fresh });
 }
 
 /** What a client asks a new group to be: each setting left out takes its default (`DEFAULT_GROUP_SETTINGS`). */

@@ -81,7 +81,8 @@ export async function placeOrder(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  const expiresAt = new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
+  // Only a keyed request keeps a record that expires.
+  const expiresAt = idempotencyKey === undefined ? '' : new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
   const place = (id: number): OrderCommand => ({ type: 'PlaceOrder', data: { id, petId: newOrder.petId, shipDate: newOrder.shipDate ?? null } });
   // A petId that can name no pet is refused before the store draws an id.
   if (!Number.isSafeInteger(newOrder.petId) || newOrder.petId < 1) decideOrder(place(0), ORDER_AGGREGATE.initialState(), { kind: 'absent' });

@@ -1,6 +1,6 @@
 import { header, parameter, BODY_CODES, experimentalOperations, answer, body } from './parts.ts';
 import type { Json } from './parts.ts';
-import { GROUP_LIMITS } from '../../application/consumer-groups/consumer-groups.ts';
+import { GROUP_LIMITS } from '../../application/consumer-groups/group-settings.ts';
 
 const GROUP_EXPERIMENTAL =
   'Experimental: not part of interface 1.0.0. A consumer group belongs to the API key that made it, its name within that key: another key is told 404.';

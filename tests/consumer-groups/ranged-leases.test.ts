@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addPet, changePetStatus } from '../../application/index.ts';
-import type { Claim } from '../../application/index.ts';
+import { addPet, changePetStatus, claimEvents } from '../../application/index.ts';
+import type { Claim, ConsumerGroups } from '../../application/index.ts';
 import type { KyselyPlugin } from 'kysely';
 import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
@@ -97,6 +97,47 @@ describe('fresh events leased as ranges of the log (SQLite)', () => {
       const holdingRow = await counted(() => claim('a', 10));
       // Parking spent leases, and the ready and the expired waiting events (the parked count only with fresh events).
       assert.equal(holdingRow - drainedInOrder, 3);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('a claim whose fresh events are each their pet\'s first asks nothing about earlier events of their pets: one statement fewer', async () => {
+    const { opened, store, group, rows, claim, counted } = await openGroup();
+    try {
+      assert.deepEqual(await claim('a', 10), [], 'the consumer seen once: the claims below count the same statements for it');
+      const pet = await addPet(store, { name: 'A', categoryId: 1 });
+      let claims: Claim[] = [];
+      const first = await counted(async () => (claims = await claim('a', 10)));
+      await group.ack(claims.map((each) => each.lease), new Date());
+      await changePetStatus(store, { id: pet.id, status: 'sold' });
+      const later = await counted(async () => (claims = await claim('a', 10)));
+      assert.deepEqual(claims.map((each) => each.event.streamVersion), [2]);
+      assert.deepEqual(await rows(), { ranges: [[2, 2, 1]], events: [] }, 'both claims wrote the same: a range and the cursor');
+      assert.equal(later - first, 1, 'only the pet\'s second event asks whether an earlier one is unsettled');
+      // The group locked (with how many events it holds unsettled), the consumer seen, the live leases, the log's page (with its end), the range, the cursor.
+      assert.equal(first, 6);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('a claim that writes reads its group and the log in its own transaction only, nothing before it', async () => {
+    const { opened, store, group } = await openGroup();
+    try {
+      await addPet(store, { name: 'A', categoryId: 1 });
+      let pendingReads = 0;
+      const groups = { group: () => ({ ...group, pending: (now: Date) => ((pendingReads += 1), group.pending(now)) }) } as unknown as ConsumerGroups;
+      const ports = { consumerGroups: groups, eventLog: store.eventLog, clock: store.clock };
+      const answer = await claimEvents(ports, '1', 'g', 'a', 10);
+      assert.ok(answer && 'claims' in answer);
+      assert.deepEqual(answer.claims.map((each) => each.position), [1]);
+      assert.equal(pendingReads, 0);
+      const carried = await claimEvents(ports, '1', 'g', 'a', 10, false, answer.claims.map((each) => each.lease));
+      assert.equal(carried?.acked?.done.length, 1);
+      assert.equal(pendingReads, 0, 'a claim carrying acks writes too');
+      await claimEvents(ports, '1', 'g', 'a', 10, false);
+      assert.equal(pendingReads, 1, 'a look that marks nobody seen and acks nothing reads first, and takes the writer only when something can go');
     } finally {
       await opened.close();
     }

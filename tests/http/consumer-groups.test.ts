@@ -174,8 +174,11 @@ describe('consumer groups over HTTP', () => {
     const first = await claim('batched', { consumer: 'busy', max: 2 });
     const answer = await send('POST', '/batched/claims', { consumer: 'busy', max: 2, acks: [...first.map((entry) => entry.lease), 'unknown.1'] });
     assert.equal(answer.status, 200);
-    const body = (await answer.json()) as Claims & { acked: number; stale: string[] };
+    const text = await answer.text();
+    const body = JSON.parse(text) as Claims & { acked: number; stale: string[] };
     assert.deepEqual([body.acked, body.stale, body.claims.length], [2, ['unknown.1'], 1]);
+    assert.equal(text, JSON.stringify(body), 'the answer is JSON.stringify of what it says, key for key');
+    assert.deepEqual(Object.keys(body.claims[0]!), ['lease', 'position', 'deliveries', 'leaseExpiresAt', 'event']);
     const state = (await (await send('GET', '/batched')).json()) as { checkpoint: number; head: number; inFlight: number };
     assert.deepEqual([state.head - state.checkpoint, state.inFlight], [1, 1]);
   });

@@ -15,11 +15,12 @@ import { openSqlite } from '../../adapters/store/sqlite/open-sqlite.ts';
 import { openSqliteConnection } from '../../adapters/store/sqlite/sqlite-driver.ts';
 import type { SqliteDatabase } from 'kysely';
 import { openCommitMark } from '../../adapters/store/sqlite/sqlite-commits.ts';
-import { createBatchWriter } from '../../adapters/store/sqlite/sqlite-batch-writer.ts';
+import { createBatchWriter, NewStreamTaken } from '../../adapters/store/sqlite/sqlite-batch-writer.ts';
 import type { AppendRequest } from '../../adapters/store/write/append-plan.ts';
 import type { AppendResult, NewAppend } from '../../application/index.ts';
 import type { PendingWrite } from '../../adapters/store/write/batch-rows.ts';
 import { NODE_TS_ARGS } from '../support/processes.ts';
+import { SQLITE_STREAM_VERSIONS } from '../../adapters/store/sql-event-log.ts';
 import { createSqlWebhookSubscriptions } from '../../adapters/store/tables/sql-webhook-subscriptions.ts';
 import { appendPet } from '../support/append-as-use-case.ts';
 
@@ -373,18 +374,32 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
       connect: async () => ({ database: counted, mark: openCommitMark(database, file), close() {} }),
       committed: (_, commit) => (changes = commit.changes),
     });
-    const group = async (requests: AppendRequest[], freshStreams?: ReadonlySet<string>) => {
+    /**
+     * Commits a group as the store does: a request whose first stream is named fresh goes as a creation
+     * (built under the lock, its stream not read), or refused by its decision when `build` says so. A
+     * group that finds a new stream taken runs again, reading it (`ranAgain`). `answered`: the outcomes
+     * known when COMMIT returned, before the answers were given.
+     */
+    const group = async (requests: AppendRequest[], freshStreams?: ReadonlySet<string>, build?: (request: AppendRequest) => NewAppend) => {
       statements.length = 0;
       const outcomes: ({ result: AppendResult } | { error: unknown })[] = [];
-      // A request whose first stream is named fresh goes as a creation (built under the lock, its stream not read).
       const writes = requests.map((request, index): PendingWrite => {
         const answer = { observed: undefined, resolve: (result: AppendResult) => void (outcomes[index] = { result }), reject: (error: unknown) => void (outcomes[index] = { error }) };
-        return freshStreams?.has(request.streams[0]!.streamId) ? { ...answer, sequence: 'pet', build: () => request as NewAppend, reads: [] } : { ...answer, request };
+        return freshStreams?.has(request.streams[0]!.streamId) ? { ...answer, sequence: 'pet', build: () => build?.(request) ?? request as NewAppend, reads: [] } : { ...answer, request };
       });
-      await writer.begin();
-      const { answers } = await writer.commit({ writes, drawn: new Map([['pet', { first: 0, count: 0 }]]), writeHealthRow: false, now });
+      const commit = async (readNewStreams: boolean) => {
+        await writer.begin();
+        return writer.commit({ writes, drawn: new Map([['pet', { first: 0, count: 0 }]]), writeHealthRow: false, now, readNewStreams });
+      };
+      let ranAgain = false;
+      const { answers } = await commit(false).catch((error: unknown) => {
+        if (!(error instanceof NewStreamTaken)) throw error;
+        ranAgain = true;
+        return commit(true);
+      });
+      const answered = outcomes.filter(Boolean).length;
       for (const answer of answers) answer();
-      return { reply: { outcomes, changes }, statements: [...statements] };
+      return { reply: { outcomes, changes }, statements: [...statements], ranAgain, answered };
     };
     return { db, group, async close() { await db.destroy(); rmSync(directory, { recursive: true, force: true }); } };
   }
@@ -406,19 +421,60 @@ describe('SQLite batch writer (sqlite-batch-writer.ts): a group\'s transaction o
     }
   });
 
-  it('writes the new streams of a group\'s creations without reading them; one taken already is refused alone', async () => {
+  it('writes the new streams of a group\'s creations without reading them or a savepoint; one taken already rolls the group back to run again, refused alone', async () => {
     const writer = await countedWriter();
     try {
       await writer.group([created(3, 'around')]);
       const reads = (statements: readonly string[]) => statements.filter((text) => /^select .* from (events|pets) /.test(text));
       const fresh = await writer.group([created(1, 'one'), created(2, 'two')], new Set(['pet-1', 'pet-2']));
       assert.deepEqual(reads(fresh.statements), [], 'neither the streams\' versions nor the pets\' rows are read');
+      // A savepoint would copy every page the group changes before changing it.
+      assert.deepEqual(fresh.statements.filter((text) => /savepoint/i.test(text)), []);
       assert.deepEqual(fresh.reply.outcomes.map((outcome) => 'result' in outcome && outcome.result.version), [1, 1]);
+      assert.equal(fresh.ranAgain, false);
       const taken = await writer.group([created(4, 'before'), created(3, 'taken'), created(5, 'after')], new Set(['pet-3', 'pet-4', 'pet-5']));
+      assert.equal(taken.ranAgain, true);
       assert.deepEqual(taken.reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : (outcome.error as Error).name)), [1, 'StreamVersionConflict', 1]);
       assert.deepEqual(await writer.db.selectFrom('pets').select(['id', 'name']).orderBy('id').execute(), [
         { id: 1, name: 'one' }, { id: 2, name: 'two' }, { id: 3, name: 'around' }, { id: 4, name: 'before' }, { id: 5, name: 'after' },
       ]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('answers a creation its decision refused once the group has committed, as any other: a group run again decides afresh', async () => {
+    const writer = await countedWriter();
+    try {
+      const refusal = new Error('the decision refused it');
+      const group = await writer.group([created(1, 'refused'), created(2, 'kept')], new Set(['pet-1', 'pet-2']), (request) => {
+        if (request.streams[0]!.streamId === 'pet-1') throw refusal;
+        return request as NewAppend;
+      });
+      assert.equal(group.answered, 0, 'nobody was answered before COMMIT returned');
+      assert.deepEqual(group.reply.outcomes.map((outcome) => ('result' in outcome ? outcome.result.version : outcome.error)), [refusal, 1]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('takes a stream\'s version from its read-model row, read anyway, without looking up its events', async () => {
+    const writer = await countedWriter();
+    try {
+      const sold = (expected: number): AppendRequest => ({
+        streams: [{
+          streamId: 'pet-9', expected, stateAfter: { kind: 'present', pet: { id: 9, name: 'Rex', categoryId: 1, status: 'sold' } },
+          events: [{ type: 'PetStatusChanged' as const, data: { id: 9, from: 'available' as const, to: 'sold' as const } }],
+        }],
+        metadata: { recordedAt: now },
+      });
+      await writer.group([created(9, 'Rex')]);
+      const moved = await writer.group([sold(1)]);
+      assert.deepEqual(moved.statements.filter((text) => text === SQLITE_STREAM_VERSIONS), [], 'no stream\'s version is looked up in the log');
+      assert.ok(moved.statements.some((text) => /^select .* from pets /.test(text)), 'the pet\'s row is read');
+      assert.deepEqual(moved.reply.outcomes.map((outcome) => 'result' in outcome && outcome.result.version), [2]);
+      const stale = await writer.group([sold(1)]);
+      assert.deepEqual(stale.reply.outcomes.map((outcome) => 'error' in outcome && outcome.error), [new StreamVersionConflict('pet-9', 1, 2)]);
     } finally {
       await writer.close();
     }

@@ -1,6 +1,6 @@
 import type { PetEvent } from '../../../domain/index.ts';
 import { ackEvents, checkedPage, createClaimWaits, createGroup, extendLeases, nackEvents, GROUP_LIMITS, replayParked } from '../../../application/index.ts';
-import type { Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
+import type { Claim, Commits, ConsumerGroup, ConsumerGroupPorts, GroupStatus, NewGroup, ParkedEvent, StoredEvent } from '../../../application/index.ts';
 import { cloudEventTypeOf, eventTypeNamed } from '../../../contract/event-feed.ts';
 import { ClaimRequestSchema, LeasesSchema, NackSchema, NewConsumerGroupSchema, ReplayParkedSchema } from '../../../contract/consumer-groups.ts';
 import { cloudEventJson } from '../../../contract/cloud-events.ts';
@@ -71,12 +71,21 @@ export function createConsumerGroupRoutes({ consumerGroups: resource, publicBase
   const now = () => resource.clock.now();
   /**
    * A JSON body whose `event` fields are the feed's CloudEvent text as is, written once: each entry's other
-   * fields as JSON, the event's text spliced in after them.
+   * fields as the JSON text of an object left open (`fieldsOpen`), the event's text spliced in after them.
    */
-  const withEvents = <T extends { readonly event: StoredEvent }>(entries: readonly T[], fields: (entry: T) => Record<string, unknown>): string => {
+  const withEvents = <T extends { readonly event: StoredEvent }>(entries: readonly T[], fieldsOpen: (entry: T) => string): string => {
     const source = publicBaseUrl();
-    return `[${entries.map((entry) => `${JSON.stringify(fields(entry)).slice(0, -1)},"event":${cloudEventJson(entry.event, source)}}`).join(',')}]`;
+    let text = '[';
+    for (const entry of entries) text += `${text.length > 1 ? ',' : ''}${fieldsOpen(entry)},"event":${cloudEventJson(entry.event, source)}}`;
+    return `${text}]`;
   };
+  const openObject = (fields: Record<string, unknown>) => JSON.stringify(fields).slice(0, -1);
+  /**
+   * A claim's fields, as `openObject` writes them key for key, from a template: a claim answers hundreds, and
+   * its lease (a base64url token and a position) and expiry (ISO time) hold nothing JSON escapes.
+   */
+  const claimOpen = (claim: Claim) =>
+    `{"lease":"${claim.lease}","position":${claim.position},"deliveries":${claim.deliveries},"leaseExpiresAt":"${claim.leaseExpiresAt}"`;
   const head = async () => await resource.eventLog.end();
   const claimWaits = createClaimWaits(resource, { recheckMs: resource.recheckMs ?? 1000 });
 
@@ -162,7 +171,7 @@ export function createConsumerGroupRoutes({ consumerGroups: resource, publicBase
       if (clientLeft) return;
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Content-Type', JSON_TYPE);
-      const claims = withEvents(outcome.claims, (claim) => ({ lease: claim.lease, position: claim.position, deliveries: claim.deliveries, leaseExpiresAt: claim.leaseExpiresAt }));
+      const claims = withEvents(outcome.claims, claimOpen);
       const acked = outcome.acked ? `,"acked":${outcome.acked.done.length},"stale":${JSON.stringify(outcome.acked.stale)}` : '';
       ctx.body = Buffer.from(`{"claims":${claims}${acked}}`);
     } finally {
@@ -201,7 +210,7 @@ export function createConsumerGroupRoutes({ consumerGroups: resource, publicBase
     const page = parked.slice(0, limit);
     if (parked.length > limit) ctx.set('Link', nextPageLink(publicBaseUrl(), `/consumer-groups/${group.name}/parked`, {}, limit, page.at(-1)!.position));
     ctx.set('Content-Type', JSON_TYPE);
-    ctx.body = Buffer.from(withEvents(page, (entry: ParkedEvent) => ({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt })));
+    ctx.body = Buffer.from(withEvents(page, (entry: ParkedEvent) => openObject({ position: entry.position, reason: entry.reason, deliveries: entry.deliveries, parkedAt: entry.parkedAt })));
   });
 
   router.post('replayParkedEvents', '/v1/consumer-groups/:group/parked/replay', requireJsonBody(['application/json']), async (ctx) => {

@@ -1,4 +1,4 @@
-import { consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { claimPage, consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, logToEnd, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { ClaimOutcome, ConsumerGroup, ConsumerGroups, EventLog, FreshPage, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { newLeaseToken } from '../lease-tokens.ts';
 
@@ -229,8 +229,8 @@ export function createInMemoryConsumerGroups(
           const group = find(ownerKeyId, name);
           if (!group) return undefined;
           // Another claim moved the cursor since `read` was read: the page after it, read before anything here changes.
-          let fresh = read && await freshPage(read, group.group, max, eventLog);
-          while (fresh && fresh.after !== group.group.takenTo) fresh = await freshPage(fresh, group.group, max, eventLog);
+          let fresh = await claimPage(read, group.group, max, logToEnd(eventLog), () => [...group.events.values()].filter(unsettled).length);
+          while (fresh && fresh.after !== group.group.takenTo) fresh = await freshPage(fresh, group.group, max, logToEnd(eventLog));
           // The acks it carries first, so that the caps count the room they free; kept whatever the claim meets.
           const acked = acks === undefined ? undefined : ackHeld(group, acks, now);
           const claimed = claimHeld(group, consumer, max, now, seen, fresh);

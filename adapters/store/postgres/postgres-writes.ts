@@ -159,8 +159,9 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
       // What the writes read (the creations: the streams their decisions read), then the creations built from it.
       await load(rows.toRead(batch));
       const fresh = new Set<string>();
-      const { appends, used } = withIds(batch, (sequence, index) => built.ids.get(sequence)![index]!, rows, fresh);
-      built.appends = appends;
+      const withTheirIds = withIds(batch, (sequence, index) => built.ids.get(sequence)![index]!, rows, fresh);
+      const { used } = withTheirIds;
+      built.appends = withTheirIds.appends;
       let wanted = 0;
       for (const write of built.appends) wanted += eventsIn(write.request);
       if (wanted > positions.length) {
@@ -169,7 +170,7 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
         positions.push(...block(drawnMore!.position, more));
       }
       await load(rows.toRead(built.appends, fresh));
-      const outcome = appendAll({ rows, failsBatch: isUnavailability }, built.appends, now);
+      const outcome = appendAll({ rows, failsBatch: isUnavailability }, withTheirIds, now);
       // The notification is delivered when (and only if) the batch commits.
       if (outcome.last > 0) {
         committing?.({ drawnFrom: positions[0]!, last: outcome.last });

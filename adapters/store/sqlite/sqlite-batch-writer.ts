@@ -18,6 +18,23 @@ export interface BatchToCommit {
   /** Touches the store_health row: a write check (see SqliteWrites.checkWrites). */
   readonly writeHealthRow: boolean;
   readonly now: string;
+  /**
+   * Reads the creations' new streams too, as every other stream: for a batch run again after one of them
+   * was found taken (`NewStreamTaken`). Otherwise they are taken to be empty, their ids just drawn.
+   */
+  readonly readNewStreams?: boolean;
+}
+
+/**
+ * A creation's new stream or row was there already: only a write around the sequence can have put it
+ * there. The batch has rolled back, having answered nobody; run again with `readNewStreams`, its plan
+ * refuses that creation alone.
+ */
+export class NewStreamTaken extends Error {
+  constructor(cause: unknown) {
+    super('a row of a creation\'s new stream was there already', { cause });
+    this.name = 'NewStreamTaken';
+  }
 }
 
 /** A committed batch: each append's answer (its result, or the plan's refusal), to give once the store has seen the commit. */
@@ -70,7 +87,10 @@ export interface BatchWriter {
   drawIds(sequence: string, count: number): number;
   /** Opens the connection afresh at the next `begin` (after the file was found unwritable). */
   reopen(): void;
-  /** Runs the batch's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled back, and throws. */
+  /**
+   * Runs the batch's appends in the transaction `begin` opened, then COMMIT; on a failure it has rolled
+   * back, and throws (`NewStreamTaken` when a creation's new stream was not new).
+   */
   commit(batch: BatchToCommit): Promise<BatchCommitted>;
   /** Ends the transaction `begin` opened without committing it. */
   rollback(): void;
@@ -93,8 +113,6 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
   const begin = prepare('begin immediate');
   const commit = prepare('commit');
   const rollback = prepare('rollback');
-  const markAppends = prepare('savepoint appends');
-  const undoAppends = prepare('rollback to appends');
   const dataVersion = prepare('pragma data_version');
   const readLastId = prepare('select value from sequences where name = ?');
   // A sequence no id was drawn from yet has no row: the first draw writes it.
@@ -241,7 +259,8 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     const read = rows.toRead(writes);
     if (read) rows.load(readBatch(read, now));
     const freshStreams = fresh ? new Set<string>() : undefined;
-    const { appends, used } = withIds(writes, (sequence, index) => firstOf(drawn, sequence) + index, rows, freshStreams);
+    const built = withIds(writes, (sequence, index) => firstOf(drawn, sequence) + index, rows, freshStreams);
+    const { appends, used } = built;
     // The ids of creations their decision refused go back to the sequence, in the transaction that drew them.
     for (const [sequence, { first, count }] of drawn ?? []) {
       const taken = used.get(sequence) ?? 0;
@@ -249,30 +268,22 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     }
     const wanted = rows.toRead(appends, freshStreams);
     if (wanted) rows.load(readBatch(wanted, now));
-    const outcome = appendAll({ rows, failsBatch }, appends, new Date(now));
+    const outcome = appendAll({ rows, failsBatch }, built, new Date(now));
     writeBatch(rows.writes());
     return outcome;
   }
 
-  /**
-   * A creation's stream is new (its id was just drawn under the lock), so it is not read. Only a write
-   * around the sequence can have taken it: its row's unique key then refuses the batch's write, and the
-   * appends run again from the ids drawn, every stream read, so that the plan refuses that creation alone.
-   */
-  function appendAndWriteFresh(writes: readonly PendingWrite[], drawn: BatchToCommit['drawn'], now: string): BatchOutcome {
-    markAppends().run([]);
-    try {
-      return appendAndWrite(writes, drawn, now, true);
-    } catch (error) {
-      if (!isTakenRow(error)) throw error;
-      undoAppends().run([]);
-      return appendAndWrite(writes, drawn, now, false);
-    }
-  }
-
-  async function commitBatch({ writes, drawn, writeHealthRow: healthRow, now }: BatchToCommit): Promise<BatchCommitted> {
+  async function commitBatch({ writes, drawn, writeHealthRow: healthRow, now, readNewStreams = false }: BatchToCommit): Promise<BatchCommitted> {
     const began = performance.now();
-    const outcome = writes.some((write) => 'build' in write) ? appendAndWriteFresh(writes, drawn, now) : appendAndWrite(writes, drawn, now, false);
+    let outcome: BatchOutcome;
+    // A creation's stream is new (its id was just drawn under the lock), so it is not read, and no savepoint
+    // guards the batch (one costs a copy of every page the batch changes). A write around the sequence is
+    // what a taken row means: then the whole batch runs again, its new streams read.
+    try {
+      outcome = appendAndWrite(writes, drawn, now, !readNewStreams && writes.some((write) => 'build' in write));
+    } catch (error) {
+      throw !readNewStreams && isTakenRow(error) ? new NewStreamTaken(error) : error;
+    }
     if (healthRow) writeHealthRow().run([now]);
     await options.beforeCommit?.();
     commit().run([]);

@@ -9,6 +9,7 @@ import type { PetStoreDatabase } from '../schema.ts';
 import type { WriteObserver } from '../write/write-observer.ts';
 import { PetStoreSqliteDialect, whileBusy } from './sqlite-kysely-dialect.ts';
 import { lockWaitedTooLong, sqliteFault, sqliteSqlDialect } from './sqlite-sql-dialect.ts';
+import { NewStreamTaken } from './sqlite-batch-writer.ts';
 import type { BatchCommitted, BatchWriter } from './sqlite-batch-writer.ts';
 
 /** SQLite's writes: appends and creations committed in batches, a new pet's id drawn in the batch that appends it. */
@@ -129,12 +130,16 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       writer.reopen();
     }
     let reply: BatchCommitted;
-    try {
+    const commitTaken = async (readNewStreams: boolean) => {
       await beginWhenFree();
-      taken = waiting.takeWrites();
+      if (!readNewStreams) taken = waiting.takeWrites();
       const drawn = new Map<string, { first: number; count: number }>();
       for (const [sequence, count] of creationsIn(taken)) drawn.set(sequence, { first: writer.drawIds(sequence, count), count });
-      reply = await writer.commit({ writes: taken, drawn, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString() });
+      return writer.commit({ writes: taken, drawn, writeHealthRow: waitingChecks.length > 0, now: clock.now().toISOString(), readNewStreams });
+    };
+    try {
+      // Rolled back having answered nobody: run again, the new streams read, and the plan refuses the creation whose stream was taken.
+      reply = await commitTaken(false).catch((error: unknown) => (error instanceof NewStreamTaken ? commitTaken(true) : Promise.reject(error)));
     } catch (error) {
       const failure = sqliteSqlDialect.translateError(error);
       noteFailure(failure);

@@ -34,40 +34,45 @@ export const eventRows = (on: Db) => on.selectFrom((inner) => inner.selectFrom('
 
 /** The statements every claim or ack of a consumer group runs, each built by Kysely once (`compiledOnce`) and run with new values. */
 export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpdate'>) {
+  // A group's unsettled events one a row (from the state's own index ranges: parked rows are never read), and in its ranged leases.
+  const unsettledRows = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_groups'>) => select.selectFrom('consumer_group_exceptions as e')
+    .select((inner) => count(inner)).whereRef('e.group_id', '=', 'consumer_groups.id').where('e.state', 'in', ['ready', 'leased']);
+  const rangedEvents = (select: ExpressionBuilder<PetStoreDatabase, 'consumer_groups'>) => select.selectFrom('consumer_group_leases as r')
+    .select((inner) => inner.fn.coalesce(inner.fn.sum<number | string>('r.events'), sql<number>`0`).as('events')).whereRef('r.group_id', '=', 'consumer_groups.id');
   /**
-   * The group's row, locked; whether any of its ranged leases expired before `at`; and whether it holds any
-   * event row (leased one a row, waiting or parked): a group drained in order holds none.
+   * The group's row, locked; whether any of its ranged leases expired before `at`; whether it holds any
+   * event row (leased one a row, waiting or parked): a group drained in order holds none; and, for a claim
+   * (`counting`), how many events it holds unsettled (waiting or leased), in the same read.
    */
-  const groupHeld = compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
+  const groupLocked = (counting: boolean) => compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
     .select((select) => [
       select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
         .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'),
       select.exists(select.selectFrom('consumer_group_exceptions as e').select('e.position').whereRef('e.group_id', '=', 'consumer_groups.id')).as('eventRows'),
+      ...(counting ? [sql<number>`${unsettledRows(select)} + ${rangedEvents(select)}`.as('unsettled')] : []),
     ])));
-  const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups as g')
-    .selectAll('g')
+  const groupHeld = groupLocked(false);
+  const groupHeldCounted = groupLocked(true);
+  const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups')
+    .selectAll('consumer_groups')
     .select((select) => [
-      // Each from the state's own index ranges: parked rows are never read.
-      select.selectFrom('consumer_group_exceptions as e').select((inner) => count(inner))
-        .whereRef('e.group_id', '=', 'g.id').where('e.state', 'in', ['ready', 'leased'])
-        .as('unsettled'),
+      unsettledRows(select).as('unsettled'),
       select.exists(
         select.selectFrom('consumer_group_exceptions as e')
           .select('e.position')
-          .whereRef('e.group_id', '=', 'g.id')
+          .whereRef('e.group_id', '=', 'consumer_groups.id')
           .where('e.state', 'in', ['ready', 'leased'])
           .where((where) => where.or([
             where.and([where('e.state', '=', 'ready'), where.or([where('e.not_before', 'is', null), where('e.not_before', '<=', value('at'))])]),
             where.and([where('e.state', '=', 'leased'), where('e.lease_expires_at', '<', value('at'))]),
           ])),
       ).as('due'),
-      select.selectFrom('consumer_group_leases as r').select((inner) => inner.fn.coalesce(inner.fn.sum<number | string>('r.events'), sql<number>`0`).as('events'))
-        .whereRef('r.group_id', '=', 'g.id').as('ranged'),
+      rangedEvents(select).as('ranged'),
       select.exists(
-        select.selectFrom('consumer_group_leases as r').select('r.from_position').whereRef('r.group_id', '=', 'g.id').where('r.lease_expires_at', '<', value('at')),
+        select.selectFrom('consumer_group_leases as r').select('r.from_position').whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at')),
       ).as('rangeDue'),
     ])
-    .where('g.owner_key_id', '=', value('owner')).where('g.name', '=', value('name')));
+    .where('owner_key_id', '=', value('owner')).where('name', '=', value('name')));
   const seenAgain = compiledOnce<{ owner: string; name: string; consumer: string; at: string }>((value) => db.updateTable('consumer_group_consumers')
     .set({ last_seen_at: value('at') }).where('owner_key_id', '=', value('owner')).where('group_name', '=', value('name')).where('consumer', '=', value('consumer')));
   const spentParked = compiledOnce<{ groupId: number; at: string; maxDeliveries: number }>((value) => db
@@ -159,7 +164,7 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .where('state', '=', 'leased').where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at'))
     .returning('position'));
   return {
-    groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   };
 }

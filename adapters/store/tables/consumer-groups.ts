@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { PetEvent } from '../../../domain/index.ts';
-import { consumersWindowMs, cursorPastOtherTypes, freshPage, GROUP_LIMITS, GroupLimitReached, sameGroupSettings, walkFresh } from '../../../application/index.ts';
+import { claimPage, consumersWindowMs, cursorPastOtherTypes, GROUP_LIMITS, GroupLimitReached, petsWithEarlierEvents, sameGroupSettings, walkFresh } from '../../../application/index.ts';
 import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
 import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
-import { readEventsAt, readLogEndOn, readLogOn } from '../sql-event-log.ts';
+import { readEventsAt, readLogToEndOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
 import type { ConsumerGroupExceptionsTable, ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 import type { SqlPetStore } from '../sql-pet-store.ts';
@@ -37,7 +37,7 @@ export function createSqlConsumerGroups(
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
   const {
-    groupHeld, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   } = groupStatements(db, dialect);
 
@@ -45,14 +45,18 @@ export function createSqlConsumerGroups(
    * `work` with the group held alone, its ranged leases that expired by `now` (when given) first turned into
    * a row an event (as every rule over expired leases reads them); undefined when there is no such group.
    */
-  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>): Promise<T | undefined> =>
+  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>, counting = false): Promise<T | undefined> =>
     transaction(async (on) => {
       // Without a time nothing has expired: no lease expires before the empty text.
       const at = now?.toISOString() ?? '';
-      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown }>(groupHeld({ owner: ownerKeyId, name, at }))).rows;
+      const read = counting ? groupHeldCounted : groupHeld;
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown; unsettled?: unknown }>(read({ owner: ownerKeyId, name, at }))).rows;
       if (!row) return undefined;
-      // Expired ranges are opened into event rows just below.
-      const group: HeldGroup = { ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0 };
+      // Expired ranges are opened into event rows just below (they stay as many unsettled events).
+      const group: HeldGroup = {
+        ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0,
+        ...(counting ? { unsettled: Number(row.unsettled ?? 0) } : {}),
+      };
       if (Number(row.rangesExpired) > 0) {
         await on.executeQuery(expiredRangesOpened({ groupId: group.id, at }));
         await on.executeQuery(expiredRangesDropped({ groupId: group.id, at }));
@@ -90,6 +94,8 @@ export function createSqlConsumerGroups(
     return true;
   };
   const outcome = (leases: readonly string[], done: LeaseOutcome['done']): LeaseOutcome => {
+    // Each lease named once and each done (a busy worker's acks): none stale.
+    if (done.length === leases.length) return { done, stale: [] };
     const held = new Set(done.map((entry) => entry.lease));
     return { done, stale: [...new Set(leases)].filter((lease) => !held.has(lease)) };
   };
@@ -179,11 +185,13 @@ export function createSqlConsumerGroups(
 
     // Fresh events from the log past the cursor: those read for the claim, or, when another claim moved
     // the cursor meanwhile (one before it in the same transaction, another instance's), the page after it.
-    const page = fresh === undefined || claims.length >= room ? undefined
-      : await freshPage(fresh, group, max, { readLog: (query) => readLogOn(on, dialect, query), end: () => readLogEndOn(on, dialect) });
+    const page = claims.length >= room ? undefined : await claimPage(
+      fresh, group, max, { readLogToEnd: (query) => readLogToEndOn(on, dialect, query) },
+      () => group.unsettled ?? Infinity,
+    );
     if (page && page.events.length > 0 && claims.length < room && !(await parkedFull(on, group))) {
-      const streams = [...new Set(page.events.map((stored) => stored.streamId))];
-      const unsettled = (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
+      const streams = petsWithEarlierEvents(page.events);
+      const unsettled = streams.length === 0 ? [] : (await on.executeQuery<{ stream_id: string }>(streamsUnsettled({ groupId: group.id, streams }, streams.length))).rows;
       const walk = walkFresh(page, room - claims.length, new Set(unsettled.map((row) => row.stream_id)));
       const lease = { lease: token, consumer, lease_expires_at: leaseExpiresAt };
       // A group of every type reads every event of the log: its leased events between two held back are one range of it.
@@ -283,7 +291,7 @@ export function createSqlConsumerGroups(
           const acked = acks === undefined ? undefined : await ackHeld(on, group, acks, now);
           const outcome = await claimHeld(on, group, { consumer, max, now, seen, fresh });
           return acked === undefined ? outcome : { ...outcome, acked };
-        });
+        }, fresh !== undefined && fresh.holdRoom === undefined);
       },
 
       async ack(leases, now) {

@@ -36,10 +36,12 @@ export function creationsIn(writes: readonly PendingWrite[]): Map<string, number
   return counts;
 }
 
-/** A batch's writes as appends (`withIds`), and how many ids of each sequence their creations took. */
+/** A batch's writes as appends (`withIds`), how many ids of each sequence their creations took, and the refusals. */
 export interface BuiltWrites {
   readonly appends: PendingAppend[];
   readonly used: ReadonlyMap<string, number>;
+  /** The creations their decision refused, each answered with its refusal (by `appendAll`) once the batch commits. */
+  readonly refused: (() => void)[];
 }
 
 /**
@@ -47,7 +49,8 @@ export interface BuiltWrites {
  * (`ids(sequence, 0)`, `ids(sequence, 1)`, … in the order of the writes) and the streams it reads as
  * `rows` hold them (loaded by `BatchRows.toRead` of the writes). A build that throws (the decision
  * refused) refuses its creation alone and takes no id: the next creation gets it, and the backend
- * gives back the ids left over (`used`). An id whose append the plan refuses stays taken, as a refused
+ * gives back the ids left over (`used`). The refusal waits for the commit, as every answer does: a batch
+ * rolled back and run again decides afresh on what it reads then. An id whose append the plan refuses stays taken, as a refused
  * append's positions do. The new streams of the creations are added to `fresh`, when given: new,
  * since an id is never drawn twice.
  */
@@ -55,6 +58,7 @@ export function withIds(
   writes: readonly PendingWrite[], ids: (sequence: string, index: number) => number, rows: Pick<AppendRows, 'row' | 'streamVersion'>, fresh?: Set<string>,
 ): BuiltWrites {
   const appends: PendingAppend[] = [];
+  const refused: (() => void)[] = [];
   const drawn = new Map<string, number>();
   for (const write of writes) {
     if (!('build' in write)) {
@@ -69,7 +73,7 @@ export function withIds(
       const first = built.streams[0];
       if (first?.expected !== 'no_stream') throw new Error('a creation\'s first stream must be a new one');
     } catch (error) {
-      write.reject(error);
+      refused.push(() => write.reject(error));
       continue;
     }
     drawn.set(write.sequence, index + 1);
@@ -81,7 +85,7 @@ export function withIds(
       observed: write.observed,
     });
   }
-  return { appends, used: drawn };
+  return { appends, used: drawn, refused };
 }
 
 /** A batch of appends inside its transaction. */
@@ -105,12 +109,12 @@ export interface BatchOutcome {
 }
 
 /**
- * Commit batching's core, for every backend: the appends of one batch, each executing the append plan
- * in the batch's transaction, so that a refused append (a version conflict, an idempotency key taken)
- * is rejected alone, having written nothing. A fault of the machine is thrown, to fail the batch.
+ * Commit batching's core, for every backend: the appends of one batch (`withIds`), each executing the
+ * append plan in the batch's transaction, so that a refused append (a version conflict, an idempotency
+ * key taken) is rejected alone, having written nothing. A fault of the machine is thrown, to fail the batch.
  */
-export function appendAll(batch: BatchTransaction, appends: readonly PendingAppend[], now: Date): BatchOutcome {
-  const answers: (() => void)[] = [];
+export function appendAll(batch: BatchTransaction, { appends, refused }: Pick<BuiltWrites, 'appends' | 'refused'>, now: Date): BatchOutcome {
+  const answers: (() => void)[] = [...refused];
   const changes: RowChange[] = [];
   const types = new Set<string>();
   let last = 0;
@@ -135,13 +139,16 @@ export function appendAll(batch: BatchTransaction, appends: readonly PendingAppe
 export interface BatchReads {
   /** Each stream read with its version (streams without events are absent). */
   readonly versions: readonly (readonly [string, number])[];
-  /** The read-model rows read, by table. */
+  /** The read-model rows read, by table; each row's `version` is its stream's. */
   readonly rows: Readonly<Record<string, readonly ReadModelRow[]>>;
   /** The scope and key of each live (unexpired) idempotency record read. */
   readonly remembered: readonly (readonly [string, string])[];
 }
 
-/** What `BatchRows.toRead` asks to be read: streams' versions, read-model rows by table, and whether records are live. */
+/**
+ * What `BatchRows.toRead` asks to be read: the versions of streams that keep no read-model row, the rows
+ * of those that do (by table: a row holds its stream's version), and whether records are live.
+ */
 export interface BatchReadsWanted {
   readonly streams: string[];
   /** The ids of the rows wanted, by table. */
@@ -188,6 +195,8 @@ interface AppendWrites {
  */
 export class BatchRows implements AppendRows {
   private readonly versions = new Map<string, number>();
+  /** The stream of each read-model row asked for (by `rowKey`): the row read gives its version. */
+  private readonly rowStreams = new Map<string, string>();
   private readonly read = new Map<string, ReadModelRow>();
   private readonly written = new Map<string, WrittenRow>();
   private readonly live = new Set<string>();
@@ -217,10 +226,13 @@ export class BatchRows implements AppendRows {
       else if (!this.versions.has(streamId)) {
         // No events until the read says otherwise (it names only streams that have some).
         this.versions.set(streamId, 0);
-        streams.push(streamId);
         const found = aggregateOfStream(streamId);
         const table = found?.aggregate.readModel?.table;
-        if (table !== undefined) {
+        // A stream's read-model row is written in the commit of each of its events, at its version: the
+        // row read says the version too, so its events are not looked up.
+        if (table === undefined) streams.push(streamId);
+        else {
+          this.rowStreams.set(rowKey(table, found!.id), streamId);
           const ids = rows.get(table);
           if (ids) ids.push(found!.id);
           else rows.set(table, [found!.id]);
@@ -240,12 +252,19 @@ export class BatchRows implements AppendRows {
         keys.push(record.key);
       }
     }
-    return streams.length === 0 && keys.length === 0 ? undefined : { streams, rows, scopes, keys };
+    return streams.length === 0 && rows.size === 0 && keys.length === 0 ? undefined : { streams, rows, scopes, keys };
   }
 
   load(reads: BatchReads): void {
     for (const [stream, version] of reads.versions) this.versions.set(stream, version);
-    for (const [table, rows] of Object.entries(reads.rows)) for (const row of rows) this.read.set(rowKey(table, row.id as number), row);
+    for (const [table, rows] of Object.entries(reads.rows)) {
+      for (const row of rows) {
+        const key = rowKey(table, row.id as number);
+        this.read.set(key, row);
+        const streamId = this.rowStreams.get(key);
+        if (streamId !== undefined) this.versions.set(streamId, row.version as number);
+      }
+    }
     for (const [scope, key] of reads.remembered) this.live.add(rememberKey(scope, key));
   }
 
