@@ -16,14 +16,12 @@ import type { HeldGroup } from './consumer-group-leases.ts';
 type Db = Kysely<PetStoreDatabase>;
 
 /**
- * Consumer groups in `consumer_groups` and `consumer_group_exceptions`, the same queries on SQLite and
- * PostgreSQL. A group reads its events from the log by position and keeps its cursor (`taken_to`); rows,
- * keyed by the group's id and the position, exist only for events that are leased, waiting (a retry, an
- * expired lease, one held back by its pet) or parked. A fresh event is leased straight from the log (one
- * row written at its claim, deleted by its ack). Every change runs in one transaction that holds the group
- * alone: on SQLite the store's writer (its write lock, beside the batches of appends, running only these
- * statements), on PostgreSQL the group's row locked `FOR UPDATE`, so claims, acks and nacks of one group
- * take turns across instances.
+ * Consumer groups in `consumer_groups`, `consumer_group_leases` and `consumer_group_exceptions`, the same queries
+ * on SQLite and PostgreSQL. A group reads its events from the log by position and keeps its cursor (`taken_to`);
+ * a claim's fresh leases are ranges (one row an event for a group with `types`), and event rows exist otherwise only
+ * for exceptions: a retry, an expired lease, one held back by its pet, a parked one. Every change runs in one
+ * transaction that holds the group alone: on SQLite the store's writer, on PostgreSQL the group's row locked
+ * `FOR UPDATE`, so claims, acks and nacks of one group take turns across instances.
  */
 export function createSqlConsumerGroups(
   store: Pick<SqlPetStore, 'db' | 'dialect' | 'writeOutsideLog' | 'boundedTransaction'>,
