@@ -1,4 +1,5 @@
 export * from './pets/add-pet.ts';
+export { IDEMPOTENCY_WINDOW_MS } from './remembered-creations.ts';
 export * from './pets/list-pets.ts';
 export * from './pets/get-pet.ts';
 export * from './pets/change-pet-status.ts';

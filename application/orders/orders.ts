@@ -2,12 +2,12 @@ import { decideOrder } from '../../domain/index.ts';
 import type { Order, OrderCommand, OrderStatus, PetStatus } from '../../domain/index.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { COMMAND_ATTEMPTS, handleCommand, handleCreation, readState } from '../command-handler.ts';
-import { IdempotencyKeyReused, IdempotencyKeyTaken, InvalidPetQuery, StreamVersionConflict, TooMuchContention, VersionMismatch } from '../errors.ts';
+import { IdempotencyKeyTaken, InvalidPetQuery, StreamVersionConflict, TooMuchContention, VersionMismatch } from '../errors.ts';
 import { checkedPage } from '../pets/list-pets.ts';
 import type { PageInput } from '../pets/list-pets.ts';
 import { ORDER_AGGREGATE, orderStream } from './order-aggregate.ts';
 import { petStream } from '../pets/pet-aggregate.ts';
-import { IDEMPOTENCY_WINDOW_MS } from '../pets/add-pet.ts';
+import { recordExpiry, rememberedCreation } from '../remembered-creations.ts';
 import type { Clock, EventStore, IdempotencyKeys, RequestContext } from '../ports.ts';
 
 /** No order has this id. */
@@ -81,8 +81,7 @@ export async function placeOrder(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  // Only a keyed request keeps a record that expires.
-  const expiresAt = idempotencyKey === undefined ? '' : new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
+  const expiresAt = idempotencyKey === undefined ? '' : recordExpiry(ports);
   const place = (id: number): OrderCommand => ({ type: 'PlaceOrder', data: { id, petId: newOrder.petId, shipDate: newOrder.shipDate ?? null } });
   // A petId that can name no pet is refused before the store draws an id.
   if (!Number.isSafeInteger(newOrder.petId) || newOrder.petId < 1) decideOrder(place(0), ORDER_AGGREGATE.initialState(), { kind: 'absent' });
@@ -115,12 +114,8 @@ export async function placeOrder(
 }
 
 async function replayIfRemembered(ports: OrderPorts, scope: string, key: string, fingerprint: string): Promise<WrittenOrder | undefined> {
-  const record = await ports.idempotencyKeys.find(scope, key, ports.clock.now());
-  if (!record) return undefined;
-  if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
-  const order = record.answer as Order;
-  const stream = await ports.eventStore.readStream(orderStream(order.id).streamId);
-  return { order, version: 1, position: stream.events[0]?.position ?? 0 };
+  const remembered = await rememberedCreation<Order>(ports, scope, key, fingerprint, (order) => orderStream(order.id).streamId);
+  return remembered && { order: remembered.answer, version: 1, position: remembered.position };
 }
 
 function presentOrder(state: { readonly kind: string; readonly order?: Order }): Order {

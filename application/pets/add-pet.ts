@@ -3,7 +3,8 @@ import type { Pet, PetState } from '../../domain/index.ts';
 import { PET_AGGREGATE } from './pet-aggregate.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { handleCreation } from '../command-handler.ts';
-import { IdempotencyKeyReused, IdempotencyKeyTaken } from '../errors.ts';
+import { IdempotencyKeyTaken } from '../errors.ts';
+import { recordExpiry, rememberedCreation } from '../remembered-creations.ts';
 import type { PetStorePorts, RequestContext } from '../ports.ts';
 
 export interface NewPet {
@@ -16,9 +17,6 @@ export interface AddPetOptions {
   /** With a key, the same request again returns the first answer and creates nothing. */
   readonly idempotencyKey?: string;
 }
-
-/** How long an idempotency key is remembered unless the ports say otherwise. */
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** An added pet, and the log position a read must reach to see it. */
 export interface AddedPet {
@@ -49,7 +47,7 @@ export async function addPetWithPosition(
     const replay = await replayIfRemembered(ports, scope, idempotencyKey, fingerprint);
     if (replay) return replay;
   }
-  const expiresAt = idempotencyKey === undefined ? '' : new Date(ports.clock.now().getTime() + (ports.idempotencyKeyTtlMs ?? IDEMPOTENCY_WINDOW_MS)).toISOString();
+  const expiresAt = idempotencyKey === undefined ? '' : recordExpiry(ports);
   const fields = checkNewPet(newPet); // before the store draws an id, so refused requests leave no gaps
   try {
     const outcome = await handleCreation(ports, PET_AGGREGATE, (id, state) => decide({ type: 'AddPet', data: { id, ...fields } }, state), {
@@ -73,12 +71,8 @@ export async function addPetWithPosition(
 
 /** The remembered creation, with the position of the pet's first event: what a read must reach to see it. */
 async function replayIfRemembered(ports: PetStorePorts, scope: string, key: string, fingerprint: string): Promise<AddedPet | undefined> {
-  const record = await ports.idempotencyKeys.find(scope, key, ports.clock.now());
-  if (!record) return undefined;
-  if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReused(key);
-  const pet = record.answer as Pet;
-  const stream = await ports.eventStore.readStream(petStreamId(pet.id));
-  return { pet, position: stream.events[0]?.position ?? 0 };
+  const remembered = await rememberedCreation<Pet>(ports, scope, key, fingerprint, (pet) => petStreamId(pet.id));
+  return remembered && { pet: remembered.answer, position: remembered.position };
 }
 
 function presentPet(state: PetState): Pet {
