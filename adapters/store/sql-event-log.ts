@@ -35,8 +35,8 @@ export async function readLogEnd(db: Kysely<PetStoreDatabase>, dialect: SqlDiale
   return translated(dialect, () => readLogEndOn(db, dialect));
 }
 
-/** `EventLog.end` on `executor` (a transaction's connection too), errors untranslated. */
-export async function readLogEndOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect): Promise<number> {
+/** `EventLog.end` on `executor`, errors untranslated. */
+async function readLogEndOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect): Promise<number> {
   return logEndOf((await executor.executeQuery<{ last: number | null }>(CompiledQuery.raw(LOG_END[dialect.name], []))).rows);
 }
 
@@ -160,8 +160,8 @@ export async function readLogToEndOn(executor: Kysely<PetStoreDatabase>, dialect
   return { events: page === null ? [] : storedEventsFromPage(page.text), end: page?.end ?? 0 };
 }
 
-/** `EventLog.readLog` on `executor` (a transaction's connection too), errors untranslated. */
-export async function readLogOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId, through }: LogQuery): Promise<StoredEvent[]> {
+/** `EventLog.readLog` on `executor`, errors untranslated. */
+async function readLogOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId, through }: LogQuery): Promise<StoredEvent[]> {
   const filter = types === undefined && streamId === undefined && through === undefined ? undefined : { types, streamId, through };
   const page = await dialect.readLogPage(executor, after, limit, filter);
   return page === null ? [] : storedEventsFromPage(page.text);
