@@ -8,6 +8,7 @@ import { BatchRows, appendAll, creationsIn, withIds } from '../write/batch-rows.
 import type { BatchReads, BatchReadsWanted, BatchWrites, BatchOutcome, PendingAppend, PendingWrite } from '../write/batch-rows.ts';
 import { createCommitBatcher } from '../write/commit-batcher.ts';
 import type { BatchWaiting } from '../write/commit-batcher.ts';
+import { createSharedTransactions } from '../write/shared-transactions.ts';
 import { columnsOf, EVENTS, IDEMPOTENCY_KEYS, postgresInsert, postgresJsonRows, postgresRowsJson, readModelTable } from '../schema.ts';
 import type { PetStoreDatabase } from '../schema.ts';
 import { translated } from '../sql-dialect.ts';
@@ -43,8 +44,9 @@ export type BatchPositions = Pick<CommittedPositions, 'drawnFrom' | 'last'>;
 
 export interface PostgresWrites extends SqlWrites {
   /**
-   * Runs `work` in a transaction beside the batches of appends, answered within the same bound from its
-   * arrival as an append (503 past it, and then rolled back rather than committed).
+   * Runs `work` in a transaction beside the batches of appends, shared with the others that waited meanwhile
+   * (`createSharedTransactions`), answered within the same bound from its arrival as an append (503 past
+   * it, and then rolled back rather than committed).
    */
   transaction<T>(work: (db: Kysely<PetStoreDatabase>) => Promise<T>): Promise<T>;
   /** Resolves when every append asked for so far has committed or failed. */
@@ -231,12 +233,27 @@ export function createPostgresWrites(db: Kysely<PetStoreDatabase>, clock: Clock,
     append: committer.append,
     create: committer.create,
     drain: committer.drain,
-    transaction: (work) => committer.beside((overdue) => db.transaction().execute(async (on) => {
-      const result = await work(on);
-      // Answered 503 already: what it did is rolled back, not committed behind the caller's back.
-      if (overdue()) throw waitedTooLong();
-      return result;
-    })),
+    transaction: createSharedTransactions({
+      transaction(leftMs, each) {
+        // Bounded from the arrival of its earliest write: refused past that deadline, as by the batcher's own bound.
+        const until = performance.now() + leftMs;
+        const late = () => performance.now() >= until;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const bounded = new Promise<never>((_, reject) => {
+          if (leftMs !== Infinity) timer = setTimeout(() => reject(waitedTooLong()), leftMs);
+        });
+        const committed = committer.beside((overdue) => db.transaction().execute(async (on) => {
+          await each(on);
+          // Answered 503 already: what it did is rolled back, not committed behind the caller's back.
+          if (overdue() || late()) throw waitedTooLong();
+        }));
+        return Promise.race([committed, bounded]).finally(() => clearTimeout(timer));
+      },
+      // The connection failed: nothing more runs on it. Whatever else (the server's refusal, the work's own), its savepoint undoes.
+      endsTransaction: (error) => isUnavailability(error) && !/^[0-9A-Z]{5}$/.test(String((error as { code?: unknown }).code)),
+      inTurn: (batch) => batch(),
+      waitMs: waitBoundMs > 0 ? waitBoundMs : undefined, failure: waitedTooLong, fillTurns: 0,
+    }),
     async checkWrites() {
       const stalled = committer.stalled();
       if (stalled || !fault) return stalled ?? fault;

@@ -1,7 +1,8 @@
-import { Kysely, sql } from 'kysely';
+import { Kysely } from 'kysely';
 import { StoreUnavailable } from '../../../application/index.ts';
 import type { Clock, EventStore } from '../../../application/index.ts';
-import { afterArrivals, createCommitBatcher } from '../write/commit-batcher.ts';
+import { createCommitBatcher } from '../write/commit-batcher.ts';
+import { createSharedTransactions } from '../write/shared-transactions.ts';
 import type { BatchWaiting } from '../write/commit-batcher.ts';
 import { creationsIn } from '../write/batch-rows.ts';
 import type { PendingWrite } from '../write/batch-rows.ts';
@@ -50,16 +51,6 @@ export interface SqliteWritesOptions {
 interface WaitingCheck {
   readonly resolve: (value: number) => void;
   readonly reject: (error: unknown) => void;
-}
-
-/** A write beside the log (`writeOutsideLog`) waiting for the writer, refused past its deadline while it waits. */
-interface WriteBeside {
-  readonly work: (db: Kysely<PetStoreDatabase>) => Promise<unknown>;
-  readonly resolve: (value: any) => void;
-  readonly reject: (error: unknown) => void;
-  readonly deadline: number;
-  state: 'waiting' | 'refused' | 'taken';
-  readonly overdue: ReturnType<typeof setTimeout>;
 }
 
 const WRITE_CHECK_EVERY_MS = { healthy: 10_000, faulty: 1_000 };
@@ -163,67 +154,27 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
     for (const check of waitingChecks) check.resolve(0);
   }
 
-  /** Writes beside the log waiting for the writer (see `writeOutsideLog`). */
-  let besides: WriteBeside[] = [];
-  let besideScheduled = false;
-
-  /**
-   * The writes beside the log that waited for the writer, in one transaction and one fsync, each in a
-   * savepoint of its own: one that fails is rolled back alone, having written nothing, and nobody is
-   * answered before the commit. Never rejects.
-   */
-  async function runBesides(): Promise<void> {
-    besideScheduled = false;
-    const taken = besides.filter((write) => write.state === 'waiting');
-    besides = [];
-    for (const write of taken) {
-      write.state = 'taken';
-      clearTimeout(write.overdue);
-    }
-    if (taken.length === 0) return;
-    const failAll = (error: unknown) => {
-      for (const write of taken) write.reject(error);
-    };
-    // Refused while they waited their turn: they must not write now.
-    const left = Math.min(...taken.map((write) => write.deadline)) - performance.now();
-    if (left <= 0) return failAll(lockWaitedTooLong());
-    try {
-      await whileBusy(() => writer.begin(), left);
-    } catch (error) {
-      return failAll(error);
-    }
-    const done: { readonly write: WriteBeside; readonly result: unknown }[] = [];
-    // A write alone needs no savepoint: its failure rolls the transaction back.
-    const alone = taken.length === 1;
-    try {
-      current = await writer.connection();
-      for (const write of taken) {
-        if (!alone) await sql`savepoint beside_the_log`.execute(aside);
-        try {
-          done.push({ write, result: await write.work(aside) });
-        } catch (error) {
-          // A fault of the file ends the whole transaction; any other failure is this write's alone.
-          if (alone || sqliteFault(error) !== undefined) throw error;
-          await sql`rollback to beside_the_log`.execute(aside);
-          write.reject(error);
-        }
-        if (!alone) await sql`release beside_the_log`.execute(aside);
-      }
-    } catch (error) {
-      writer.rollback();
-      return failAll(error);
-    }
-    try {
-      await writer.commit({ writes: [], writeHealthRow: false, now: clock.now().toISOString() });
-    } catch (error) {
-      for (const { write } of done) write.reject(error);
-      return;
-    }
-    for (const { write, result } of done) write.resolve(result);
-  }
-
   const committer = createCommitBatcher({
     commitBatch: runBatch, alsoWaiting: () => checks.length > 0, observeWrite, waitBound: { ms: lockWaitMs, failure: lockWaitedTooLong }, fillTurns: FILL_TURNS,
+  });
+
+  // Writes beside the log share a transaction on the writer's connection, between two batches of appends.
+  const writeOutsideLog = createSharedTransactions({
+    async transaction(leftMs, each) {
+      await whileBusy(() => writer.begin(), leftMs);
+      try {
+        current = await writer.connection();
+        await each(aside);
+      } catch (error) {
+        writer.rollback();
+        throw error;
+      }
+      await writer.commit({ writes: [], writeHealthRow: false, now: clock.now().toISOString() });
+    },
+    // A fault of the file ends the whole transaction; any other failure is one write's alone.
+    endsTransaction: (error) => sqliteFault(error) !== undefined,
+    inTurn: (batch) => committer.alone(batch),
+    waitMs: lockWaitMs, failure: lockWaitedTooLong, fillTurns: FILL_TURNS,
   });
 
   return {
@@ -246,23 +197,7 @@ export function createSqliteWrites(writer: BatchWriter, clock: Clock, options: S
       lastCheck = { at: performance.now(), outcome };
       return outcome;
     },
-    writeOutsideLog: (work) => new Promise((resolve, reject) => {
-      // Answered within `lockWaitMs` of its arrival, as an append is, whatever waits before it on the writer.
-      const write: WriteBeside = {
-        work, resolve, reject, deadline: performance.now() + lockWaitMs, state: 'waiting',
-        overdue: setTimeout(() => {
-          if (write.state !== 'waiting') return;
-          write.state = 'refused';
-          reject(lockWaitedTooLong());
-        }, lockWaitMs),
-      };
-      write.overdue.unref();
-      besides.push(write);
-      if (besideScheduled) return;
-      besideScheduled = true;
-      // Writes beside the log still arriving (the claims of a group's other consumers) join this transaction and its fsync.
-      afterArrivals(() => besides.length, FILL_TURNS, () => void committer.alone(runBesides));
-    }),
+    writeOutsideLog,
     writerPragma: (pragma) => committer.alone(async () => {
       try {
         (await writer.connection()).prepare(`pragma ${pragma}`).all([]);

@@ -1,0 +1,3 @@
+import { writesBesideTheLogSuite } from '../support/writes-beside-the-log.ts';
+
+writesBesideTheLogSuite('postgres', (store) => store.boundedTransaction);
