@@ -122,6 +122,29 @@ describe('fresh events leased as ranges of the log (SQLite)', () => {
     }
   });
 
+  it('a busy consumer\'s claim learns with the group\'s lock when it was last seen and that no cap is near: two statements fewer, its row written once a second', async () => {
+    const { opened, store, group, counted } = await openGroup();
+    try {
+      const started = Date.now();
+      // As a claim runs: the group's page and its hold room read in its own transaction.
+      const claimAt = async (ms: number) => {
+        const answer = await group.claim({ consumer: 'a', max: 10, now: new Date(started + ms), seen: true, fresh: { after: -1 } });
+        assert.ok(answer && 'claims' in answer && answer.claims.length === 1);
+      };
+      await addPet(store, { name: 'A', categoryId: 1 });
+      await claimAt(0);
+      await addPet(store, { name: 'B', categoryId: 1 });
+      // The group locked (its unsettled events, when the consumer was seen), the log's page, the range, the cursor.
+      assert.equal(await counted(() => claimAt(500)), 4, 'seen half a second ago, and 1 event unsettled with 10 asked: far from every cap');
+      await addPet(store, { name: 'C', categoryId: 1 });
+      assert.equal(await counted(() => claimAt(1_200)), 5, 'seen more than a second ago: seen again');
+      const seen = await store.db.selectFrom('consumer_group_consumers').select('last_seen_at').executeTakeFirstOrThrow();
+      assert.equal(seen.last_seen_at, new Date(started + 1_200).toISOString());
+    } finally {
+      await opened.close();
+    }
+  });
+
   it('a claim that writes reads its group and the log in its own transaction only, nothing before it', async () => {
     const { opened, store, group } = await openGroup();
     try {

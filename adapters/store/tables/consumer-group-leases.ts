@@ -12,9 +12,10 @@ type Statements = ReturnType<typeof groupStatements>;
 /**
  * A group as its row holds it: the settings and cursor, and the id its events' rows are keyed by; held
  * alone, also whether it may hold event rows in `consumer_group_exceptions` (false only when it holds
- * none: what finds no row is then not asked); read for a claim, how many events it held unsettled when locked.
+ * none: what finds no row is then not asked); read for a claim, how many events it held unsettled when locked,
+ * and when its consumer was last seen (null: never, or pruned).
  */
-export type HeldGroup = ConsumerGroup & { readonly id: number; mayHoldRows?: boolean; readonly unsettled?: number };
+export type HeldGroup = ConsumerGroup & { readonly id: number; mayHoldRows?: boolean; readonly unsettled?: number; readonly seenAt?: string | null };
 
 /** Turns the ranged leases under these tokens (or the one starting at `from`) into a row an event, for rules that act on single events. */
 export async function openRanges(on: Db, group: HeldGroup, which: { readonly tokens: readonly string[] } | { readonly from: number }, rangeAcked: Statements['rangeAcked']): Promise<void> {

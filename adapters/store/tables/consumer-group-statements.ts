@@ -1,14 +1,34 @@
 import { sql } from 'kysely';
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { PetEvent } from '../../../domain/index.ts';
+import type { ConsumerGroup, GroupStart } from '../../../application/index.ts';
 import type { SqlDialect } from '../sql-dialect.ts';
 import { compiledForEachLength, compiledOnce } from '../compiled-once.ts';
-import type { PetStoreDatabase } from '../schema.ts';
+import type { ConsumerGroupsTable, PetStoreDatabase } from '../schema.ts';
 
 type Db = Kysely<PetStoreDatabase>;
 
 /** A group's row by its owner and name. */
 export const groupRow = (on: Db, ownerKeyId: string, name: string) =>
   on.selectFrom('consumer_groups').selectAll().where('owner_key_id', '=', ownerKeyId).where('name', '=', name);
+
+/** A group as its row holds it. */
+export function groupFromRow(row: Omit<Selectable<ConsumerGroupsTable>, 'id'>): ConsumerGroup {
+  return {
+    ownerKeyId: row.owner_key_id,
+    name: row.name,
+    ackTimeoutMs: row.ack_timeout_ms,
+    maxDeliveries: row.max_deliveries,
+    start: startFromText(row.start),
+    ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
+    createdAt: row.created_at,
+    takenTo: Number(row.taken_to),
+  };
+}
+
+function startFromText(text: string): GroupStart {
+  return text === 'beginning' || text === 'end' ? text : Number(text);
+}
 
 export const count = (select: ExpressionBuilder<PetStoreDatabase, any>) => select.fn.countAll<number | string | bigint>().as('count');
 
@@ -42,17 +62,24 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
   /**
    * The group's row, locked; whether any of its ranged leases expired before `at`; whether it holds any
    * event row (leased one a row, waiting or parked): a group drained in order holds none; and, for a claim
-   * (`counting`), how many events it holds unsettled (waiting or leased), in the same read.
+   * (`forClaim`), how many events it holds unsettled (waiting or leased) and when its consumer was last
+   * seen (null: not shown), in the same read.
    */
-  const groupLocked = (counting: boolean) => compiledOnce<{ owner: string; name: string; at: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
+  const groupLocked = (forClaim: boolean) => compiledOnce<{ owner: string; name: string; at: string; consumer: string }>((value) => dialect.selectForUpdate(groupRow(db, value('owner'), value('name'))
     .select((select) => [
       select.exists(select.selectFrom('consumer_group_leases as r').select('r.from_position')
         .whereRef('r.group_id', '=', 'consumer_groups.id').where('r.lease_expires_at', '<', value('at'))).as('rangesExpired'),
       select.exists(select.selectFrom('consumer_group_exceptions as e').select('e.position').whereRef('e.group_id', '=', 'consumer_groups.id')).as('eventRows'),
-      ...(counting ? [sql<number>`${unsettledRows(select)} + ${rangedEvents(select)}`.as('unsettled')] : []),
+      ...(forClaim
+        ? [
+          sql<number>`${unsettledRows(select)} + ${rangedEvents(select)}`.as('unsettled'),
+          select.selectFrom('consumer_group_consumers as c').select('c.last_seen_at')
+            .where('c.owner_key_id', '=', value('owner')).where('c.group_name', '=', value('name')).where('c.consumer', '=', value('consumer')).as('seenAt'),
+        ]
+        : []),
     ])));
   const groupHeld = groupLocked(false);
-  const groupHeldCounted = groupLocked(true);
+  const groupHeldForClaim = groupLocked(true);
   const pendingOf = compiledOnce<{ owner: string; name: string; at: string }>((value) => db.selectFrom('consumer_groups')
     .selectAll('consumer_groups')
     .select((select) => [
@@ -164,7 +191,7 @@ export function groupStatements(db: Db, dialect: Pick<SqlDialect, 'selectForUpda
     .where('state', '=', 'leased').where('lease', '=', value('token')).where('lease_expires_at', '>=', value('at'))
     .returning('position'));
   return {
-    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldForClaim, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   };
 }

@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
-import type { PetEvent } from '../../../domain/index.ts';
 import { claimPage, consumersWindowMs, cursorPastOtherTypes, GROUP_LIMITS, GroupLimitReached, petsWithEarlierEvents, sameGroupSettings, walkFresh } from '../../../application/index.ts';
-import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, GroupStart, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
-import { count, eventRows, groupRow, groupStatements } from './consumer-group-statements.ts';
+import type { Claim, ClaimOutcome, ClaimRequest, ConsumerGroup, ConsumerGroups, GroupHandle, LeaseOutcome, StoredEvent } from '../../../application/index.ts';
+import { count, eventRows, groupFromRow, groupRow, groupStatements } from './consumer-group-statements.ts';
 import { translated } from '../sql-dialect.ts';
 import { readEventsAt, readLogToEndOn } from '../sql-event-log.ts';
 import { CONSUMER_GROUP_EXCEPTIONS, CONSUMER_GROUP_LEASES } from '../schema.ts';
@@ -14,6 +13,9 @@ import { exceptionRow, leaseRanges, liveLeases, openRanges, positionsByToken } f
 import type { HeldGroup } from './consumer-group-leases.ts';
 
 type Db = Kysely<PetStoreDatabase>;
+
+/** How stale a consumer's `lastSeenAt` may be while it keeps claiming: its row is written at most once this often. */
+const SEEN_PRECISION_MS = 1000;
 
 /**
  * Consumer groups in `consumer_groups`, `consumer_group_leases` and `consumer_group_exceptions`, the same queries
@@ -35,25 +37,27 @@ export function createSqlConsumerGroups(
   const transaction = <T>(work: (on: Db) => Promise<T>): Promise<T> =>
     run(() => (store.writeOutsideLog ?? store.boundedTransaction ?? ((each) => db.transaction().execute(each)))(work));
   const {
-    groupHeld, groupHeldCounted, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
+    groupHeld, groupHeldForClaim, pendingOf, seenAgain, spentParked, liveByConsumer, waitingReady, waitingExpired, parkedUpTo, streamsUnsettled, cursorMoved, leasesAcked,
     expiredRangesOpened, expiredRangesDropped, rangesOf, wholeRangeAcked, rangeAcked,
   } = groupStatements(db, dialect);
 
   /**
    * `work` with the group held alone, its ranged leases that expired by `now` (when given) first turned into
    * a row an event (as every rule over expired leases reads them); undefined when there is no such group.
+   * For a claim by `forClaim` (its consumer), the same read counts the group's unsettled events and says when the consumer was last seen.
    */
-  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>, counting = false): Promise<T | undefined> =>
+  const holding = <T>(ownerKeyId: string, name: string, now: Date | undefined, work: (on: Db, group: HeldGroup) => Promise<T>, forClaim?: string): Promise<T | undefined> =>
     transaction(async (on) => {
       // Without a time nothing has expired: no lease expires before the empty text.
       const at = now?.toISOString() ?? '';
-      const read = counting ? groupHeldCounted : groupHeld;
-      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown; unsettled?: unknown }>(read({ owner: ownerKeyId, name, at }))).rows;
+      const read = forClaim === undefined ? groupHeld : groupHeldForClaim;
+      const [row] = (await on.executeQuery<Selectable<ConsumerGroupsTable> & { rangesExpired: unknown; eventRows: unknown; unsettled?: unknown; seenAt?: string | null }>(
+        read({ owner: ownerKeyId, name, at, consumer: forClaim ?? '' }))).rows;
       if (!row) return undefined;
       // Expired ranges are opened into event rows just below (they stay as many unsettled events).
       const group: HeldGroup = {
         ...groupFromRow(row), id: Number(row.id), mayHoldRows: Number(row.eventRows) > 0 || Number(row.rangesExpired) > 0,
-        ...(counting ? { unsettled: Number(row.unsettled ?? 0) } : {}),
+        ...(forClaim === undefined ? {} : { unsettled: Number(row.unsettled ?? 0), seenAt: row.seenAt ?? null }),
       };
       if (Number(row.rangesExpired) > 0) {
         await on.executeQuery(expiredRangesOpened({ groupId: group.id, at }));
@@ -77,13 +81,18 @@ export function createSqlConsumerGroups(
   const spentReason = (deliveries: unknown) => `lease expired on delivery ${String(deliveries)}`;
   const parkSpent = (on: Db, group: HeldGroup, at: string) => on.executeQuery(spentParked({ groupId: group.id, at, maxDeliveries: group.maxDeliveries }));
   /**
-   * Records that `consumer` claimed at `at`; a consumer new to the group is refused (false) while the group
-   * shows as many as it may, once those not seen within its window are pruned.
+   * Records that `consumer` claimed at `at`, to the second (`SEEN_PRECISION_MS`: a busy worker's claims write
+   * no row of it); a consumer new to the group is refused (false) while the group shows as many as it may,
+   * once those not seen within its window are pruned.
    */
-  const markSeen = async (on: Db, group: ConsumerGroup, consumer: string, at: Date): Promise<boolean> => {
+  const markSeen = async (on: Db, group: HeldGroup, consumer: string, at: Date): Promise<boolean> => {
     const seen = { owner_key_id: group.ownerKeyId, group_name: group.name, consumer, last_seen_at: at.toISOString() };
-    const updated = await on.executeQuery(seenAgain({ owner: group.ownerKeyId, name: group.name, consumer, at: seen.last_seen_at }));
-    if (Number(updated.numAffectedRows ?? 0) > 0) return true;
+    const seenAt = group.seenAt === undefined ? undefined : group.seenAt === null ? -Infinity : Date.parse(group.seenAt);
+    if (seenAt !== undefined && at.getTime() - seenAt < SEEN_PRECISION_MS && at.getTime() >= seenAt) return true;
+    if (seenAt !== -Infinity) {
+      const updated = await on.executeQuery(seenAgain({ owner: group.ownerKeyId, name: group.name, consumer, at: seen.last_seen_at }));
+      if (Number(updated.numAffectedRows ?? 0) > 0) return true;
+    }
     const since = new Date(at.getTime() - consumersWindowMs(group)).toISOString();
     await on.deleteFrom('consumer_group_consumers').where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).where('last_seen_at', '<', since).execute();
     const shown = await on.selectFrom('consumer_group_consumers').select(count).where('owner_key_id', '=', seen.owner_key_id).where('group_name', '=', seen.group_name).executeTakeFirstOrThrow();
@@ -153,7 +162,9 @@ export function createSqlConsumerGroups(
     const rowsHeld = group.mayHoldRows !== false;
     // An expired lease was a delivery: one that spent the last parks the event instead of handing it out again.
     if (rowsHeld) await parkSpent(on, group, at);
-    const live = (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
+    // Caps that the group's unsettled events, all in flight with this claim, would not reach need no count of its leases.
+    const capsOutOfReach = group.unsettled !== undefined && group.unsettled + max <= Math.min(inFlightPerGroup, inFlightPerConsumer);
+    const live = capsOutOfReach ? [] : (await on.executeQuery<{ consumer: string | null; count: number | string; soonest: string | null }>(liveByConsumer({ groupId: group.id, at }))).rows;
     const groupInFlight = live.reduce((sum, entry) => sum + Number(entry.count), 0);
     const mine = live.find((entry) => entry.consumer === consumer);
     const consumerInFlight = Number(mine?.count ?? 0);
@@ -289,7 +300,7 @@ export function createSqlConsumerGroups(
           const acked = acks === undefined ? undefined : await ackHeld(on, group, acks, now);
           const outcome = await claimHeld(on, group, { consumer, max, now, seen, fresh });
           return acked === undefined ? outcome : { ...outcome, acked };
-        }, fresh !== undefined && fresh.holdRoom === undefined);
+        }, fresh !== undefined && fresh.holdRoom === undefined ? consumer : undefined);
       },
 
       async ack(leases, now) {
@@ -430,21 +441,4 @@ export function createSqlConsumerGroups(
 
     group: handle,
   };
-}
-
-function groupFromRow(row: Omit<Selectable<ConsumerGroupsTable>, 'id'>): ConsumerGroup {
-  return {
-    ownerKeyId: row.owner_key_id,
-    name: row.name,
-    ackTimeoutMs: row.ack_timeout_ms,
-    maxDeliveries: row.max_deliveries,
-    start: startFromText(row.start),
-    ...(row.types === null ? {} : { types: JSON.parse(row.types) as PetEvent['type'][] }),
-    createdAt: row.created_at,
-    takenTo: Number(row.taken_to),
-  };
-}
-
-function startFromText(text: string): GroupStart {
-  return text === 'beginning' || text === 'end' ? text : Number(text);
 }
