@@ -66,20 +66,23 @@ export function positionsByToken(leases: readonly string[]): Map<string, number[
 export function leaseRanges(
   groupId: number, page: readonly StoredEvent[], walk: FreshWalk, lease: Pick<ConsumerGroupLeasesTable, 'lease' | 'consumer' | 'lease_expires_at'>,
 ): ConsumerGroupLeasesTable[] {
-  const held = new Set(walk.hold.map((stored) => stored.position));
+  // Most claims hold nothing back: one range, with no set of held positions and nothing made an event.
+  const held = walk.hold.length === 0 ? undefined : new Set(walk.hold.map((stored) => stored.position));
   const ranges: ConsumerGroupLeasesTable[] = [];
-  let run: { from: number; to: number; events: number } | undefined;
-  const close = () => {
-    if (run) ranges.push({ group_id: groupId, from_position: run.from, to_position: run.to, events: run.events, ...lease });
-    run = undefined;
-  };
+  let run: ConsumerGroupLeasesTable | undefined;
   for (const stored of page) {
     if (stored.position > walk.cursor) break;
-    if (held.has(stored.position)) close();
-    else if (run) run = { ...run, to: stored.position, events: run.events + 1 };
-    else run = { from: stored.position, to: stored.position, events: 1 };
+    if (held?.has(stored.position)) {
+      if (run) ranges.push(run);
+      run = undefined;
+    } else if (run) {
+      run.to_position = stored.position;
+      run.events += 1;
+    } else {
+      run = { group_id: groupId, from_position: stored.position, to_position: stored.position, events: 1, ...lease };
+    }
   }
-  close();
+  if (run) ranges.push(run);
   return ranges;
 }
 
