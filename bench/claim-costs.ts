@@ -7,22 +7,18 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuMicroseconds } from './http-load.ts';
-import { FEED_BENCH_KEY, seededEvents, startFeedService } from './event-feed.ts';
+import { seededEvents, startFeedService } from './event-feed.ts';
 import { seededCopy } from './seed.ts';
+import { callGroup } from './consumer-groups.ts';
 
 const PETS = 20_000;
-const headers = { authorization: `Bearer ${FEED_BENCH_KEY}`, 'content-type': 'application/json' };
 const rounds = Number(process.argv[2] ?? 2);
 const total = seededEvents(PETS);
 const directory = mkdtempSync(join(tmpdir(), 'petstore-claim-costs-'));
 const service = await startFeedService(await seededCopy(PETS, join(directory, 'petstore.db')), directory);
 const { base, pid } = service;
 
-async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`${base}/consumer-groups/${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.status === 204 ? undefined : response.json();
-}
+const call = (method: string, path: string, body?: unknown) => callGroup(base, method, path, body);
 
 const threadCpu = () => new Map(readdirSync(`/proc/${pid}/task`).map((thread) => [Number(thread), cpuMicroseconds(pid, Number(thread))]));
 
