@@ -1,6 +1,5 @@
 import type { DomainEvent } from './aggregate.ts';
 import { eventTypeOf } from './aggregate-registry.ts';
-import type { AppendMetadata, EventMetadata } from './ports.ts';
 
 export class UnknownEventShape extends Error {
   constructor(type: string, schemaVersion: number) {
@@ -16,9 +15,14 @@ export function currentSchemaVersion(type: string): number {
   return known.shape.schemaVersion;
 }
 
-/** The metadata to store with an event: the append's, with the event type's current schema version. */
-export function metadataFor(event: DomainEvent, metadata: AppendMetadata): EventMetadata {
-  return { schemaVersion: currentSchemaVersion(event.type), ...metadata };
+/**
+ * The metadata to store with an event, as JSON text: `{"schemaVersion": …}` (the event type's current
+ * one) followed by the append's metadata, given as its own JSON text (`metadataText`), which an append
+ * of several events thus encodes once.
+ */
+export function eventMetadataText(event: DomainEvent, metadataText: string): string {
+  const schemaVersion = `{"schemaVersion":${currentSchemaVersion(event.type)}`;
+  return metadataText === '{}' ? `${schemaVersion}}` : `${schemaVersion},${metadataText.slice(1)}`;
 }
 
 /** Turns a stored event of any known schema version into today's shape. */

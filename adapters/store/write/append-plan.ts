@@ -1,4 +1,4 @@
-import { aggregateOfStream, IdempotencyKeyTaken, metadataFor, StreamVersionConflict } from '../../../application/index.ts';
+import { aggregateOfStream, eventMetadataText, IdempotencyKeyTaken, StreamVersionConflict } from '../../../application/index.ts';
 import type { AppendMetadata, AppendOptions, AppendResult, IdempotencyRecord, ReadModelRow, RowChange, StreamAppend, StreamAtVersion } from '../../../application/index.ts';
 import { newEventRow } from '../schema.ts';
 import type { NewEventRow } from '../schema.ts';
@@ -47,6 +47,7 @@ export function executeAppend(rows: AppendRows, { streams, metadata, options }: 
   if (remember && !rows.remember(remember, now.toISOString())) throw new IdempotencyKeyTaken(remember.scope, remember.key);
   const changes: RowChange[] = [];
   const eventRows: NewEventRow[] = [];
+  const metadataText = JSON.stringify(metadata);
   const versions = streams.map((stream, index) => {
     const actual = actuals[index]!;
     const { streamId, events } = stream;
@@ -54,7 +55,7 @@ export function executeAppend(rows: AppendRows, { streams, metadata, options }: 
     const change = writeReadModelRow(rows, stream, actual, actual + events.length, metadata.recordedAt);
     if (change) changes.push(change);
     events.forEach((event, at) => eventRows.push(newEventRow(
-      streamId, actual + at + 1, event.type, JSON.stringify(event.data), JSON.stringify(metadataFor(event, metadata)), metadata.recordedAt,
+      streamId, actual + at + 1, event.type, JSON.stringify(event.data), eventMetadataText(event, metadataText), metadata.recordedAt,
     )));
     return actual + events.length;
   });
