@@ -31,6 +31,17 @@ export interface StoredEvent {
   readonly streamVersion: number;
   readonly event: DomainEvent;
   readonly metadata: EventMetadata;
+  /**
+   * The event as the log stores it, when read so and in today's shape: its type and its data's JSON text
+   * (what `JSON.stringify(event.data)` gives), for writers of its text that need not parse it.
+   */
+  readonly text?: StoredEventText | undefined;
+}
+
+/** See `StoredEvent.text`. */
+export interface StoredEventText {
+  readonly type: string;
+  readonly dataJson: string;
 }
 
 export interface StreamRead {

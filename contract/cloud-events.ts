@@ -35,9 +35,12 @@ function sourceJson(source: string): string {
  * thousands, and the text is `JSON.stringify` of the object, key for key.
  */
 export function cloudEventJson(stored: StoredEvent, source: string): string {
-  const { streamId, event: { type, data } } = stored;
+  const { streamId, text } = stored;
+  // Read with its stored text (a claim's events): written as it is, never parsed.
+  const type = text?.type ?? stored.event.type;
+  const data = text?.dataJson ?? JSON.stringify(stored.event.data);
   return `{"specversion":"1.0","id":"${stored.position}","source":${sourceJson(source)}${typeAndSubjectOf(type, streamId)}${streamId.slice(streamId.lastIndexOf('-') + 1)}","time":${
-    JSON.stringify(stored.metadata.recordedAt)},"datacontenttype":"application/json","data":${JSON.stringify(data)}}`;
+    JSON.stringify(stored.metadata.recordedAt)},"datacontenttype":"application/json","data":${data}}`;
 }
 
 /** Events as one JSON array, built from their texts. */

@@ -65,6 +65,8 @@ export interface LogFilter {
    * there is missing from a page shorter than its limit. The page then comes even with no event (`[]`, `last` 0).
    */
   readonly withEnd?: boolean | undefined;
+  /** Each event's data as a JSON string of its stored text (`storedEventsFromPage` then keeps the text and parses it only when asked). */
+  readonly dataAsText?: boolean | undefined;
 }
 
 /** Some events of the log, the last at `last`. */

@@ -68,9 +68,10 @@ export function sqliteLogPageSql(filter: LogFilter = {}): string {
   const stream = filter.streamId === undefined ? '' : ' and stream_id = ?';
   const through = filter.through === undefined ? '' : ' and position <= ?';
   const end = filter.withEnd ? `, (${LOG_END.sqlite}) as log_end` : '';
+  const data = filter.dataAsText ? 'json_quote(data)' : 'data';
   return `
   select max(position) as last,
-    '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), data, metadata), ',') || ']' as text${end}
+    '[' || group_concat(printf('[%d,%s,%d,%s,%s,%s]', position, json_quote(stream_id), stream_version, json_quote(type), ${data}, metadata), ',') || ']' as text${end}
   from (select ${PAGE_COLUMNS} from events where position > ?${through}${types}${stream} order by position limit ?)`;
 }
 
@@ -101,9 +102,10 @@ export async function readPostgresLogPage(executor: Kysely<PetStoreDatabase>, af
   const stream = filter?.streamId === undefined ? sql`` : sql` and stream_id = ${filter.streamId}`;
   const through = filter?.through === undefined ? sql`` : sql` and position <= ${filter.through}`;
   const end = filter?.withEnd ? sql.raw(`, (${LOG_END.postgres}) as log_end`) : sql``;
+  const data = sql.raw(filter?.dataAsText ? 'to_json(data)' : 'data');
   const { rows } = await sql<{ last: number | string | null; text: string | null; log_end?: number | string }>`
     select max(position) as last,
-      '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), data, metadata), ',') || ']' as text${end}
+      '[' || string_agg(format('[%s,%s,%s,%s,%s,%s]', position, to_json(stream_id), stream_version, to_json(type), ${data}, metadata), ',') || ']' as text${end}
     from (select ${sql.raw(PAGE_COLUMNS)} from events
       where position > ${afterPosition}${through}${types}${stream} order by position limit ${limit}) as page`
     .execute(executor);
@@ -154,10 +156,13 @@ export function createSqlEventLog(db: Kysely<PetStoreDatabase>, dialect: SqlDial
   };
 }
 
-/** `LogToEnd.readLogToEnd` on `executor`, the page and the log's end in one statement (one snapshot), errors untranslated. */
+/**
+ * `LogToEnd.readLogToEnd` on `executor`, the page and the log's end in one statement (one snapshot), errors
+ * untranslated. Its events keep their stored text (`StoredEvent.text`): a claim hands them out as it is.
+ */
 export async function readLogToEndOn(executor: Kysely<PetStoreDatabase>, dialect: SqlDialect, { after, limit, types, streamId }: LogQuery): Promise<{ events: StoredEvent[]; end: number }> {
-  const page = await dialect.readLogPage(executor, after, limit, { types, streamId, withEnd: true });
-  return { events: page === null ? [] : storedEventsFromPage(page.text), end: page?.end ?? 0 };
+  const page = await dialect.readLogPage(executor, after, limit, { types, streamId, withEnd: true, dataAsText: true });
+  return { events: page === null ? [] : storedEventsFromPage(page.text, true), end: page?.end ?? 0 };
 }
 
 /** `EventLog.readLog` on `executor`, errors untranslated. */

@@ -5,6 +5,7 @@ import type { Claim, ConsumerGroups } from '../../application/index.ts';
 import type { KyselyPlugin } from 'kysely';
 import { createSqlConsumerGroups } from '../../adapters/store/tables/consumer-groups.ts';
 import { openTemporaryStore } from '../support/temporary-store.ts';
+import { cloudEventJson } from '../../contract/cloud-events.ts';
 
 const ACK_TIMEOUT_MS = 30_000;
 
@@ -140,6 +141,28 @@ describe('fresh events leased as ranges of the log (SQLite)', () => {
       assert.equal(await counted(() => claimAt(1_200)), 5, 'seen more than a second ago: seen again');
       const seen = await store.db.selectFrom('consumer_group_consumers').select('last_seen_at').executeTakeFirstOrThrow();
       assert.equal(seen.last_seen_at, new Date(started + 1_200).toISOString());
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('a claim hands out fresh events as the log stores their data, never parsed; one stored in an older shape is brought to today\'s', async () => {
+    const { opened, store, group } = await openGroup();
+    try {
+      await addPet(store, { name: 'Rex "the dog" \u{1F436}', categoryId: 1 });
+      // PetAdded as shape 1 stored it: no status (today's shape says null).
+      const metadata = JSON.stringify({ schemaVersion: 1, recordedAt: new Date(0).toISOString(), requestId: 'r', apiKeyId: 'k' });
+      await store.db.insertInto('events').values({ stream_id: 'pet-99', stream_version: 1, type: 'PetAdded', data: '{"id":99,"name":"Old","categoryId":1}', metadata, recorded_at: new Date(0).toISOString() }).execute();
+      const answer = await group.claim({ consumer: 'a', max: 10, now: new Date(), seen: true, fresh: { after: -1 } });
+      assert.ok(answer && 'claims' in answer);
+      const [today, older] = answer.claims.map((claim) => claim.event);
+      const stored = await store.db.selectFrom('events').select('data').where('position', '=', today!.position).executeTakeFirstOrThrow();
+      assert.deepEqual([today!.text?.type, today!.text?.dataJson], ['PetAdded', stored.data]);
+      const [read] = await store.eventLog.readLog({ after: 0, limit: 1 });
+      assert.equal(cloudEventJson(today!, 'http://x/v1'), cloudEventJson(read!, 'http://x/v1'), 'the same text as the feed writes');
+      assert.deepEqual(today!.event, read!.event);
+      assert.equal(older!.text, undefined);
+      assert.deepEqual(older!.event, { type: 'PetAdded', data: { id: 99, name: 'Old', categoryId: 1, status: null } });
     } finally {
       await opened.close();
     }
