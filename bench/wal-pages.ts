@@ -1,16 +1,18 @@
 // Which pages of the database a group of creations writes: `addPet` in groups of 64 on a copy of the
 // seed, then each frame the groups appended to the write-ahead log is traced to its table or index by
 // SQLite's `dbstat`. Every page a group writes is a 4 KiB frame (two writes) in its commit, and later
-// a page copied back by a checkpoint: what a creation's rows cost beyond their CPU.
-//   node --import tsx bench/wal-pages.ts [pets] [groups]
+// a page copied back by a checkpoint: what a creation's rows cost beyond their CPU. With `orders`, the
+// groups place orders instead, each for another available pet of the seed (from the 25,000th pet on,
+// as `bench/store-orders.ts` does after its warm-up): what a placement's rows cost.
+//   node --import tsx bench/wal-pages.ts [pets] [groups] [orders]
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { addPet } from '../application/index.ts';
+import { addPet, placeOrder } from '../application/index.ts';
 import type { PetStatus } from '../domain/index.ts';
 import { openSqlitePetStore } from '../adapters/store/sqlite/sqlite-pet-store.ts';
-import { seededCopy } from './seed.ts';
+import { seededCopy, seedStatus } from './seed.ts';
 
 const GROUP = 64;
 const WAL_HEADER_BYTES = 32;
@@ -19,12 +21,16 @@ const STATUSES: readonly (PetStatus | undefined)[] = ['available', 'pending', 's
 
 const pets = Number(process.argv[2] ?? 100_000);
 const groups = Number(process.argv[3] ?? 20);
+const orders = process.argv[4] === 'orders';
 const directory = mkdtempSync(join(tmpdir(), 'petstore-wal-pages-'));
 try {
   const file = await seededCopy(pets, join(directory, 'pets.db'));
   const store = await openSqlitePetStore(file);
-  const group = (round: number) => Promise.all(Array.from({ length: GROUP }, (_, index) =>
-    addPet(store, { name: `wal ${round}-${index}`, categoryId: 1, ...statusOf(index) })));
+  const available = orders ? Array.from({ length: pets }, (_, index) => index + 1).filter((id) => id >= 25_000 && seedStatus(id).now === 'available') : [];
+  if (orders && available.length < (groups + 1) * GROUP) throw new Error(`${pets} pets have too few available for ${groups} groups of orders`);
+  const group = (round: number) => Promise.all(Array.from({ length: GROUP }, (_, index) => (orders
+    ? placeOrder(store, { petId: available[(round + 1) * GROUP + index]! })
+    : addPet(store, { name: `wal ${round}-${index}`, categoryId: 1, ...statusOf(index) }))));
   await group(-1);
   const before = statSync(`${file}-wal`).size;
   const header = readFileSync(`${file}-wal`).subarray(0, WAL_HEADER_BYTES);
@@ -49,7 +55,7 @@ try {
     written.set(owner, (written.get(owner) ?? 0) + 1);
     frames += 1;
   }
-  process.stdout.write(`${groups} groups of ${GROUP} creations on ${pets} pets: ${(frames / groups).toFixed(1)} pages a group\n`);
+  process.stdout.write(`${groups} groups of ${GROUP} ${orders ? 'placements' : 'creations'} on ${pets} pets: ${(frames / groups).toFixed(1)} pages a group\n`);
   for (const [owner, count] of [...written].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${owner.padEnd(40)} ${(count / groups).toFixed(2)}\n`);
 } finally {
   rmSync(directory, { recursive: true, force: true });
