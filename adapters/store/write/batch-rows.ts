@@ -173,7 +173,25 @@ export interface BatchWrites {
 }
 
 const rememberKey = (scope: string, key: string) => JSON.stringify([scope, key]);
-const rowKey = (table: string, id: number) => `${table}/${id}`;
+
+/** Values by read-model table and row id: a map a table, keyed by the id itself, so no key text is built for each look-up. */
+class ByRow<T> {
+  private readonly tables = new Map<string, Map<number, T>>();
+
+  get(table: string, id: number): T | undefined {
+    return this.tables.get(table)?.get(id);
+  }
+
+  set(table: string, id: number, value: T): void {
+    const rows = this.tables.get(table);
+    if (rows) rows.set(id, value);
+    else this.tables.set(table, new Map([[id, value]]));
+  }
+
+  *values(): IterableIterator<T> {
+    for (const rows of this.tables.values()) yield* rows.values();
+  }
+}
 
 interface WrittenRow {
   readonly table: string;
@@ -195,10 +213,10 @@ interface AppendWrites {
  */
 export class BatchRows implements AppendRows {
   private readonly versions = new Map<string, number>();
-  /** The stream of each read-model row asked for (by `rowKey`): the row read gives its version. */
-  private readonly rowStreams = new Map<string, string>();
-  private readonly read = new Map<string, ReadModelRow>();
-  private readonly written = new Map<string, WrittenRow>();
+  /** The stream of each read-model row asked for: the row read gives its version. */
+  private readonly rowStreams = new ByRow<string>();
+  private readonly read = new ByRow<ReadModelRow>();
+  private readonly written = new ByRow<WrittenRow>();
   private readonly live = new Set<string>();
   /** The records asked about already (by `toRead`). */
   private readonly askedRecords = new Set<string>();
@@ -232,7 +250,7 @@ export class BatchRows implements AppendRows {
         // row read says the version too, so its events are not looked up.
         if (table === undefined) streams.push(streamId);
         else {
-          this.rowStreams.set(rowKey(table, found!.id), streamId);
+          this.rowStreams.set(table, found!.id, streamId);
           const ids = rows.get(table);
           if (ids) ids.push(found!.id);
           else rows.set(table, [found!.id]);
@@ -259,9 +277,8 @@ export class BatchRows implements AppendRows {
     for (const [stream, version] of reads.versions) this.versions.set(stream, version);
     for (const [table, rows] of Object.entries(reads.rows)) {
       for (const row of rows) {
-        const key = rowKey(table, row.id as number);
-        this.read.set(key, row);
-        const streamId = this.rowStreams.get(key);
+        this.read.set(table, row.id as number, row);
+        const streamId = this.rowStreams.get(table, row.id as number);
         if (streamId !== undefined) this.versions.set(streamId, row.version as number);
       }
     }
@@ -275,8 +292,7 @@ export class BatchRows implements AppendRows {
   }
 
   row(table: string, id: number): ReadModelRow | undefined {
-    const key = rowKey(table, id);
-    const row = this.written.get(key)?.row ?? this.read.get(key);
+    const row = this.written.get(table, id)?.row ?? this.read.get(table, id);
     // A copy: the plan folds events into the row it is given.
     return row && { ...row };
   }
@@ -296,8 +312,8 @@ export class BatchRows implements AppendRows {
     const { rows: written, remembered } = this.pending;
     this.pending = { rows: [] };
     for (const { table, row, isNew } of written) {
-      const key = rowKey(table, row.id as number);
-      this.written.set(key, { table, row, isNew: this.written.get(key)?.isNew ?? isNew });
+      const id = row.id as number;
+      this.written.set(table, id, { table, row, isNew: this.written.get(table, id)?.isNew ?? isNew });
     }
     if (remembered) {
       this.live.add(rememberKey(remembered.scope, remembered.key));
