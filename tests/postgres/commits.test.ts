@@ -7,6 +7,9 @@ import type { PostgresCommits } from '../../adapters/store/postgres/postgres-com
 import { openTestPostgresStore, testPostgresEngine } from '../support/postgres.ts';
 import type { TestStore } from '../support/postgres.ts';
 
+/** One turn of the event loop: what was set to run in this turn's check phase runs first. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})`, () => {
   let opened: TestStore;
   const opens: PostgresCommits[] = [];
@@ -148,7 +151,9 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     const before = looks.length;
     const release = holdLooks();
     const first = [changes.refresh(), changes.refresh(), changes.refresh()];
-    await new Promise((resolve) => setImmediate(resolve));
+    // Callers kept asking in that turn: the look waits one more (see the next test).
+    await turn();
+    await turn();
     assert.equal(looks.length, before + 1, 'one look for the three callers');
     // Committed while that look is in flight: the caller after it must not be answered by it.
     const late = await addPet(opened.store, { name: 'during the look', categoryId: 1, status: 'pending' });
@@ -162,6 +167,21 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     assert.equal(looks.length, before + 2, 'one more look for the callers that came during the first');
     assert.equal(reads.length, 1, 'the first look, asked after the commit, read it; the second found nothing new');
     assert.ok(heardLate, 'the later callers were answered after the commit was told');
+  });
+
+  it("looks in the next turn for a lone caller, and a turn later, shared with that turn's callers, while callers keep asking", async () => {
+    const { changes, looks } = watched();
+    await changes.refresh();
+    const alone = changes.refresh();
+    await turn();
+    assert.equal(looks.length, 2, 'a lone caller is looked for in the next turn');
+    await alone;
+    const callers = [changes.refresh(), changes.refresh()];
+    await turn();
+    assert.equal(looks.length, 2, 'callers kept asking in the turn: the look waits one more');
+    callers.push(changes.refresh());
+    await Promise.all(callers);
+    assert.equal(looks.length, 3, "the next turn's caller shared the look");
   });
 
   it('tells a notified commit whose events cannot be read as "anything may have changed" at its position', async () => {

@@ -10,6 +10,7 @@ import type { EventRow } from '../schema.ts';
 import { LOG_END, logEndOf, POSTGRES_EVENTS_AFTER, readLogEnd } from '../sql-event-log.ts';
 import { translated } from '../sql-dialect.ts';
 import type { PetStoreDatabase } from '../schema.ts';
+import { afterArrivals } from '../write/commit-batcher.ts';
 import { answeringWithin, connectionFault, prepared, SAFE_INTEGER_TYPES, StatementUnanswered } from './postgres-pool.ts';
 import { LOG_CHANNEL, postgresSqlDialect } from './postgres-sql-dialect.ts';
 import type { CommittedPositions, BatchPositions } from './postgres-writes.ts';
@@ -24,6 +25,11 @@ const RELISTEN_MS = 1000;
  * long gets a `StoreUnavailable` and reads the database itself (the listing cache's branch) or answers 503.
  */
 export const LOOK_BOUND_MS = 1000;
+/**
+ * Turns a look waits, before it asks, while callers keep asking for one (none when nobody asked in the
+ * last turn): under load the callers read in the next turn share it too, for no wait when idle.
+ */
+const LOOK_FILL_TURNS = 1;
 /** How many events one look reads; a follower further behind than this is told "anything may have changed" instead. */
 export const CATCH_UP_EVENTS = 1000;
 
@@ -162,11 +168,17 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
     listeners.tell(changes.includes(undefined) ? { last: told, types } : { last: told, changes: changes as RowChange[], types });
   }
 
-  /** Starts looking after the current turn of the event loop, so that every request of the turn shares the first look. */
+  /** How many times a look was asked for: what `startLooking` watches to fill a look. */
+  let asked = 0;
+
+  /**
+   * Starts looking after the current turn of the event loop, so that every request of the turn shares the
+   * first look; while callers keep asking, a turn later (`LOOK_FILL_TURNS`), so that the next turn's do too.
+   */
   function startLooking(): void {
     if (looking) return;
     looking = true;
-    setImmediate(() => void lookWhileWanted());
+    afterArrivals(() => asked, LOOK_FILL_TURNS, () => void lookWhileWanted());
   }
 
   /** A notification told of a commit beyond what was told. */
@@ -248,6 +260,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
       waiting = { promise, bounded: withinLookBound(promise), resolve, reject };
     }
     const { promise } = waiting;
+    asked += 1;
     startLooking();
     return promise;
   }
