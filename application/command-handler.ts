@@ -132,11 +132,9 @@ export async function handleCreation<State, Event extends DomainEvent, const T e
     decided = { id, events, stateAfter };
     const record = options.remember?.(stateAfter, id);
     const alongside = (options.alongside?.(id, read) ?? []) as readonly (readonly DomainEvent[])[];
-    return {
-      streams: [{ streamId, expected: 'no_stream', events, stateAfter }, ...reads.map((stream, index) => appended(stream, atVersions[index]!, alongside[index] ?? []))],
-      metadata,
-      ...(record ? { options: { remember: record } } : {}),
-    };
+    const streams: StreamAppend[] = [{ streamId, expected: 'no_stream', events, stateAfter }];
+    for (let index = 0; index < reads.length; index++) streams.push(appended(reads[index]!, atVersions[index]!, alongside[index] ?? []));
+    return record ? { streams, metadata, options: { remember: record } } : { streams, metadata };
   }, reads.map((stream) => stream.streamId));
   if (decided?.id !== created.id) throw new Error(`the store committed ${aggregate.streamPrefix}${created.id} without building it`);
   return { id: created.id, state: decided.stateAfter, version: created.version, events: decided.events, position: created.position };

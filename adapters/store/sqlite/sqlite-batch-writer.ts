@@ -167,15 +167,23 @@ export function createBatchWriter(options: BatchWriterOptions): BatchWriter {
     }
     for (const [name, rows] of changed) {
       const { update, updated } = statementsOf(name);
-      for (const row of rows) update().run(updated.map((column) => row[column]));
+      runEach(update(), updated, rows);
     }
     insertEach(insertEvent(), EVENTS, events);
     insertEach(remember(), IDEMPOTENCY_KEYS, remembered);
   }
 
   function insertEach<T extends TableDeclaration>(statement: ReturnType<SqliteDatabase['prepare']>, table: T, rows: readonly (ReadRow<T> | ReadModelRow)[]): void {
-    const columns = columnsOf(table);
-    for (const row of rows) statement.run(columns.map((column) => (row as Record<string, unknown>)[column]));
+    runEach(statement, columnsOf(table), rows as readonly Record<string, unknown>[]);
+  }
+
+  /** Runs the statement for each row with its `columns` as parameters: one array for all rows, since `run` binds them before it returns. */
+  function runEach(statement: ReturnType<SqliteDatabase['prepare']>, columns: readonly string[], rows: readonly Record<string, unknown>[]): void {
+    const values: unknown[] = new Array(columns.length);
+    for (const row of rows) {
+      for (let index = 0; index < columns.length; index++) values[index] = row[columns[index]!];
+      statement.run(values);
+    }
   }
 
   /** A row's unique key refused the write: a stream's event or a read-model row is there already. */

@@ -37,28 +37,35 @@ export interface Appended extends AppendResult {
 
 /** The one append plan that every backend executes, inside a transaction the backend holds. */
 export function executeAppend(rows: AppendRows, { streams, metadata, options }: AppendRequest, now: Date): Appended {
-  const actuals = streams.map((stream) => rows.streamVersion(stream.streamId));
-  streams.forEach(({ streamId, expected }, index) => {
-    const actual = actuals[index]!;
+  const actuals: number[] = [];
+  for (let index = 0; index < streams.length; index++) {
+    const { streamId, expected } = streams[index]!;
+    const actual = rows.streamVersion(streamId);
     if (expected === 'no_stream' ? actual !== 0 : expected !== actual) throw new StreamVersionConflict(streamId, expected, actual);
-    if (streams.findIndex((other) => other.streamId === streamId) !== index) throw new Error(`stream ${streamId} named twice in one append`);
-  });
+    for (let other = 0; other < index; other++) {
+      if (streams[other]!.streamId === streamId) throw new Error(`stream ${streamId} named twice in one append`);
+    }
+    actuals.push(actual);
+  }
   const remember = options?.remember;
   if (remember && !rows.remember(remember, now.toISOString())) throw new IdempotencyKeyTaken(remember.scope, remember.key);
   const changes: RowChange[] = [];
   const eventRows: NewEventRow[] = [];
   const metadataText = JSON.stringify(metadata);
-  const versions = streams.map((stream, index) => {
+  const versions: number[] = [];
+  for (let index = 0; index < streams.length; index++) {
+    const stream = streams[index]!;
     const actual = actuals[index]!;
     const { streamId, events } = stream;
-    if (events.length === 0) return actual;
+    versions.push(actual + events.length);
+    if (events.length === 0) continue;
     const change = writeReadModelRow(rows, stream, actual, actual + events.length, metadata.recordedAt);
     if (change) changes.push(change);
-    events.forEach((event, at) => eventRows.push(newEventRow(
-      streamId, actual + at + 1, event.type, JSON.stringify(event.data), eventMetadataText(event, metadataText), metadata.recordedAt,
-    )));
-    return actual + events.length;
-  });
+    for (let at = 0; at < events.length; at++) {
+      const event = events[at]!;
+      eventRows.push(newEventRow(streamId, actual + at + 1, event.type, JSON.stringify(event.data), eventMetadataText(event, metadataText), metadata.recordedAt));
+    }
+  }
   const position = rows.insertEvents(eventRows);
   return { version: versions[0] ?? 0, versions, position, changes, types: eventRows.map((row) => row.type) };
 }
