@@ -304,6 +304,11 @@ export function newEventRow(streamId: string, version: number, type: string, dat
   return { stream_id: streamId, stream_version: version, type, data, metadata, recorded_at: recordedAt };
 }
 
+/** The stream an event row belongs to, and the stream's version it is. */
+export function streamPlaceOf(row: NewEventRow): readonly [streamId: string, version: number] {
+  return [row.stream_id, row.stream_version];
+}
+
 /** A stored row in today's shape, whatever schema version it was written with. */
 export function storedEventFromRow(row: EventRow): StoredEvent {
   const metadata = JSON.parse(row.metadata) as EventMetadata;
