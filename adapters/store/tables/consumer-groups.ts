@@ -87,9 +87,12 @@ export function createSqlConsumerGroups(
    */
   const markSeen = async (on: Db, group: HeldGroup, consumer: string, at: Date): Promise<boolean> => {
     const seen = { owner_key_id: group.ownerKeyId, group_name: group.name, consumer, last_seen_at: at.toISOString() };
-    const seenAt = group.seenAt === undefined ? undefined : group.seenAt === null ? -Infinity : Date.parse(group.seenAt);
-    if (seenAt !== undefined && at.getTime() - seenAt < SEEN_PRECISION_MS && at.getTime() >= seenAt) return true;
-    if (seenAt !== -Infinity) {
+    // The claim's locked read said when it was last seen (a text), or that it has no row (null); undefined: not read.
+    if (typeof group.seenAt === 'string') {
+      const since = at.getTime() - Date.parse(group.seenAt);
+      if (since >= 0 && since < SEEN_PRECISION_MS) return true;
+    }
+    if (group.seenAt !== null) {
       const updated = await on.executeQuery(seenAgain({ owner: group.ownerKeyId, name: group.name, consumer, at: seen.last_seen_at }));
       if (Number(updated.numAffectedRows ?? 0) > 0) return true;
     }

@@ -2,8 +2,8 @@ import { aggregateOfStream } from '../../../application/index.ts';
 import type { IdempotencyRecord, AppendResult, Created, NewAppend, ReadModelRow, RowChange, StreamAtVersion } from '../../../application/index.ts';
 import type { AppendRows, NewEventRow, AppendRequest, Appended } from './append-plan.ts';
 import type { IDEMPOTENCY_KEYS, ReadRow } from '../schema.ts';
-import { executeAppend, streamAtVersion } from './append-plan.ts';
 import { streamPlaceOf } from '../schema.ts';
+import { executeAppend, streamAtVersion } from './append-plan.ts';
 import type { BatchTiming } from './write-observer.ts';
 
 /** An append waiting for its batch: answered only once the batch has committed (or failed). */
