@@ -215,4 +215,18 @@ describe(`the commits on PostgreSQL, read from the log (${testPostgresEngine()})
     assert.equal(changes.stalled(), undefined);
     await changes.refresh();
   });
+
+  it('is stalled once its first caller was refused at the bound, though its look began turns after that caller asked', async () => {
+    const { changes, holdLooks } = watched();
+    await changes.refresh();
+    const release = holdLooks();
+    // Two callers in one turn keep the look waiting a turn more (LOOK_FILL_TURNS), and that turn runs long.
+    const refused = [changes.refresh(), changes.refresh()].map((caller) => assert.rejects(caller, StoreUnavailable));
+    await turn();
+    const until = performance.now() + 50;
+    while (performance.now() < until);
+    await Promise.all(refused);
+    assert.match(changes.stalled()?.message ?? '', /^the look for other instances' commits has not been answered for \d+ ms$/);
+    release();
+  });
 });

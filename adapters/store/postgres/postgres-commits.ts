@@ -106,16 +106,21 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   const pollMs = options.pollMs ?? HEAD_POLL_MS;
   /** Every commit up to this position has been told; undefined before the first look. */
   let told: number | undefined;
-  /** The callers waiting for a look that has not begun yet. */
-  let waiting: { promise: Promise<void>; bounded: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
+  /** The callers waiting for a look that has not begun yet, and when the first of them asked (`performance.now()`). */
+  let waiting: { promise: Promise<void>; bounded: Promise<void>; resolve: () => void; reject: (error: unknown) => void; askedAt: number } | undefined;
   /** A notified position beyond `told`: worth a look even when nobody waits. */
   let notifiedUpTo = 0;
   /** The last position this instance knows committed, its own or notified, whether or not anyone listened. */
   let known = 0;
   /** A look is running, or about to: it will serve whoever asks meanwhile. */
   let looking = false;
-  /** When the look in flight began (`performance.now()`), undefined between looks. */
+  /**
+   * Since when the look in flight has been awaited (`performance.now()`): its first caller's ask, whose bound
+   * counts from then too, or the look's start when nobody asked; undefined between looks.
+   */
   let lookBegan: number | undefined;
+  /** A caller's bound passed while the look in flight ran: stalled, whatever the timers' clock and `performance.now()` say. */
+  let boundPassed = false;
   /**
    * Positions this instance's group drew under the append lock and is committing: no other instance's.
    * Its notification may arrive before its COMMIT's answer; `committed` tells it then, or, should that
@@ -193,7 +198,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
         const position = notifiedUpTo;
         // A notification during this look asks for another; a failed look waits for the next one or a caller.
         notifiedUpTo = 0;
-        lookBegan = performance.now();
+        lookBegan = callers?.askedAt ?? performance.now();
         try {
           await look(lookAnnounced);
           callers?.resolve();
@@ -202,6 +207,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
           callers?.reject(error);
         } finally {
           lookBegan = undefined;
+          boundPassed = false;
         }
       }
     } finally {
@@ -232,7 +238,7 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   function stalled(): StoreUnavailable | undefined {
     if (lookBegan === undefined) return undefined;
     const runningMs = performance.now() - lookBegan;
-    if (runningMs < LOOK_BOUND_MS) return undefined;
+    if (runningMs < LOOK_BOUND_MS && !boundPassed) return undefined;
     return new StoreUnavailable(`the look for other instances' commits has not been answered for ${Math.round(runningMs)} ms`);
   }
 
@@ -257,7 +263,8 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
         resolve = resolved;
         reject = rejected;
       });
-      waiting = { promise, bounded: withinLookBound(promise), resolve, reject };
+      const askedAt = performance.now();
+      waiting = { promise, bounded: withinLookBound(promise), resolve, reject, askedAt };
     }
     const { promise } = waiting;
     asked += 1;
@@ -273,7 +280,10 @@ export function postgresCommits(db: Kysely<PetStoreDatabase>, options: PostgresC
   function withinLookBound(looked: Promise<void>): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(stalled() ?? new StoreUnavailable(`the look for other instances' commits was not answered within ${LOOK_BOUND_MS} ms`)), LOOK_BOUND_MS);
+      timer = setTimeout(() => {
+        if (lookBegan !== undefined) boundPassed = true;
+        reject(stalled() ?? new StoreUnavailable(`the look for other instances' commits was not answered within ${LOOK_BOUND_MS} ms`));
+      }, LOOK_BOUND_MS);
       timer.unref();
     });
     const bounded = Promise.race([looked, late]).finally(() => clearTimeout(timer));
