@@ -223,8 +223,11 @@ describe('SQLite group commit', () => {
       });
     });
     await promisify(execFile)(process.execPath, [...NODE_TS_ARGS, otherProcess, file, 'add', 'elsewhere', 'pending']);
-    // Nobody calls refresh: the look every few milliseconds while anyone listens finds the commit.
-    await told;
+    // Nobody calls refresh: the look every few milliseconds while anyone listens finds the commit. Its timer
+    // does not keep a process alive (nor should it), so the wait is bounded by one that does.
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([told, new Promise<never>((_, reject) => (deadline = setTimeout(() => reject(new Error('the commit was not told within 5 s')), 5_000)))])
+      .finally(() => clearTimeout(deadline));
     await store.commits.refresh();
     const count = reports.length;
     assert.ok(count > 0 && reports.every((changes) => changes === undefined), 'only "anything may have changed"');
