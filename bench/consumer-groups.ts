@@ -5,7 +5,10 @@
 //   events at a time and acking every event it claimed with its next claim (one request a batch, as the
 //   client's `consume` does; `--acks-apart`: an acks request after each claim), until the checkpoint reaches the head;
 // - the same group drained with claims of up to 1,000 (the largest a claim may ask for);
-// in events a second and the service's CPU an event; medians of the rounds and their ratio. With
+// in events a second and the service's CPU an event; medians of the rounds and their ratio. Each round's
+// feed figure is the catch-up repeated for at least a second (one catch-up of the 24,000 events is under
+// 100 ms, and varied threefold from round to round alone), and one round before the measured ones warms
+// both up (its figures dropped). With
 // `--postgres`, the same again with the service on a throwaway PostgreSQL cluster seeded with the same log.
 // Every claim and every ack is durable before it is answered: on SQLite one transaction synced to disk
 // (WAL, synchronous=FULL; the claims and acks waiting for the writer meanwhile share it), on PostgreSQL one
@@ -27,6 +30,8 @@ import { clusterCpuMicroseconds, seedPostgres } from './postgres-vs-sqlite.ts';
 
 const headers = { authorization: `Bearer ${FEED_BENCH_KEY}`, 'content-type': 'application/json' };
 const CONSUMERS = 4;
+/** How long a round's feed figure lasts at least: a group's drain of the same log lasts about as long. */
+const FEED_SAMPLE_MS = 1000;
 /** The issue's claims, and the largest a claim may ask for. */
 const CLAIM_MAX = 100;
 const LARGE_CLAIM_MAX = GROUP_LIMITS.claimMax;
@@ -141,6 +146,19 @@ async function drainGroup({ base, pid }: FeedService, name: string, total: numbe
   return rate;
 }
 
+/** The feed's catch-up of the log, repeated until `FEED_SAMPLE_MS` passed: events a second and CPU an event over them all. */
+async function feedSample(service: FeedService, total: number): Promise<Rate> {
+  const started = performance.now();
+  let events = 0;
+  let cpu = 0;
+  do {
+    const rate = await catchUp(service, total);
+    events += total;
+    cpu += rate.cpuPerEventUs * total;
+  } while (performance.now() - started < FEED_SAMPLE_MS);
+  return { eventsPerSecond: events / ((performance.now() - started) / 1000), cpuPerEventUs: cpu / events };
+}
+
 /** Rounds alternating the feed's catch-up and a fresh group drained, on one running service. */
 async function measure(service: FeedService, total: number, options: GroupBenchOptions, backend: string, databaseCpu?: () => number): Promise<Omit<GroupFigures, 'postgres'>> {
   const feed: Rate[] = [];
@@ -148,11 +166,15 @@ async function measure(service: FeedService, total: number, options: GroupBenchO
   const large: Rate[] = [];
   const { rounds, log } = options;
   const acksWith = options.acksWith ?? 'claim';
+  // Warmed up alike, so that the first measured round is not the only one run cold.
+  await catchUp(service, total);
+  await drainGroup(service, 'bench-warm-up', total, CLAIM_MAX, acksWith, databaseCpu);
+  await drainGroup(service, 'bench-warm-up-large', total, LARGE_CLAIM_MAX, acksWith, databaseCpu);
   for (let round = 0; round < rounds; round++) {
     // Alternating which goes first, so that neither always meets the machine as the other left it.
     const order = round % 2 === 0 ? ['feed', 'group', 'large'] : ['large', 'group', 'feed'];
     for (const which of order) {
-      if (which === 'feed') feed.push(await catchUp(service, total));
+      if (which === 'feed') feed.push(await feedSample(service, total));
       else if (which === 'group') group.push(await drainGroup(service, `bench-${round}`, total, CLAIM_MAX, acksWith, databaseCpu));
       else large.push(await drainGroup(service, `bench-large-${round}`, total, LARGE_CLAIM_MAX, acksWith, databaseCpu));
     }
