@@ -176,19 +176,28 @@ describe('the cached listing branch', () => {
   function response() {
     const headers = new Map<string, unknown>();
     let ended: Buffer | undefined;
+    let headerCalls = 0;
     const fake = {
       statusCode: 200,
-      setHeader: (name: string, value: unknown) => headers.set(name.toLowerCase(), value),
+      setHeader: (name: string, value: unknown) => {
+        headerCalls++;
+        headers.set(name.toLowerCase(), value);
+      },
+      writeHead: (status: number, all: Record<string, unknown>) => {
+        headerCalls++;
+        fake.statusCode = status;
+        for (const name in all) headers.set(name.toLowerCase(), all[name]);
+      },
       end: (chunk: Buffer) => {
         ended = chunk;
       },
     };
-    return { fake: fake as unknown as ServerResponse, headers, body: () => ended };
+    return { fake: fake as unknown as ServerResponse, headers, body: () => ended, headerCalls: () => headerCalls };
   }
 
   /** Offers `incoming` to the branch with the state the pipeline would have begun; `taken` is how it answered, if it did. */
   function offer(answer: ReturnType<typeof branch>, incoming: IncomingMessage, out = response()) {
-    const state = beginRequest(incoming, response().fake);
+    const state = beginRequest(incoming);
     const taken = answer(incoming, out.fake, state);
     assert.ok(!(taken instanceof Promise), 'a cache without a database to ask answers at once');
     return { taken, state, out };
@@ -201,6 +210,16 @@ describe('the cached listing branch', () => {
     assert.equal(out.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(out.headers.get('content-length'), body.length);
     assert.equal(out.headers.get('link'), '<http://x/v1/pets?limit=1&after=1>; rel="next"');
+    assert.equal(out.fake.statusCode, 200);
+  });
+
+  it('writes every header of its answer at once, those decided before it (the request id, the rate limit) with its own', () => {
+    const incoming = request({ headers: { host: 'pets.example', authorization: `Bearer ${KEY}`, 'x-request-id': 'listing-1' } });
+    const { out } = offer(branch({ rateLimiter: createRateLimiter({ perSecond: 1, burst: 2 }, () => 0) }), incoming);
+    assert.equal(out.headers.get('x-request-id'), 'listing-1');
+    assert.equal(out.headers.get('ratelimit'), '"per-key";r=1;t=1');
+    assert.equal(out.headers.get('content-length'), body.length);
+    assert.equal(out.headerCalls(), 1, 'one writeHead, no setHeader before it');
   });
 
   const leftToTheApp: [string, Parameters<typeof request>[0]][] = [
@@ -229,7 +248,7 @@ describe('the cached listing branch', () => {
     const table = { activeKeyHashes: async () => new Map<string, number>() };
     const answer = branch({ verifier: createApiKeyVerifier({ environmentKeys: [], table }) });
     const incoming = request();
-    const state = beginRequest(incoming, response().fake);
+    const state = beginRequest(incoming);
     const out = response();
     const taken = answer(incoming, out.fake, state);
     assert.ok(taken instanceof Promise && state.access instanceof Promise);

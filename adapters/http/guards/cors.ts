@@ -1,4 +1,5 @@
 import type { Guard } from './guards.ts';
+import { addAnswerHeader } from '../pipeline/request-state.ts';
 import { MIN_POSITION_HEADER, POSITION_HEADER } from '../pipeline/read-positions.ts';
 
 /** Headers a browser script may read from our answers. */
@@ -16,21 +17,21 @@ const PREFLIGHT_MAX_AGE_S = 600;
 export function allowCrossOrigin(origins: readonly string[], methodsAllowedAt: (path: string) => readonly string[]): Guard {
   const anyOrigin = origins.includes('*');
   const exposed = EXPOSED_HEADERS.join(',');
-  return (request, response) => {
-    response.setHeader('Vary', 'Origin');
+  return (request, response, state) => {
+    addAnswerHeader(state, response, 'Vary', 'Origin');
     const origin = request.headers.origin;
     const allowed = anyOrigin ? '*' : origin !== undefined && origins.includes(origin) ? origin : undefined;
     if (allowed === undefined) return undefined;
     if (request.method !== 'OPTIONS') {
-      response.setHeader('Access-Control-Allow-Origin', allowed);
-      response.setHeader('Access-Control-Expose-Headers', exposed);
+      addAnswerHeader(state, response, 'Access-Control-Allow-Origin', allowed);
+      addAnswerHeader(state, response, 'Access-Control-Expose-Headers', exposed);
       return undefined;
     }
     if (request.headers['access-control-request-method'] === undefined || methodsAllowedAt(request.url!.split('?', 1)[0]!).length === 0) return undefined;
-    response.setHeader('Access-Control-Allow-Origin', allowed);
-    response.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_S));
-    response.setHeader('Access-Control-Allow-Methods', ALLOWED_METHODS.join(','));
-    response.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS.join(','));
+    addAnswerHeader(state, response, 'Access-Control-Allow-Origin', allowed);
+    addAnswerHeader(state, response, 'Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_S));
+    addAnswerHeader(state, response, 'Access-Control-Allow-Methods', ALLOWED_METHODS.join(','));
+    addAnswerHeader(state, response, 'Access-Control-Allow-Headers', ALLOWED_HEADERS.join(','));
     return { status: 204 };
   };
 }

@@ -1,4 +1,5 @@
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from '../../../contract/deprecations.ts';
+import { addAnswerHeader } from '../pipeline/request-state.ts';
 import type { RouteMarks } from '../pipeline/request-state.ts';
 import type { Guard } from './guards.ts';
 
@@ -15,9 +16,9 @@ export function deprecated(successorPath: string, publicBaseUrl: () => string): 
 }
 
 /** The first guard: the headers the route carries on every answer (a deprecated operation's). */
-export const markRoute: Guard = (_request, response, _state, route) => {
+export const markRoute: Guard = (_request, response, state, route) => {
   if (route?.marks === undefined) return undefined;
   const marks = route.marks();
-  for (const name in marks) response.setHeader(name, marks[name]!);
+  for (const name in marks) addAnswerHeader(state, response, name, marks[name]!);
   return undefined;
 };

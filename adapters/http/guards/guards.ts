@@ -7,7 +7,7 @@ import type { RequestState, Route } from '../pipeline/request-state.ts';
 /** What a guard needs to know of the route a request is for: its template (the log line and metrics name it), its key rule, its marks. */
 export type GuardedRoute = Pick<Route, 'template' | 'keyed' | 'marks'>;
 
-/** A preflight answered by a guard itself: a status with no body, the guard's headers already set. */
+/** A preflight answered by a guard itself: a status with no body, the guard's headers already added. */
 export interface GuardAnswer {
   readonly status: number;
 }
@@ -17,8 +17,8 @@ export type GuardVerdict = undefined | HttpProblem | GuardAnswer;
 
 /**
  * A check made before any route answers. It decides on the request's state (so a verdict is reached
- * once, whichever way the request is answered), writes the headers it adds to every answer on Node's
- * response, and refuses with an `HttpProblem`. A verdict that needs the database comes as a promise.
+ * once, whichever way the request is answered), adds the headers it puts on every answer
+ * (`addAnswerHeader`), and refuses with an `HttpProblem`. A verdict that needs the database comes as a promise.
  * `route` is undefined for a path no route serves (a guard may still answer, as CORS answers a preflight).
  */
 export type Guard = (request: IncomingMessage, response: ServerResponse, state: RequestState, route: GuardedRoute | undefined) => GuardVerdict | Promise<GuardVerdict>;

@@ -5,6 +5,7 @@ import { clientAddressKey } from './client-address.ts';
 import { HttpProblem } from '../pipeline/errors.ts';
 import { createTokenBuckets } from './token-bucket.ts';
 import type { RateDecision, RequestState } from '../pipeline/request-state.ts';
+import { addAnswerHeader } from '../pipeline/request-state.ts';
 
 /** The policy's name in the RateLimit-Policy and RateLimit fields. */
 export const RATE_LIMIT_POLICY_NAME = 'per-key';
@@ -53,7 +54,7 @@ export function limitRate(limiter: RateLimiter): Guard {
         'Retry-After': String(decision.secondsToNextToken),
       });
     }
-    for (const name in decision.headers) response.setHeader(name, decision.headers[name]!);
+    for (const name in decision.headers) addAnswerHeader(state, response, name, decision.headers[name]!);
     return undefined;
   };
 }

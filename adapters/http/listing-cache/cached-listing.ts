@@ -64,7 +64,7 @@ function cachedReadBranch({ guards, readPositions }: CachedReadOptions, look: (q
       const headers = answer.link === undefined ? LISTING_HEADERS : { 'Content-Type': JSON_TYPE, Link: answer.link };
       // The route is a path without parameters: its template is the path answered.
       const template = state.matched!.route.template;
-      return sendAnswer(response, 200, headers, answer.body, { route: template, path: template, keyId: state.keyId });
+      return sendAnswer(response, state, 200, headers, answer.body, { route: template, path: template, keyId: state.keyId });
     }
   };
 }

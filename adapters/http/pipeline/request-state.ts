@@ -30,6 +30,12 @@ export interface RequestState {
   listingNotCached: boolean;
   /** The recorded trace this request belongs to, when traces are on; the events it causes carry it. */
   traceId: string | undefined;
+  /**
+   * Headers every answer to the request carries (its id, the rate limit's, the guards'), kept here until
+   * the answer: a branch writes them with its own in one `writeHead` (each `setHeader` costs about 0.1 µs
+   * more), the Koa app finds them set on Node's response. Undefined once handed to the response.
+   */
+  answerHeaders: Record<string, string | number> | undefined;
 }
 
 /** A route's context in the Koa app: its path's parameters, decoded. */
@@ -91,7 +97,7 @@ function hostProblem(hosts: number, httpVersion: string): HttpProblem | undefine
 }
 
 /** Gives the request its id (the client's X-Request-Id or a new one), echoes it, and decides the Host rule; counts the Authorization fields. */
-export function beginRequest(request: IncomingMessage, response: ServerResponse): RequestState {
+export function beginRequest(request: IncomingMessage): RequestState {
   const started = performance.now();
   const raw = request.rawHeaders;
   let hosts = 0;
@@ -101,8 +107,9 @@ export function beginRequest(request: IncomingMessage, response: ServerResponse)
     if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
     else if (name.length === 13 && name.toLowerCase() === 'authorization') authorizations++;
   }
+  const requestId = requestIdFor(request.headers['x-request-id']);
   const state: RequestState = {
-    requestId: requestIdFor(request.headers['x-request-id']),
+    requestId,
     started,
     hostProblem: hosts === 1 ? undefined : hostProblem(hosts, request.httpVersion),
     authorizations,
@@ -113,10 +120,24 @@ export function beginRequest(request: IncomingMessage, response: ServerResponse)
     rate: undefined,
     listingNotCached: false,
     traceId: undefined,
+    answerHeaders: { 'X-Request-Id': requestId },
   };
-  response.setHeader('X-Request-Id', state.requestId);
   (request as StatefulRequest)[STATE] = state;
   return state;
+}
+
+/** Adds a header to every answer to the request: kept on its state for the answer, or set on Node's response once the response has them. */
+export function addAnswerHeader(state: RequestState, response: ServerResponse, name: string, value: string | number): void {
+  if (state.answerHeaders === undefined) response.setHeader(name, value);
+  else state.answerHeaders[name] = value;
+}
+
+/** Sets the kept headers on Node's response, for whatever answers through it (the Koa app); later ones go there directly. */
+export function handAnswerHeaders(state: RequestState, response: ServerResponse): void {
+  const kept = state.answerHeaders;
+  if (kept === undefined) return;
+  state.answerHeaders = undefined;
+  for (const name in kept) response.setHeader(name, kept[name]!);
 }
 
 // The state the pipeline began for a request, found again by the Koa app from the request alone: a
@@ -126,7 +147,11 @@ type StatefulRequest = IncomingMessage & { [STATE]?: RequestState };
 
 /** The state of a request inside the Koa app: the one the pipeline began (or begun here, for an app run on its own). */
 export function stateOf(ctx: Context): RequestState {
-  return (ctx.req as StatefulRequest)[STATE] ?? beginRequest(ctx.req, ctx.res);
+  const began = (ctx.req as StatefulRequest)[STATE];
+  if (began !== undefined) return began;
+  const state = beginRequest(ctx.req);
+  handAnswerHeaders(state, ctx.res);
+  return state;
 }
 
 /** The id of the key the key guard let through: only a keyed route asks, after the guards. */

@@ -48,8 +48,8 @@ export function createCreationBranch(path: string, guards: readonly Guard[], pro
     const keyId = state.keyId!;
     const answered = { route: path, path, keyId };
     return create(request, state, keyId).then(
-      (created) => sendAnswer(response, 201, created.headers, created.body, answered),
-      (error: unknown) => sendAnswer(response, ...problemAnswer(request, problemOf(error, state.requestId)), answered),
+      (created) => sendAnswer(response, state, 201, created.headers, created.body, answered),
+      (error: unknown) => sendAnswer(response, state, ...problemAnswer(request, problemOf(error, state.requestId)), answered),
     );
   }
 }
